@@ -1,0 +1,26 @@
+using Laharsub.Server.Subscriptions;
+using Laharsub.Server.Topics;
+using Microsoft.AspNetCore.Builder;
+using Microsoft.AspNetCore.Routing;
+using Microsoft.AspNetCore.Http;
+
+namespace Laharsub.Server.Hosting;
+
+/// <summary>Maps Laharsub's endpoints into an ASP.NET Core application.</summary>
+public static class LaharsubEndpointRouteBuilderExtensions
+{
+    /// <summary>
+    /// Maps the topic and subscription endpoints under <paramref name="prefix"/> (default <c>/ps</c>).
+    /// The host should also call <c>UseCors()</c> (cross-origin pages), and <c>UseExceptionHandler()</c>
+    /// with <c>UseStatusCodePages()</c> so that every error, 405 included, is a problem detail.
+    /// </summary>
+    public static RouteGroupBuilder MapLaharsub(this IEndpointRouteBuilder endpoints, string prefix = "/ps")
+    {
+        var group = endpoints.MapGroup(prefix)
+            .RequireCors(LaharsubServiceCollectionExtensions.CorsPolicyName)
+            .WithTags("Laharsub");
+        group.MapTopics();
+        group.MapSubscriptions();
+        return group;
+    }
+}

@@ -1,0 +1,36 @@
+using Microsoft.Extensions.Options;
+
+namespace Laharsub.Server.Hosting;
+
+/// <summary>Checks the rules between settings that data annotations cannot express.</summary>
+internal sealed class LaharsubOptionsValidator : IValidateOptions<LaharsubOptions>
+{
+    public ValidateOptionsResult Validate(string? name, LaharsubOptions options)
+    {
+        var failures = new List<string>();
+        if (options.DefaultPollTimeout > options.MaxPollTimeout)
+        {
+            failures.Add($"Laharsub:DefaultPollTimeout ({options.DefaultPollTimeout}) must not exceed Laharsub:MaxPollTimeout ({options.MaxPollTimeout}).");
+        }
+        if (options.MaxMessageBytes > options.MaxRetainedBytes)
+        {
+            failures.Add($"Laharsub:MaxMessageBytes ({options.MaxMessageBytes}) must not exceed Laharsub:MaxRetainedBytes ({options.MaxRetainedBytes}), or no message could ever be stored.");
+        }
+        var origins = options.Cors.AllowedOrigins;
+        if (origins is null || origins.Length == 0)
+        {
+            failures.Add("Laharsub:Cors:AllowedOrigins is empty: list origins such as https://app.example.com, or \"*\" for any.");
+        }
+        else
+        {
+            foreach (var origin in origins)
+            {
+                if (origin != "*" && !Uri.TryCreate(origin, UriKind.Absolute, out _))
+                {
+                    failures.Add($"Laharsub:Cors:AllowedOrigins contains '{origin}', which is neither \"*\" nor an absolute origin such as https://app.example.com.");
+                }
+            }
+        }
+        return failures.Count == 0 ? ValidateOptionsResult.Success : ValidateOptionsResult.Fail(failures);
+    }
+}

@@ -1,0 +1,63 @@
+using Laharsub.Server.Storage;
+using Laharsub.Server.Storage.InMemory;
+using Laharsub.Server.Wire;
+using Microsoft.AspNetCore.Cors.Infrastructure;
+using Microsoft.Extensions.DependencyInjection;
+using Microsoft.Extensions.DependencyInjection.Extensions;
+using Microsoft.Extensions.Options;
+
+namespace Laharsub.Server.Hosting;
+
+/// <summary>Registers Laharsub in an ASP.NET Core application.</summary>
+public static class LaharsubServiceCollectionExtensions
+{
+    /// <summary>The CORS policy that <c>MapLaharsub</c> requires; built from <c>Laharsub:Cors</c>.</summary>
+    public const string CorsPolicyName = "Laharsub";
+
+    /// <summary>
+    /// Adds Laharsub's services: options bound from the <c>Laharsub</c> section and validated at start,
+    /// problem details, CORS, a health check, and the in-memory backend unless another
+    /// <see cref="ILaharsubBackend"/> was registered first.
+    /// </summary>
+    public static IServiceCollection AddLaharsub(this IServiceCollection services, Action<LaharsubOptions>? configure = null)
+    {
+        var options = services.AddOptions<LaharsubOptions>()
+            .BindConfiguration(LaharsubOptions.SectionName)
+            .ValidateDataAnnotations()
+            .ValidateOnStart();
+        if (configure is not null)
+        {
+            options.Configure(configure);
+        }
+        services.TryAddEnumerable(ServiceDescriptor.Singleton<IValidateOptions<LaharsubOptions>, LaharsubOptionsValidator>());
+
+        services.TryAddSingleton(TimeProvider.System);
+        services.TryAddSingleton<WireFormat>();
+        services.TryAddSingleton<ILaharsubBackend, InMemoryBackend>();
+        services.AddHostedService<RetentionSweeper>();
+
+        services.AddProblemDetails();
+        services.AddCors();
+        services.TryAddEnumerable(ServiceDescriptor.Singleton<IConfigureOptions<CorsOptions>, ConfigureLaharsubCors>());
+        services.AddHealthChecks().AddCheck<LaharsubHealthCheck>("laharsub");
+        services.ConfigureHttpJsonOptions(json => json.SerializerOptions.TypeInfoResolverChain.Insert(0, LaharsubJsonContext.Default));
+        return services;
+    }
+
+    private sealed class ConfigureLaharsubCors(IOptions<LaharsubOptions> options) : IConfigureOptions<CorsOptions>
+    {
+        public void Configure(CorsOptions cors) => cors.AddPolicy(CorsPolicyName, policy =>
+        {
+            var origins = options.Value.Cors.AllowedOrigins;
+            if (origins.Contains("*"))
+            {
+                policy.AllowAnyOrigin();
+            }
+            else
+            {
+                policy.WithOrigins(origins);
+            }
+            policy.AllowAnyHeader().AllowAnyMethod().WithExposedHeaders("Location", "Retry-After");
+        });
+    }
+}

@@ -1,0 +1,190 @@
+using System.Collections.Concurrent;
+using Laharsub.Server.Hosting;
+using Laharsub.Server.Wire;
+using Microsoft.Extensions.Options;
+
+namespace Laharsub.Server.Storage.InMemory;
+
+/// <summary>
+/// Keeps topics and messages in this process. Fast and simple; everything is lost when the process
+/// stops, and every server instance has its own topics.
+/// </summary>
+public sealed class InMemoryBackend(IOptions<LaharsubOptions> options, WireFormat wire, TimeProvider timeProvider) : ILaharsubBackend
+{
+    private readonly LaharsubOptions _options = options.Value;
+    private readonly ConcurrentDictionary<long, Topic> _topics = new();
+    private long _lastTopicId;
+    private int _topicCount;
+    private long _retainedBytes;
+
+    public long RetainedBytes => Volatile.Read(ref _retainedBytes);
+
+    public ValueTask<TopicInfo?> CreateTopicAsync(CancellationToken cancellationToken = default)
+    {
+        if (Interlocked.Increment(ref _topicCount) > _options.MaxTopics)
+        {
+            Interlocked.Decrement(ref _topicCount);
+            return ValueTask.FromResult<TopicInfo?>(null);
+        }
+        var topic = new Topic(Interlocked.Increment(ref _lastTopicId), timeProvider.GetUtcNow());
+        _topics[topic.Id] = topic;
+        return ValueTask.FromResult<TopicInfo?>(topic.GetInfo(ExpiryThreshold(), ref _retainedBytes));
+    }
+
+    public ValueTask<TopicInfo?> GetTopicAsync(long topicId, CancellationToken cancellationToken = default) =>
+        ValueTask.FromResult(_topics.TryGetValue(topicId, out var topic) ? topic.GetInfo(ExpiryThreshold(), ref _retainedBytes) : null);
+
+    public ValueTask<IReadOnlyList<TopicInfo>> ListTopicsAsync(long afterTopicId, int limit, CancellationToken cancellationToken = default)
+    {
+        ArgumentOutOfRangeException.ThrowIfNegative(afterTopicId);
+        ArgumentOutOfRangeException.ThrowIfNegativeOrZero(limit);
+        // Ids are assigned in sequence, so walking them in order is a keyset page without sorting;
+        // deleted ids are skipped at the cost of one lookup each.
+        var page = new List<TopicInfo>(Math.Min(limit, 128));
+        var threshold = ExpiryThreshold();
+        var last = Volatile.Read(ref _lastTopicId);
+        for (var id = afterTopicId + 1; id <= last && page.Count < limit; id++)
+        {
+            if (_topics.TryGetValue(id, out var topic))
+            {
+                page.Add(topic.GetInfo(threshold, ref _retainedBytes));
+            }
+        }
+        return ValueTask.FromResult<IReadOnlyList<TopicInfo>>(page);
+    }
+
+    public ValueTask<bool> DeleteTopicAsync(long topicId, CancellationToken cancellationToken = default)
+    {
+        if (!_topics.TryRemove(topicId, out var topic))
+        {
+            return ValueTask.FromResult(false);
+        }
+        Interlocked.Add(ref _retainedBytes, -topic.Delete());
+        Interlocked.Decrement(ref _topicCount);
+        return ValueTask.FromResult(true);
+    }
+
+    public ValueTask<PublishResult> PublishAsync(long topicId, ReadOnlyMemory<byte> body, string contentType, CancellationToken cancellationToken = default)
+    {
+        ArgumentNullException.ThrowIfNull(contentType);
+        if (body.Length == 0 || body.Length > _options.MaxMessageBytes)
+        {
+            return ValueTask.FromResult(new PublishResult(PublishStatus.InvalidSize));
+        }
+        if (!_topics.TryGetValue(topicId, out var topic))
+        {
+            return ValueTask.FromResult(new PublishResult(PublishStatus.TopicNotFound));
+        }
+        if (wire.ContainsBoundary(body.Span))
+        {
+            return ValueTask.FromResult(new PublishResult(PublishStatus.ContainsBoundary));
+        }
+        // Reserve the bytes first: when the server is full the message is refused, never stored and
+        // later dropped. Expired messages are swept first so a full server frees what it can.
+        if (!TryReserve(body.Length))
+        {
+            Sweep();
+            if (!TryReserve(body.Length))
+            {
+                return ValueTask.FromResult(new PublishResult(PublishStatus.StorageFull));
+            }
+        }
+        var messageId = topic.Publish(wire, contentType, body.Span, timeProvider.GetUtcNow(), ExpiryThreshold(),
+            _options.MaxMessagesPerTopic, ref _retainedBytes);
+        if (messageId == 0)
+        {
+            Interlocked.Add(ref _retainedBytes, -body.Length);
+            return ValueTask.FromResult(new PublishResult(PublishStatus.TopicNotFound));
+        }
+        return ValueTask.FromResult(new PublishResult(PublishStatus.Published, messageId));
+    }
+
+    public async ValueTask<PollResult> PollAsync(IReadOnlyList<Subscription> subscriptions, CancellationToken cancellationToken)
+    {
+        var topics = new Topic[subscriptions.Count];
+        // 0 marks a cursor not yet resolved: message ids start at 1.
+        var cursors = new long[subscriptions.Count];
+        for (var i = 0; i < topics.Length; i++)
+        {
+            var subscription = subscriptions[i];
+            if (!_topics.TryGetValue(subscription.TopicId, out var topic))
+            {
+                return PollResult.TopicNotFound(subscription.TopicId);
+            }
+            topics[i] = topic;
+            cursors[i] = subscription.From ?? 0;
+        }
+
+        while (true)
+        {
+            var result = Collect(topics, cursors);
+            if (result is not null)
+            {
+                return result;
+            }
+            if (cancellationToken.IsCancellationRequested)
+            {
+                return PollResult.Empty;
+            }
+
+            var waiter = new PollWaiter(topics.Length);
+            var mustWait = true;
+            for (var i = 0; i < topics.Length && mustWait; i++)
+            {
+                mustWait = topics[i].TryRegister(waiter, i, cursors[i]);
+            }
+            if (mustWait)
+            {
+                await using (cancellationToken.UnsafeRegister(static state => ((PollWaiter)state!).Wake(), waiter).ConfigureAwait(false))
+                {
+                    await waiter.Woken.ConfigureAwait(false);
+                }
+            }
+            for (var i = 0; i < topics.Length; i++)
+            {
+                if (waiter.Registrations[i] is { } registration)
+                {
+                    topics[i].Unregister(registration);
+                }
+            }
+        }
+    }
+
+    /// <summary>Drops expired messages from every topic; run periodically by the retention sweeper.</summary>
+    internal void Sweep()
+    {
+        var threshold = ExpiryThreshold();
+        foreach (var topic in _topics.Values)
+        {
+            if (topic.MayHoldMessages)
+            {
+                topic.Expire(threshold, ref _retainedBytes);
+            }
+        }
+    }
+
+    private PollResult? Collect(Topic[] topics, long[] cursors)
+    {
+        List<PollNotice>? notices = null;
+        List<Message>? messages = null;
+        var budget = new PollBudget(_options.MaxMessagesPerPoll, _options.MaxBytesPerPoll);
+        var threshold = ExpiryThreshold();
+        for (var i = 0; i < topics.Length; i++)
+        {
+            topics[i].Collect(ref cursors[i], ref budget, ref notices, ref messages, threshold, ref _retainedBytes);
+        }
+        return notices is null && messages is null ? null : new PollResult(notices ?? [], messages ?? [], unknownTopicId: null);
+    }
+
+    private bool TryReserve(int bytes)
+    {
+        if (Interlocked.Add(ref _retainedBytes, bytes) <= _options.MaxRetainedBytes)
+        {
+            return true;
+        }
+        Interlocked.Add(ref _retainedBytes, -bytes);
+        return false;
+    }
+
+    private long ExpiryThreshold() => timeProvider.GetUtcNow().UtcTicks - _options.MessageTimeToLive.Ticks;
+}

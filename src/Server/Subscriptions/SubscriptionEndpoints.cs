@@ -1,0 +1,120 @@
+using Laharsub.Server.Hosting;
+using Laharsub.Server.Storage;
+using Laharsub.Server.Wire;
+using Microsoft.AspNetCore.Builder;
+using Microsoft.AspNetCore.Http;
+using Microsoft.AspNetCore.Http.HttpResults;
+using Microsoft.AspNetCore.Routing;
+using Microsoft.Extensions.Hosting;
+using Microsoft.Extensions.Options;
+using Microsoft.Net.Http.Headers;
+
+namespace Laharsub.Server.Subscriptions;
+
+/// <summary>The long poll: one request waits on many topics at once.</summary>
+internal static class SubscriptionEndpoints
+{
+    public static RouteGroupBuilder MapSubscriptions(this RouteGroupBuilder group)
+    {
+        group.MapGet("/subscriptions", Poll);
+        return group;
+    }
+
+    private static async Task<Results<PollHttpResult, NoContent, EmptyHttpResult, ValidationProblem, ProblemHttpResult>> Poll(
+        HttpContext context, ILaharsubBackend backend, WireFormat wire, IOptions<LaharsubOptions> options, IHostApplicationLifetime lifetime)
+    {
+        context.Response.Headers.CacheControl = "no-store";
+        var query = SubscriptionQuery.Parse(context.Request.Query, options.Value);
+        if (query.Error is not null)
+        {
+            return Problems.Invalid(query.ErrorParameter!, query.Error);
+        }
+        if (Negotiate(context.Request) is not { } format)
+        {
+            return Problems.Status(StatusCodes.Status406NotAcceptable, "Not acceptable",
+                $"Polls answer in application/json (the default) or multipart/mixed; the request accepts neither ('{context.Request.Headers.Accept}').");
+        }
+
+        // One token for every reason to stop waiting; which one fired decides the answer.
+        var clientGone = context.RequestAborted;
+        var stopping = lifetime.ApplicationStopping;
+        using var wait = CancellationTokenSource.CreateLinkedTokenSource(clientGone, stopping);
+        wait.CancelAfter(query.Timeout);
+
+        var result = await backend.PollAsync(query.Subscriptions, wait.Token).ConfigureAwait(false);
+        if (result.UnknownTopicId is { } unknown)
+        {
+            return Problems.TopicNotFound(unknown);
+        }
+        if (!result.IsEmpty)
+        {
+            return new PollHttpResult(result, format, wire);
+        }
+        if (clientGone.IsCancellationRequested)
+        {
+            return TypedResults.Empty;
+        }
+        if (stopping.IsCancellationRequested)
+        {
+            // Closing the connection makes the client's next poll open a new one, which a load
+            // balancer can send to an instance that is not going away.
+            context.Response.Headers.Connection = "close";
+        }
+        return TypedResults.NoContent();
+    }
+
+    /// <summary>Chooses the response format from <c>Accept</c>: JSON by default, multipart when preferred, null if neither is acceptable.</summary>
+    internal static PollFormat? Negotiate(HttpRequest request)
+    {
+        if (request.Headers.Accept.Count == 0)
+        {
+            return PollFormat.Json;
+        }
+        var accepted = request.GetTypedHeaders().Accept;
+        if (accepted.Count == 0)
+        {
+            return PollFormat.Json;
+        }
+        PollFormat? best = null;
+        double bestQuality = 0;
+        foreach (var mediaType in accepted)
+        {
+            var quality = mediaType.Quality ?? 1.0;
+            if (quality <= bestQuality || Classify(mediaType) is not { } format)
+            {
+                continue;
+            }
+            best = format;
+            bestQuality = quality;
+        }
+        return best;
+    }
+
+    private static PollFormat? Classify(MediaTypeHeaderValue mediaType)
+    {
+        var type = mediaType.Type;
+        var subType = mediaType.SubType;
+        if (type.Equals("*", StringComparison.Ordinal))
+        {
+            return PollFormat.Json;
+        }
+        if (type.Equals("application", StringComparison.OrdinalIgnoreCase)
+            && (subType.Equals("json", StringComparison.OrdinalIgnoreCase) || subType.Equals("*", StringComparison.Ordinal)))
+        {
+            return PollFormat.Json;
+        }
+        if (type.Equals("multipart", StringComparison.OrdinalIgnoreCase)
+            && (subType.Equals("mixed", StringComparison.OrdinalIgnoreCase) || subType.Equals("*", StringComparison.Ordinal)))
+        {
+            return PollFormat.Multipart;
+        }
+        return null;
+    }
+
+    /// <summary>A poll answer written from the messages' pre-encoded bytes.</summary>
+    internal sealed class PollHttpResult(PollResult result, PollFormat format, WireFormat wire) : IResult
+    {
+        public Task ExecuteAsync(HttpContext httpContext) =>
+            PollResponseWriter.WriteAsync(httpContext.Response, result, format, wire, httpContext.RequestAborted);
+    }
+}

@@ -1,0 +1,205 @@
+using System.Globalization;
+using Laharsub.Server.Hosting;
+using Laharsub.Server.Storage;
+using Microsoft.AspNetCore.Http;
+
+namespace Laharsub.Server.Subscriptions;
+
+/// <summary>
+/// A poll's query string, parsed and validated: its subscriptions and timeout, or the one parameter
+/// that is wrong and why. Accepts the original indexed form (<c>subs[0][topicid]=14&amp;subs[0][from]=3</c>,
+/// as jQuery's <c>$.param</c> writes it) and the compact form (<c>topics=14:3,15</c>).
+/// </summary>
+internal sealed class SubscriptionQuery
+{
+    private const string Usage = "Use subs[N][topicid] and subs[N][from], or topics=ID[:FROM],..., plus optional timeout.";
+
+    private SubscriptionQuery(List<Subscription> subscriptions, TimeSpan timeout)
+    {
+        Subscriptions = subscriptions;
+        Timeout = timeout;
+    }
+
+    private SubscriptionQuery(string errorParameter, string error)
+    {
+        ErrorParameter = errorParameter;
+        Error = error;
+    }
+
+    public List<Subscription> Subscriptions { get; } = [];
+    public TimeSpan Timeout { get; }
+    public string? ErrorParameter { get; }
+    public string? Error { get; }
+
+    public static SubscriptionQuery Parse(IQueryCollection query, LaharsubOptions options)
+    {
+        Dictionary<int, (string? TopicId, string? From)>? indexed = null;
+        string? compact = null;
+        var timeout = options.DefaultPollTimeout;
+
+        foreach (var (key, values) in query)
+        {
+            if (values.Count > 1)
+            {
+                return Fail(key, $"'{key}' is given {values.Count} times; give it once.");
+            }
+            var value = values.ToString();
+            if (key.Equals("timeout", StringComparison.OrdinalIgnoreCase))
+            {
+                var maxSeconds = (int)options.MaxPollTimeout.TotalSeconds;
+                if (!int.TryParse(value, NumberStyles.None, CultureInfo.InvariantCulture, out var seconds) || seconds > maxSeconds)
+                {
+                    return Fail("timeout", $"'{value}' is not a timeout: use whole seconds from 0 to {maxSeconds} (Laharsub:MaxPollTimeout).");
+                }
+                timeout = TimeSpan.FromSeconds(seconds);
+            }
+            else if (key.Equals("topics", StringComparison.OrdinalIgnoreCase))
+            {
+                compact = value;
+            }
+            else if (key == "_")
+            {
+                // jQuery's cache buster.
+            }
+            else if (TryParseIndexedKey(key, out var index, out var isFrom))
+            {
+                if (index >= options.MaxSubscriptionsPerPoll)
+                {
+                    return TooMany("subs", index + 1, options);
+                }
+                indexed ??= [];
+                indexed.TryGetValue(index, out var entry);
+                if ((isFrom ? entry.From : entry.TopicId) is not null)
+                {
+                    return Fail(key, $"'{key}' is given more than once (index {index} repeats); give each subscription one index.");
+                }
+                indexed[index] = isFrom ? entry with { From = value } : entry with { TopicId = value };
+            }
+            else
+            {
+                return Fail(key, $"Unknown parameter '{key}'. {Usage}");
+            }
+        }
+
+        if (indexed is not null && compact is not null)
+        {
+            return Fail("topics", "Both subs[N][...] and topics are given; use one form per poll.");
+        }
+        var subscriptions = new List<Subscription>();
+        var error = indexed is not null ? ParseIndexed(indexed, subscriptions)
+            : compact is not null ? ParseCompact(compact, options, subscriptions)
+            : ("subs", $"No subscription: name at least one topic, e.g. ?topics=14 or ?subs[0][topicid]=14. {Usage}");
+        if (error is { } failure)
+        {
+            return Fail(failure.Parameter, failure.Message);
+        }
+        return new SubscriptionQuery(subscriptions, timeout);
+    }
+
+    private static (string Parameter, string Message)? ParseIndexed(Dictionary<int, (string? TopicId, string? From)> indexed, List<Subscription> subscriptions)
+    {
+        var seen = new Dictionary<long, int>(indexed.Count);
+        for (var index = 0; index < indexed.Count; index++)
+        {
+            if (!indexed.TryGetValue(index, out var entry))
+            {
+                return ($"subs[{index}]", $"subs[{index}] is missing: indexes must start at 0 and be consecutive.");
+            }
+            if (entry.TopicId is null)
+            {
+                return ($"subs[{index}][topicid]", $"subs[{index}][topicid] is required: every subscription names its topic.");
+            }
+            if (!Problems.TryParseId(entry.TopicId, out var topicId))
+            {
+                return ($"subs[{index}][topicid]", Problems.NotAnId(entry.TopicId, "topic id"));
+            }
+            long? from = null;
+            if (entry.From is not null)
+            {
+                if (!Problems.TryParseId(entry.From, out var cursor))
+                {
+                    return ($"subs[{index}][from]", Problems.NotAnId(entry.From, "message id") + " Use 1 for everything retained, or leave it out for new messages only.");
+                }
+                from = cursor;
+            }
+            if (seen.TryGetValue(topicId, out var first))
+            {
+                return ($"subs[{index}][topicid]", $"Topic {topicId} appears twice (also in subs[{first}]); subscribe to each topic once per poll.");
+            }
+            seen[topicId] = index;
+            subscriptions.Add(new Subscription(topicId, from));
+        }
+        return null;
+    }
+
+    private static (string Parameter, string Message)? ParseCompact(string compact, LaharsubOptions options, List<Subscription> subscriptions)
+    {
+        var seen = new HashSet<long>();
+        foreach (var item in compact.Split(','))
+        {
+            if (subscriptions.Count == options.MaxSubscriptionsPerPoll)
+            {
+                return TooManyMessage("topics", compact.Split(',').Length, options);
+            }
+            var colon = item.IndexOf(':');
+            var topicText = colon < 0 ? item : item[..colon];
+            if (!Problems.TryParseId(topicText, out var topicId))
+            {
+                return ("topics", $"In topics='{compact}': " + Problems.NotAnId(topicText, "topic id") + " Write topics=ID or ID:FROM, separated by commas.");
+            }
+            long? from = null;
+            if (colon >= 0)
+            {
+                var fromText = item[(colon + 1)..];
+                if (!Problems.TryParseId(fromText, out var cursor))
+                {
+                    return ("topics", $"In topics='{compact}': " + Problems.NotAnId(fromText, "message id") + " Use 1 for everything retained, or write the topic alone for new messages only.");
+                }
+                from = cursor;
+            }
+            if (!seen.Add(topicId))
+            {
+                return ("topics", $"Topic {topicId} appears twice in topics='{compact}'; subscribe to each topic once per poll.");
+            }
+            subscriptions.Add(new Subscription(topicId, from));
+        }
+        return null;
+    }
+
+    /// <summary>Recognises <c>subs[N][topicid]</c> and <c>subs[N][from]</c>, case-insensitively, with N in plain decimal.</summary>
+    private static bool TryParseIndexedKey(string key, out int index, out bool isFrom)
+    {
+        index = 0;
+        isFrom = false;
+        var span = key.AsSpan();
+        if (!span.StartsWith("subs[", StringComparison.OrdinalIgnoreCase))
+        {
+            return false;
+        }
+        span = span[5..];
+        var close = span.IndexOf(']');
+        if (close <= 0 || close > 6 || (span[0] == '0' && close > 1)
+            || !int.TryParse(span[..close], NumberStyles.None, CultureInfo.InvariantCulture, out index))
+        {
+            return false;
+        }
+        span = span[(close + 1)..];
+        if (span.Equals("[topicid]", StringComparison.OrdinalIgnoreCase))
+        {
+            return true;
+        }
+        isFrom = span.Equals("[from]", StringComparison.OrdinalIgnoreCase);
+        return isFrom;
+    }
+
+    private static SubscriptionQuery TooMany(string parameter, int count, LaharsubOptions options)
+    {
+        var (p, m) = TooManyMessage(parameter, count, options);
+        return Fail(p, m);
+    }
+
+    private static (string, string) TooManyMessage(string parameter, int count, LaharsubOptions options) =>
+        (parameter, $"At least {count} subscriptions exceed the limit of {options.MaxSubscriptionsPerPoll} per poll (Laharsub:MaxSubscriptionsPerPoll); spread them over several polls.");
+
+    private static SubscriptionQuery Fail(string parameter, string message) => new(parameter, message);
+}

@@ -1,0 +1,183 @@
+using System.Buffers;
+using Laharsub.Server.Hosting;
+using Laharsub.Server.Storage;
+using Microsoft.AspNetCore.Builder;
+using Microsoft.AspNetCore.Http;
+using Microsoft.AspNetCore.Http.Features;
+using Microsoft.AspNetCore.Http.HttpResults;
+using Microsoft.AspNetCore.Routing;
+using Microsoft.Extensions.Options;
+using Microsoft.Net.Http.Headers;
+
+namespace Laharsub.Server.Topics;
+
+/// <summary>Topic resources: create, list, inspect, delete, and publish to a topic.</summary>
+internal static class TopicEndpoints
+{
+    private const int MaxContentTypeLength = 256;
+    private const int DefaultPageSize = 100;
+    private const int MaxPageSize = 1000;
+
+    public static RouteGroupBuilder MapTopics(this RouteGroupBuilder group)
+    {
+        var topics = group.MapGroup("/topics");
+        topics.MapPost("/", CreateTopic);
+        topics.MapGet("/", ListTopics);
+        topics.MapGet("/{topicId}", GetTopic);
+        topics.MapDelete("/{topicId}", DeleteTopic);
+        topics.MapPost("/{topicId}", Publish);
+        return topics;
+    }
+
+    private static async Task<Results<Created<CreatedTopic>, ProblemHttpResult>> CreateTopic(
+        HttpRequest request, ILaharsubBackend backend, IOptions<LaharsubOptions> options, CancellationToken cancellationToken)
+    {
+        var topic = await backend.CreateTopicAsync(cancellationToken).ConfigureAwait(false);
+        if (topic is null)
+        {
+            return Problems.Status(StatusCodes.Status409Conflict, "Too many topics",
+                $"The server already holds its maximum of {options.Value.MaxTopics} topics (Laharsub:MaxTopics). Delete unused topics or raise the limit.");
+        }
+        return TypedResults.Created($"{CollectionUrl(request)}/{topic.TopicId}", new CreatedTopic(topic.TopicId));
+    }
+
+    private static async Task<Results<Ok<TopicPage>, ValidationProblem>> ListTopics(
+        HttpRequest request, ILaharsubBackend backend, string? after, string? limit, CancellationToken cancellationToken)
+    {
+        long afterId = 0;
+        if (after is not null && !(long.TryParse(after, System.Globalization.NumberStyles.None, null, out afterId)))
+        {
+            return Problems.Invalid("after", $"'{after}' is not a topic id: use 0 or a positive integer.");
+        }
+        var pageSize = DefaultPageSize;
+        if (limit is not null && (!int.TryParse(limit, System.Globalization.NumberStyles.None, null, out pageSize) || pageSize is < 1 or > MaxPageSize))
+        {
+            return Problems.Invalid("limit", $"'{limit}' is not a page size: use an integer from 1 to {MaxPageSize}.");
+        }
+        var page = await backend.ListTopicsAsync(afterId, pageSize, cancellationToken).ConfigureAwait(false);
+        var next = page.Count == pageSize ? $"{CollectionUrl(request)}?after={page[^1].TopicId}&limit={pageSize}" : null;
+        return TypedResults.Ok(new TopicPage(page, next));
+    }
+
+    private static async Task<Results<Ok<TopicInfo>, ValidationProblem, ProblemHttpResult>> GetTopic(
+        string topicId, ILaharsubBackend backend, CancellationToken cancellationToken)
+    {
+        if (!Problems.TryParseId(topicId, out var id))
+        {
+            return Problems.Invalid("topicId", Problems.NotAnId(topicId, "topic id"));
+        }
+        var topic = await backend.GetTopicAsync(id, cancellationToken).ConfigureAwait(false);
+        return topic is null ? Problems.TopicNotFound(id) : TypedResults.Ok(topic);
+    }
+
+    private static async Task<Results<NoContent, ValidationProblem, ProblemHttpResult>> DeleteTopic(
+        string topicId, ILaharsubBackend backend, CancellationToken cancellationToken)
+    {
+        if (!Problems.TryParseId(topicId, out var id))
+        {
+            return Problems.Invalid("topicId", Problems.NotAnId(topicId, "topic id"));
+        }
+        return await backend.DeleteTopicAsync(id, cancellationToken).ConfigureAwait(false)
+            ? TypedResults.NoContent()
+            : Problems.TopicNotFound(id);
+    }
+
+    private static async Task<Results<Created<PublishedMessage>, ValidationProblem, ProblemHttpResult>> Publish(
+        string topicId, HttpContext context, ILaharsubBackend backend, IOptions<LaharsubOptions> options, CancellationToken cancellationToken)
+    {
+        if (!Problems.TryParseId(topicId, out var id))
+        {
+            return Problems.Invalid("topicId", Problems.NotAnId(topicId, "topic id"));
+        }
+        var contentType = context.Request.ContentType ?? "application/octet-stream";
+        if (contentType.Length > MaxContentTypeLength || !MediaTypeHeaderValue.TryParse(contentType, out _))
+        {
+            return Problems.Invalid("Content-Type", $"'{contentType}' is not a media type such as text/plain or application/json (at most {MaxContentTypeLength} characters).");
+        }
+
+        var maxBytes = options.Value.MaxMessageBytes;
+        var body = await ReadBodyAsync(context, maxBytes, cancellationToken).ConfigureAwait(false);
+        if (body is null)
+        {
+            return TooLarge(maxBytes);
+        }
+        try
+        {
+            var result = await backend.PublishAsync(id, body.Value.Memory, contentType, cancellationToken).ConfigureAwait(false);
+            return result.Status switch
+            {
+                PublishStatus.Published => TypedResults.Created((string?)null, new PublishedMessage(id, result.MessageId)),
+                PublishStatus.TopicNotFound => Problems.TopicNotFound(id),
+                PublishStatus.StorageFull => StorageFull(context, options.Value),
+                PublishStatus.ContainsBoundary => Problems.Invalid("body", "The message contains this server's multipart boundary, which would corrupt multipart responses; change the message."),
+                _ when body.Value.Memory.Length == 0 => Problems.Invalid("body", "The message body is empty: publish at least one byte."),
+                _ => TooLarge(maxBytes),
+            };
+        }
+        finally
+        {
+            body.Value.Dispose();
+        }
+    }
+
+    private static ProblemHttpResult TooLarge(int maxBytes) => Problems.Status(StatusCodes.Status413PayloadTooLarge, "Message too large",
+        $"Messages may be at most {maxBytes} bytes (Laharsub:MaxMessageBytes). Send a smaller message, or a reference to where the content is.");
+
+    private static ProblemHttpResult StorageFull(HttpContext context, LaharsubOptions options)
+    {
+        context.Response.Headers.RetryAfter = "1";
+        return Problems.Status(StatusCodes.Status507InsufficientStorage, "Server full",
+            $"Retained messages have reached Laharsub:MaxRetainedBytes ({options.MaxRetainedBytes} bytes); the message was not stored. Retry after older messages expire (Laharsub:MessageTimeToLive is {options.MessageTimeToLive}).");
+    }
+
+    /// <summary>Reads the whole body into a pooled buffer; <see langword="null"/> when it exceeds <paramref name="maxBytes"/>.</summary>
+    private static async Task<PooledBody?> ReadBodyAsync(HttpContext context, int maxBytes, CancellationToken cancellationToken)
+    {
+        if (context.Request.ContentLength > maxBytes)
+        {
+            return null;
+        }
+        if (context.Features.Get<IHttpMaxRequestBodySizeFeature>() is { IsReadOnly: false } sizeLimit
+            && sizeLimit.MaxRequestBodySize < maxBytes + 1L)
+        {
+            sizeLimit.MaxRequestBodySize = maxBytes + 1L;
+        }
+
+        var reader = context.Request.BodyReader;
+        try
+        {
+            while (true)
+            {
+                var read = await reader.ReadAsync(cancellationToken).ConfigureAwait(false);
+                var buffer = read.Buffer;
+                if (buffer.Length > maxBytes)
+                {
+                    reader.AdvanceTo(buffer.End);
+                    return null;
+                }
+                if (read.IsCompleted)
+                {
+                    var body = new PooledBody((int)buffer.Length);
+                    buffer.CopyTo(body.Array);
+                    reader.AdvanceTo(buffer.End);
+                    return body;
+                }
+                reader.AdvanceTo(buffer.Start, buffer.End);
+            }
+        }
+        catch (BadHttpRequestException exception) when (exception.StatusCode == StatusCodes.Status413PayloadTooLarge)
+        {
+            return null;
+        }
+    }
+
+    private static string CollectionUrl(HttpRequest request) => $"{request.PathBase}{request.Path.Value?.TrimEnd('/')}";
+
+    /// <summary>A request body in an array rented from the shared pool.</summary>
+    private readonly struct PooledBody(int length) : IDisposable
+    {
+        public byte[] Array { get; } = ArrayPool<byte>.Shared.Rent(length);
+        public ReadOnlyMemory<byte> Memory => Array.AsMemory(0, length);
+        public void Dispose() => ArrayPool<byte>.Shared.Return(Array);
+    }
+}

@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# Runs Laharsub's whole test suite on a fresh machine and prints one closing line "N passed, N failed".
+#   1. .NET: builds the solution (Release) and runs every xUnit project against the real server on loopback.
+#   2. Browser: if tests/Browser exists, installs what it needs when missing (Debian's chromium,
+#      npm packages) and runs it with node's test runner (TAP), against the Release server build.
+# Exit status: 0 only when every test passed.
+set -uo pipefail
+cd "$(dirname "$0")"
+root=$(pwd)
+results="$root/artifacts/test-results"
+rm -rf "$results"
+mkdir -p "$results"
+status=0
+
+echo "== building (Release)"
+if ! dotnet build Laharsub.sln -c Release -nologo -v quiet; then
+  echo "0 passed, 1 failed"
+  exit 1
+fi
+
+echo "== .NET tests"
+dotnet test Laharsub.sln -c Release --no-build -nologo \
+  --logger "trx" --logger "console;verbosity=minimal" --results-directory "$results/dotnet" || status=1
+
+browser_passed=0
+browser_failed=0
+if [ -f tests/Browser/package.json ]; then
+  echo "== browser tests"
+  if ! command -v chromium >/dev/null 2>&1; then
+    echo "chromium is missing: installing Debian's chromium package"
+    if [ "$(id -u)" -eq 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
+    else sudo apt-get update -qq && sudo DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; fi
+  fi
+  (cd tests/Browser && npm ci --no-audit --no-fund --loglevel=error) || status=1
+  (cd tests/Browser && npm test) 2>&1 | tee "$results/browser.tap"
+  [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
+  browser_passed=$(grep -E '^# pass [0-9]+' "$results/browser.tap" | tail -1 | awk '{print $3}')
+  browser_failed=$(grep -E '^# fail [0-9]+' "$results/browser.tap" | tail -1 | awk '{print $3}')
+  browser_passed=${browser_passed:-0}
+  browser_failed=${browser_failed:-1}
+fi
+
+# Count from the result files, not from console text.
+read -r dotnet_passed dotnet_failed < <(python3 - "$results/dotnet" <<'PY'
+import glob, sys, xml.etree.ElementTree as ET
+passed = failed = 0
+for path in glob.glob(sys.argv[1] + "/*.trx"):
+    counters = ET.parse(path).getroot().find(".//{*}Counters")
+    if counters is not None:
+        passed += int(counters.get("passed", 0))
+        failed += int(counters.get("failed", 0)) + int(counters.get("error", 0)) + int(counters.get("timeout", 0)) + int(counters.get("aborted", 0))
+print(passed, failed)
+PY
+)
+if ! ls "$results"/dotnet/*.trx >/dev/null 2>&1; then dotnet_failed=$((dotnet_failed + 1)); status=1; fi
+
+passed=$((dotnet_passed + browser_passed))
+failed=$((dotnet_failed + browser_failed))
+[ "$failed" -eq 0 ] || status=1
+echo "$passed passed, $failed failed"
+exit $status
