@@ -1,0 +1,45 @@
+using System.Globalization;
+
+namespace Laharsub.LoadTestClient.Hosting;
+
+/// <summary>
+/// The per-process open-file limit, which bounds how many connections (so simulated clients, and
+/// long polls on the server) one process can hold.
+/// </summary>
+internal static class FileLimits
+{
+    /// <summary>Descriptors a .NET process uses besides its connections (runtime, pipes, logs), with room to spare.</summary>
+    public const int Reserve = 200;
+
+    /// <summary>The soft and hard limit on open files of this process (what child processes inherit).</summary>
+    public static (long Soft, long Hard) Read()
+    {
+        try
+        {
+            foreach (var line in File.ReadLines("/proc/self/limits"))
+            {
+                if (line.StartsWith("Max open files", StringComparison.Ordinal))
+                {
+                    var parts = line["Max open files".Length..].Split(' ', StringSplitOptions.RemoveEmptyEntries);
+                    return (ParseLimit(parts[0]), ParseLimit(parts[1]));
+                }
+            }
+        }
+        catch (IOException)
+        {
+        }
+        return (long.MaxValue, long.MaxValue);
+    }
+
+    /// <summary>How many simulated clients one process can hold given its limit and its publish connections.</summary>
+    public static long ClientsPerProcess(long limit, int publishConnections) => Math.Max(0, limit - Reserve - publishConnections);
+
+    public static string HowToRaise(long soft, long hard) => soft < hard
+        ? $"Raise the soft limit up to the hard limit with 'ulimit -n {hard}' in this shell before running."
+        : $"The hard limit ({hard}) can be raised only by root or the container runtime: /etc/security/limits.conf (nofile), "
+          + "systemd's LimitNOFILE=, or 'docker run --ulimit nofile=N:N'. Otherwise spread clients with --processes N and run "
+          + "several servers (each server process is bound by the same limit).";
+
+    private static long ParseLimit(string text) =>
+        text == "unlimited" ? long.MaxValue : long.Parse(text, CultureInfo.InvariantCulture);
+}

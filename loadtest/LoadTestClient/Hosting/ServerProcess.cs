@@ -1,0 +1,177 @@
+using System.Diagnostics;
+using System.Net;
+using System.Net.Sockets;
+using System.Runtime.InteropServices;
+
+namespace Laharsub.LoadTestClient.Hosting;
+
+/// <summary>
+/// This repository's server (its Release build) run as a separate process on a free loopback port
+/// for one run, configured like the original's tests (15 s message TTL), and stopped afterwards.
+/// </summary>
+internal sealed partial class ServerProcess : IAsyncDisposable
+{
+    private const string DllRelativePath = "src/Server/bin/Release/net10.0/Laharsub.Server.dll";
+    private const int SigTerm = 15;
+
+    private readonly Process _process;
+
+    private ServerProcess(Process process, Uri baseAddress)
+    {
+        _process = process;
+        BaseAddress = baseAddress;
+    }
+
+    public Uri BaseAddress { get; }
+
+    public Uri ApiAddress => new(BaseAddress, "ps/");
+
+    public int Pid => _process.Id;
+
+    /// <summary>The server's command line, for the report.</summary>
+    public string CommandLine { get; private init; } = "";
+
+    /// <summary>Builds the server if its Release output is missing, starts it and waits for /health.</summary>
+    public static async Task<ServerProcess> StartAsync(string repositoryRoot, IEnumerable<string> settings, TextWriter log, CancellationToken cancellationToken)
+    {
+        var dll = Path.Combine(repositoryRoot, DllRelativePath);
+        if (!File.Exists(dll))
+        {
+            log.WriteLine($"{DllRelativePath} is missing: building the server (dotnet build src/Server -c Release)...");
+            await RunToEndAsync("dotnet", ["build", Path.Combine(repositoryRoot, "src/Server"), "-c", "Release", "-nologo", "-v", "quiet"], cancellationToken).ConfigureAwait(false);
+        }
+        var port = FreeLoopbackPort();
+        var start = new ProcessStartInfo("dotnet")
+        {
+            UseShellExecute = false,
+            RedirectStandardOutput = true,
+            RedirectStandardError = true,
+            WorkingDirectory = Path.GetDirectoryName(dll)!,
+        };
+        string[] arguments =
+        [
+            dll, "--urls", $"http://127.0.0.1:{port}",
+            // Per-request logging on the console would measure the console, not the server.
+            "--Logging:LogLevel:Default=Warning",
+            "--Logging:LogLevel:Microsoft.Hosting.Lifetime=Warning",
+            .. settings,
+        ];
+        foreach (var argument in arguments)
+        {
+            start.ArgumentList.Add(argument);
+        }
+        var process = Process.Start(start) ?? throw new InvalidOperationException("Could not start dotnet for the server.");
+        // Drain its output so a chatty server never blocks on a full pipe.
+        process.OutputDataReceived += (_, e) => { if (e.Data is not null) log.WriteLine("[server] " + e.Data); };
+        process.ErrorDataReceived += (_, e) => { if (e.Data is not null) log.WriteLine("[server] " + e.Data); };
+        process.BeginOutputReadLine();
+        process.BeginErrorReadLine();
+        var server = new ServerProcess(process, new Uri($"http://127.0.0.1:{port}/"))
+        {
+            CommandLine = "dotnet " + string.Join(' ', arguments.Select(a => a.Replace(repositoryRoot + "/", "", StringComparison.Ordinal))),
+        };
+        try
+        {
+            await server.WaitHealthyAsync(TimeSpan.FromSeconds(60), cancellationToken).ConfigureAwait(false);
+        }
+        catch
+        {
+            await server.DisposeAsync().ConfigureAwait(false);
+            throw;
+        }
+        return server;
+    }
+
+    /// <summary>The directory holding Laharsub.sln, searched upwards from here and from the tool's own location.</summary>
+    public static string? FindRepositoryRoot()
+    {
+        foreach (var start in new[] { Directory.GetCurrentDirectory(), AppContext.BaseDirectory })
+        {
+            for (var directory = new DirectoryInfo(start); directory is not null; directory = directory.Parent)
+            {
+                if (File.Exists(Path.Combine(directory.FullName, "Laharsub.sln")))
+                {
+                    return directory.FullName;
+                }
+            }
+        }
+        return null;
+    }
+
+    public async ValueTask DisposeAsync()
+    {
+        if (!_process.HasExited)
+        {
+            // SIGTERM lets Kestrel answer waiting polls and close; kill only if it does not exit.
+            _ = Kill(_process.Id, SigTerm);
+            using var timeout = new CancellationTokenSource(TimeSpan.FromSeconds(15));
+            try
+            {
+                await _process.WaitForExitAsync(timeout.Token).ConfigureAwait(false);
+            }
+            catch (OperationCanceledException)
+            {
+                _process.Kill(entireProcessTree: true);
+                await _process.WaitForExitAsync(CancellationToken.None).WaitAsync(TimeSpan.FromSeconds(10)).ConfigureAwait(false);
+            }
+        }
+        _process.Dispose();
+    }
+
+    private async Task WaitHealthyAsync(TimeSpan timeout, CancellationToken cancellationToken)
+    {
+        using var client = new HttpClient { BaseAddress = BaseAddress, Timeout = TimeSpan.FromSeconds(5) };
+        var deadline = Stopwatch.StartNew();
+        while (true)
+        {
+            if (_process.HasExited)
+            {
+                throw new InvalidOperationException($"The server exited at start with code {_process.ExitCode}; see the [server] lines above.");
+            }
+            try
+            {
+                using var response = await client.GetAsync("health", cancellationToken).ConfigureAwait(false);
+                if (response.IsSuccessStatusCode)
+                {
+                    return;
+                }
+            }
+            catch (HttpRequestException)
+            {
+            }
+            catch (TaskCanceledException) when (!cancellationToken.IsCancellationRequested)
+            {
+            }
+            if (deadline.Elapsed > timeout)
+            {
+                throw new TimeoutException($"The server did not answer /health within {timeout.TotalSeconds:0} s.");
+            }
+            await Task.Delay(100, cancellationToken).ConfigureAwait(false);
+        }
+    }
+
+    private static int FreeLoopbackPort()
+    {
+        using var socket = new Socket(AddressFamily.InterNetwork, SocketType.Stream, ProtocolType.Tcp);
+        socket.Bind(new IPEndPoint(IPAddress.Loopback, 0));
+        return ((IPEndPoint)socket.LocalEndPoint!).Port;
+    }
+
+    private static async Task RunToEndAsync(string file, string[] arguments, CancellationToken cancellationToken)
+    {
+        var start = new ProcessStartInfo(file) { UseShellExecute = false };
+        foreach (var argument in arguments)
+        {
+            start.ArgumentList.Add(argument);
+        }
+        using var process = Process.Start(start) ?? throw new InvalidOperationException($"Could not start {file}.");
+        await process.WaitForExitAsync(cancellationToken).ConfigureAwait(false);
+        if (process.ExitCode != 0)
+        {
+            throw new InvalidOperationException($"'{file} {string.Join(' ', arguments)}' failed with exit code {process.ExitCode}.");
+        }
+    }
+
+    [LibraryImport("libc", EntryPoint = "kill", SetLastError = true)]
+    private static partial int Kill(int pid, int signal);
+}

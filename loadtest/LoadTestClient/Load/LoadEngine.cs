@@ -1,0 +1,278 @@
+using System.Buffers;
+using System.Diagnostics;
+using System.Text.Json;
+using Laharsub.LoadTestClient.Measurement;
+
+namespace Laharsub.LoadTestClient.Load;
+
+/// <summary>
+/// Runs the simulated clients of one process: connects their polls, publishes on schedule through
+/// warm-up and the measured window, drains what is still in flight, and measures all of it.
+/// </summary>
+internal sealed class LoadEngine : IDisposable
+{
+    private static readonly TimeSpan DrainQuietTime = TimeSpan.FromMilliseconds(500);
+    private static readonly TimeSpan MaxDrainTime = TimeSpan.FromSeconds(5);
+
+    private readonly SimulatedClient[] _clients;
+    private readonly long[] _lastAcceptedId;
+    private readonly Dictionary<long, int> _topicIndex;
+    private readonly byte[] _padding;
+    private long _measureStart = long.MaxValue;
+    private long _measureEnd = long.MaxValue;
+    private long _lastDeliveryAt;
+    private long _publishesStarted;
+    private long _publishesAttempted;
+    private long _publishesAccepted;
+    private long _publishesFailed;
+    private long _deliveriesMeasured;
+    private long _deliveriesTotal;
+    private long _polls;
+    private long _emptyPolls;
+    private int _publishesInFlight;
+
+    /// <summary>Polls sent and not yet answered (field for interlocked updates by the clients).</summary>
+    internal int PollsInFlight;
+
+    public LoadEngine(LoadPlan plan)
+    {
+        Plan = plan;
+        var clientCount = plan.Last - plan.FirstClient;
+        Http = new LoadHttp(clientCount + plan.PublishConnections, plan.SourceAddresses);
+        Http.Client.BaseAddress = plan.ApiAddress;
+        _topicIndex = plan.TopicIds.Select((id, i) => (id, i)).ToDictionary(p => p.id, p => p.i);
+        _lastAcceptedId = new long[plan.TopicIds.Length];
+        _padding = new byte[Math.Max(0, plan.MessageSize - MessageStamp.Size)];
+        _padding.AsSpan().Fill((byte)'.');
+        var interval = (long)(plan.PublishInterval.TotalMilliseconds * 1000);
+        _clients = new SimulatedClient[clientCount];
+        for (var g = plan.FirstClient; g < plan.Last; g++)
+        {
+            var home = g / plan.ClientsPerTopic;
+            var subscribed = Enumerable.Range(0, plan.TopicsPerClient)
+                .Select(k => plan.TopicIds[(home + k) % plan.TopicIds.Length]).ToArray();
+            // Interleave the publishers of one topic across the interval rather than bunching them.
+            var slot = (long)(g % plan.ClientsPerTopic) * plan.TopicIds.Length + home;
+            _clients[g - plan.FirstClient] = new SimulatedClient(this, g, plan.TopicIds[home], subscribed, slot * interval / plan.TotalClients);
+        }
+    }
+
+    public LoadPlan Plan { get; }
+    public LoadHttp Http { get; }
+    public DeliveryCounters Counters { get; } = new();
+
+    /// <summary>Latency from the moment a measured message was created to its receipt (the original's metric).</summary>
+    public LatencyHistogram Latency { get; } = new();
+
+    /// <summary>Latency from the moment a measured message was meant to be sent by the schedule.</summary>
+    public LatencyHistogram LatencyFromSchedule { get; } = new();
+
+    /// <summary>Latency of deliveries before the measured window, for the progress line.</summary>
+    public LatencyHistogram WarmupLatency { get; } = new();
+
+    /// <summary>Time from the intended send time to the publish starting: the generator's own lag.</summary>
+    public LatencyHistogram ScheduleLag { get; } = new();
+
+    /// <summary>Publish request round trips (201 received).</summary>
+    public LatencyHistogram PublishRoundTrip { get; } = new();
+
+    public int ClientCount => _clients.Length;
+    public int PollsWaiting => Volatile.Read(ref PollsInFlight);
+    public long PublishesAccepted => Volatile.Read(ref _publishesAccepted);
+    public long PublishesAttempted => Volatile.Read(ref _publishesAttempted);
+    public long PublishesStarted => Volatile.Read(ref _publishesStarted);
+    public long PublishesFailed => Volatile.Read(ref _publishesFailed);
+    public long DeliveriesMeasured => Volatile.Read(ref _deliveriesMeasured);
+    public long DeliveriesTotal => Volatile.Read(ref _deliveriesTotal);
+    public long Polls => Volatile.Read(ref _polls);
+    public long EmptyPolls => Volatile.Read(ref _emptyPolls);
+    public long MeasureStart => Volatile.Read(ref _measureStart);
+    public long MeasureEnd => Volatile.Read(ref _measureEnd);
+
+    /// <summary>Whether the window has begun (deliveries now count).</summary>
+    public bool Measuring => MonotonicClock.NowMicroseconds >= MeasureStart;
+
+    public IReadOnlyList<SimulatedClient> Clients => _clients;
+
+    /// <summary>Starts every client's poll loop and waits until each has its connection open.</summary>
+    public async Task<List<Task>> ConnectAsync(TimeSpan timeout, CancellationToken cancellationToken)
+    {
+        var loops = new List<Task>(_clients.Length);
+        foreach (var client in _clients)
+        {
+            loops.Add(Task.Run(() => client.PollLoopAsync(cancellationToken), CancellationToken.None));
+        }
+        var deadline = Stopwatch.StartNew();
+        while (PollsWaiting < _clients.Length || Http.OpenConnections < _clients.Length)
+        {
+            if (deadline.Elapsed > timeout)
+            {
+                throw new TimeoutException($"Only {Http.OpenConnections} of {_clients.Length} clients connected within {timeout.TotalSeconds:0} s; is the server up and the open-file limit high enough?");
+            }
+            cancellationToken.ThrowIfCancellationRequested();
+            await Task.Delay(50, cancellationToken).ConfigureAwait(false);
+        }
+        return loops;
+    }
+
+    /// <summary>
+    /// Publishes from <paramref name="startMicroseconds"/> through warm-up and the measured window,
+    /// then drains. Returns when done or when <paramref name="stop"/> fires (Ctrl-C); the poll loops
+    /// are stopped by the caller.
+    /// </summary>
+    public async Task RunScheduleAsync(long startMicroseconds, CancellationToken stop)
+    {
+        var measureStart = startMicroseconds + (long)(Plan.Warmup.TotalMilliseconds * 1000);
+        Volatile.Write(ref _measureStart, measureStart);
+        Volatile.Write(ref _measureEnd, measureStart + (long)(Plan.Duration.TotalMilliseconds * 1000));
+        var scheduler = new PublishScheduler(_clients, Plan.PublishInterval, StartPublish);
+        try
+        {
+            await scheduler.RunAsync(startMicroseconds, MeasureEnd, stop).ConfigureAwait(false);
+        }
+        finally
+        {
+            if (stop.IsCancellationRequested)
+            {
+                // An interrupted run's window ends now: what was published after it is not expected.
+                Volatile.Write(ref _measureEnd, Math.Min(MeasureEnd, MonotonicClock.NowMicroseconds));
+            }
+        }
+        await DrainAsync(stop.IsCancellationRequested ? TimeSpan.FromSeconds(1) : MaxDrainTime).ConfigureAwait(false);
+    }
+
+    /// <summary>Waits for answers to the last publishes and for their deliveries, bounded.</summary>
+    private async Task DrainAsync(TimeSpan limit)
+    {
+        var deadline = Stopwatch.StartNew();
+        while (deadline.Elapsed < limit)
+        {
+            var quiet = MonotonicClock.NowMicroseconds - Volatile.Read(ref _lastDeliveryAt) > DrainQuietTime.TotalMilliseconds * 1000;
+            if (Volatile.Read(ref _publishesInFlight) == 0 && quiet && AllCaughtUp())
+            {
+                return;
+            }
+            await Task.Delay(20).ConfigureAwait(false);
+        }
+    }
+
+    private bool AllCaughtUp()
+    {
+        foreach (var client in _clients)
+        {
+            foreach (var topic in client.Topics)
+            {
+                if (topic.Next <= Volatile.Read(ref _lastAcceptedId[_topicIndex[topic.TopicId]]))
+                {
+                    return false;
+                }
+            }
+        }
+        return true;
+    }
+
+    internal void RecordDelivery(long intended, long created, long receivedAt)
+    {
+        Interlocked.Increment(ref _deliveriesTotal);
+        Volatile.Write(ref _lastDeliveryAt, receivedAt);
+        if (intended >= MeasureStart && intended < MeasureEnd)
+        {
+            Interlocked.Increment(ref _deliveriesMeasured);
+            Latency.Record(receivedAt - created);
+            LatencyFromSchedule.Record(receivedAt - intended);
+        }
+        else if (intended < MeasureStart)
+        {
+            WarmupLatency.Record(receivedAt - created);
+        }
+    }
+
+    internal void CountPoll() => Interlocked.Increment(ref _polls);
+
+    internal void CountEmptyPoll()
+    {
+        Interlocked.Increment(ref _polls);
+        Interlocked.Increment(ref _emptyPolls);
+    }
+
+    private void StartPublish(SimulatedClient client, long intended)
+    {
+        Interlocked.Increment(ref _publishesInFlight);
+        ThreadPool.UnsafeQueueUserWorkItem(static state => _ = state.Engine.PublishAsync(state.Client, state.Intended),
+            (Engine: this, Client: client, Intended: intended), preferLocal: false);
+    }
+
+    private async Task PublishAsync(SimulatedClient client, long intended)
+    {
+        var measured = intended >= MeasureStart && intended < MeasureEnd;
+        try
+        {
+            var started = MonotonicClock.NowMicroseconds;
+            Interlocked.Increment(ref _publishesStarted);
+            if (measured)
+            {
+                Interlocked.Increment(ref _publishesAttempted);
+                ScheduleLag.Record(started - intended);
+            }
+            var body = new byte[MessageStamp.Size + _padding.Length];
+            MessageStamp.Write(body, intended, started);
+            _padding.CopyTo(body.AsSpan(MessageStamp.Size));
+            using var request = new HttpRequestMessage(HttpMethod.Post, client.PublishPath) { Content = new ByteArrayContent(body) };
+            request.Content.Headers.TryAddWithoutValidation("Content-Type", "application/octet-stream");
+            using var response = await Http.Client.SendAsync(request, HttpCompletionOption.ResponseHeadersRead).ConfigureAwait(false);
+            var answer = ArrayPool<byte>.Shared.Rent(512);
+            try
+            {
+                var stream = await response.Content.ReadAsStreamAsync().ConfigureAwait(false);
+                var length = 0;
+                int read;
+                while (length < answer.Length && (read = await stream.ReadAsync(answer.AsMemory(length)).ConfigureAwait(false)) > 0)
+                {
+                    length += read;
+                }
+                if ((int)response.StatusCode != 201)
+                {
+                    Interlocked.Increment(ref _publishesFailed);
+                    Counters.AddStatus((int)response.StatusCode);
+                    return;
+                }
+                PublishRoundTrip.Record(MonotonicClock.NowMicroseconds - started);
+                NoteAccepted(client.HomeTopicId, ReadMessageId(answer.AsSpan(0, length)));
+                if (measured)
+                {
+                    Interlocked.Increment(ref _publishesAccepted);
+                }
+            }
+            finally
+            {
+                ArrayPool<byte>.Shared.Return(answer);
+            }
+        }
+        catch (Exception exception) when (exception is HttpRequestException or IOException or OperationCanceledException or JsonException)
+        {
+            Interlocked.Increment(ref _publishesFailed);
+            Counters.AddTransportError();
+        }
+        finally
+        {
+            Interlocked.Decrement(ref _publishesInFlight);
+        }
+    }
+
+    private void NoteAccepted(long topicId, long messageId) => Atomic.Max(ref _lastAcceptedId[_topicIndex[topicId]], messageId);
+
+    private static long ReadMessageId(ReadOnlySpan<byte> json)
+    {
+        var reader = new Utf8JsonReader(json);
+        while (reader.Read())
+        {
+            if (reader.TokenType == JsonTokenType.PropertyName && reader.ValueTextEquals("messageId"u8) && reader.Read())
+            {
+                return reader.GetInt64();
+            }
+        }
+        throw new JsonException("The publish answer has no messageId.");
+    }
+
+    public void Dispose() => Http.Dispose();
+}

@@ -1,0 +1,152 @@
+using System.Net;
+using System.Net.Sockets;
+
+namespace Laharsub.LoadTestClient.Load;
+
+/// <summary>
+/// The one HTTP stack every simulated client of a process shares: a single SocketsHttpHandler whose
+/// pool holds one connection per waiting poll plus a few for publishing. Connections are spread over
+/// several loopback source addresses so that tens of thousands of them do not exhaust one address's
+/// ephemeral ports, and every byte is counted on the way in and out.
+/// </summary>
+internal sealed class LoadHttp : IDisposable
+{
+    // Linux: let connect() pick the source port per 4-tuple instead of bind() reserving one per address.
+    private const int SolIp = 0;
+    private const int IpBindAddressNoPort = 24;
+
+    private readonly IPAddress[] _sourceAddresses;
+    private readonly SemaphoreSlim _connectGate;
+    private int _nextSource;
+    private long _bytesSent;
+    private long _bytesReceived;
+    private int _openConnections;
+
+    public LoadHttp(int maxConnections, int sourceAddressCount, int maxConcurrentConnects = 64)
+    {
+        _sourceAddresses = Enumerable.Range(0, sourceAddressCount)
+            .Select(i => new IPAddress(new byte[] { 127, 0, (byte)((i + 2) / 256), (byte)((i + 2) % 256) }))
+            .ToArray();
+        // Opening thousands of connections at once overflows the server's accept backlog and shows
+        // up as SYN retries (1 s, 3 s, ...) rather than as anything about the server.
+        _connectGate = new SemaphoreSlim(maxConcurrentConnects);
+        var handler = new SocketsHttpHandler
+        {
+            MaxConnectionsPerServer = maxConnections,
+            PooledConnectionLifetime = Timeout.InfiniteTimeSpan,
+            PooledConnectionIdleTimeout = TimeSpan.FromMinutes(5),
+            UseProxy = false,
+            UseCookies = false,
+            AllowAutoRedirect = false,
+            AutomaticDecompression = DecompressionMethods.None,
+            ConnectTimeout = TimeSpan.FromSeconds(30),
+            ConnectCallback = ConnectAsync,
+        };
+        Client = new HttpClient(handler) { Timeout = Timeout.InfiniteTimeSpan };
+        Client.DefaultRequestHeaders.ExpectContinue = false;
+    }
+
+    public HttpClient Client { get; }
+
+    public long BytesSent => Volatile.Read(ref _bytesSent);
+
+    public long BytesReceived => Volatile.Read(ref _bytesReceived);
+
+    public int OpenConnections => Volatile.Read(ref _openConnections);
+
+    public void Dispose()
+    {
+        Client.Dispose();
+        _connectGate.Dispose();
+    }
+
+    private async ValueTask<Stream> ConnectAsync(SocketsHttpConnectionContext context, CancellationToken cancellationToken)
+    {
+        var source = _sourceAddresses[(int)((uint)Interlocked.Increment(ref _nextSource) % (uint)_sourceAddresses.Length)];
+        var socket = new Socket(AddressFamily.InterNetwork, SocketType.Stream, ProtocolType.Tcp) { NoDelay = true };
+        await _connectGate.WaitAsync(cancellationToken).ConfigureAwait(false);
+        try
+        {
+            if (OperatingSystem.IsLinux())
+            {
+                socket.SetRawSocketOption(SolIp, IpBindAddressNoPort, BitConverter.GetBytes(1));
+            }
+            socket.Bind(new IPEndPoint(source, 0));
+            await socket.ConnectAsync(context.DnsEndPoint, cancellationToken).ConfigureAwait(false);
+        }
+        catch
+        {
+            socket.Dispose();
+            throw;
+        }
+        finally
+        {
+            _connectGate.Release();
+        }
+        Interlocked.Increment(ref _openConnections);
+        return new CountingStream(new NetworkStream(socket, ownsSocket: true), this);
+    }
+
+    /// <summary>Counts the bytes of one connection into its <see cref="LoadHttp"/>.</summary>
+    private sealed class CountingStream(NetworkStream inner, LoadHttp owner) : Stream
+    {
+        private int _disposed;
+
+        public override bool CanRead => true;
+        public override bool CanSeek => false;
+        public override bool CanWrite => true;
+        public override long Length => throw new NotSupportedException();
+        public override long Position { get => throw new NotSupportedException(); set => throw new NotSupportedException(); }
+
+        public override int Read(byte[] buffer, int offset, int count) => Read(buffer.AsSpan(offset, count));
+
+        public override int Read(Span<byte> buffer) => Received(inner.Read(buffer));
+
+        public override async ValueTask<int> ReadAsync(Memory<byte> buffer, CancellationToken cancellationToken = default) =>
+            Received(await inner.ReadAsync(buffer, cancellationToken).ConfigureAwait(false));
+
+        public override Task<int> ReadAsync(byte[] buffer, int offset, int count, CancellationToken cancellationToken) =>
+            ReadAsync(buffer.AsMemory(offset, count), cancellationToken).AsTask();
+
+        public override void Write(byte[] buffer, int offset, int count) => Write(buffer.AsSpan(offset, count));
+
+        public override void Write(ReadOnlySpan<byte> buffer)
+        {
+            inner.Write(buffer);
+            Interlocked.Add(ref owner._bytesSent, buffer.Length);
+        }
+
+        public override ValueTask WriteAsync(ReadOnlyMemory<byte> buffer, CancellationToken cancellationToken = default)
+        {
+            Interlocked.Add(ref owner._bytesSent, buffer.Length);
+            return inner.WriteAsync(buffer, cancellationToken);
+        }
+
+        public override Task WriteAsync(byte[] buffer, int offset, int count, CancellationToken cancellationToken) =>
+            WriteAsync(buffer.AsMemory(offset, count), cancellationToken).AsTask();
+
+        public override void Flush() => inner.Flush();
+
+        public override Task FlushAsync(CancellationToken cancellationToken) => inner.FlushAsync(cancellationToken);
+
+        public override long Seek(long offset, SeekOrigin origin) => throw new NotSupportedException();
+
+        public override void SetLength(long value) => throw new NotSupportedException();
+
+        protected override void Dispose(bool disposing)
+        {
+            if (disposing && Interlocked.Exchange(ref _disposed, 1) == 0)
+            {
+                Interlocked.Decrement(ref owner._openConnections);
+                inner.Dispose();
+            }
+            base.Dispose(disposing);
+        }
+
+        private int Received(int count)
+        {
+            Interlocked.Add(ref owner._bytesReceived, count);
+            return count;
+        }
+    }
+}

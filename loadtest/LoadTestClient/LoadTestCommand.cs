@@ -1,0 +1,80 @@
+using Laharsub.LoadTestClient.Load;
+using Laharsub.LoadTestClient.Reporting;
+
+namespace Laharsub.LoadTestClient;
+
+/// <summary>The tool's entry: parses the command line and runs every run it names, or a worker's share of one.</summary>
+internal static class LoadTestCommand
+{
+    /// <summary>Exit codes: 0 done (every run valid), 1 a run failed or was invalid, 2 bad options, 130 interrupted.</summary>
+    public static async Task<int> RunAsync(string[] args, TextWriter output, TextWriter error, CancellationToken stop)
+    {
+        LoadTestOptions options;
+        try
+        {
+            options = LoadTestOptions.Parse(args);
+        }
+        catch (UsageException exception)
+        {
+            error.WriteLine("error: " + exception.Message);
+            return 2;
+        }
+        if (options.Help)
+        {
+            output.WriteLine(LoadTestOptions.Usage);
+            return 0;
+        }
+        if (options.WorkerPlanFile is { } planFile)
+        {
+            return await WorkerProcesses.RunWorkerAsync(planFile, stop).ConfigureAwait(false);
+        }
+
+        var command = "dotnet run -c Release --project loadtest/LoadTestClient -- " + string.Join(' ', args);
+        var executor = new RunExecutor(options, output, command);
+        var reports = new List<RunReport>();
+        var failed = false;
+        foreach (var run in options.Runs)
+        {
+            if (stop.IsCancellationRequested)
+            {
+                break;
+            }
+            try
+            {
+                var report = await executor.RunAsync(run, stop).ConfigureAwait(false);
+                reports.Add(report);
+                ConsoleReport.WriteRun(output, report);
+                failed |= !report.Valid;
+            }
+            catch (UsageException exception)
+            {
+                error.WriteLine("error: " + exception.Message);
+                return 2;
+            }
+            catch (Exception exception) when (exception is not OperationCanceledException || !stop.IsCancellationRequested)
+            {
+                error.WriteLine($"error: run {run.Name} failed: {exception.Message}");
+                failed = true;
+            }
+            catch (OperationCanceledException)
+            {
+                break;
+            }
+        }
+        if (reports.Count > 0)
+        {
+            ConsoleReport.WriteSummary(output, reports);
+            if (options.OutputDirectory is { } directory)
+            {
+                ReportFiles.Write(directory, reports);
+                output.WriteLine($"results written to {Path.GetFullPath(directory)} (report.html, summary.csv, one .json and .csv per run)");
+            }
+        }
+        if (stop.IsCancellationRequested)
+        {
+            output.WriteLine("interrupted: the numbers above cover what was measured until Ctrl-C.");
+            return 130;
+        }
+        return failed ? 1 : 0;
+    }
+}

@@ -1,0 +1,265 @@
+using System.Globalization;
+using Laharsub.LoadTestClient.Load;
+
+namespace Laharsub.LoadTestClient;
+
+/// <summary>A bad command line: the message says what is wrong and what to write instead.</summary>
+internal sealed class UsageException(string message) : Exception(message);
+
+/// <summary>One configuration of the original's measurements and the topic counts it is swept over by default.</summary>
+internal sealed record Preset(string Name, int ClientsPerTopic, TimeSpan Interval, int[] DefaultTopics, string Description)
+{
+    public static readonly Preset[] All =
+    [
+        new("seed1", 2, TimeSpan.FromSeconds(1), [50, 100, 200, 400], "2 clients per topic, each publishing every 1 s"),
+        new("seed2", 2, TimeSpan.FromSeconds(5), [200, 1000], "2 clients per topic, each publishing every 5 s"),
+        new("seed3", 5, TimeSpan.FromSeconds(15), [400, 1000, 2000, 3900], "5 clients per topic, each publishing every 15 s"),
+    ];
+}
+
+/// <summary>One run of a sweep: a configuration at one topic count.</summary>
+internal sealed record RunSpec(string Configuration, int Topics, int ClientsPerTopic, TimeSpan Interval)
+{
+    public string Name => $"{Configuration}-{Topics}t";
+}
+
+/// <summary>The command line of the load generator.</summary>
+internal sealed record LoadTestOptions
+{
+    public const string Usage = """
+        Laharsub load test client: simulates the original's chat workload (N topics, each with clients that
+        publish to it on a fixed schedule and long-poll it) and measures delivery latency.
+
+        Usage: dotnet run -c Release --project loadtest/LoadTestClient -- [options]
+
+          --preset NAME[,NAME]     seed1 (2 clients/topic, every 1 s), seed2 (2, every 5 s), seed3 (5, every 15 s).
+                                   Without --topics/--sweep a preset runs its default topic counts:
+                                   seed1 50,100,200,400; seed2 200,1000; seed3 400,1000,2000,3900.
+          --topics N               Number of topics (one run).
+          --sweep N,N,...          Topic counts to run one after another (one run each).
+          --clients-per-topic N    Clients publishing to and subscribing to each topic (default 2).
+          --interval SECONDS       Each client's publish interval (default 1).
+          --topics-per-client N    Topics each client's single poll subscribes to: its own and the next N-1 (default 1).
+          --message-size BYTES     Message body size, at least 10 (default 10, as the original).
+          --format json|multipart  Poll response format (default json).
+          --warmup SECONDS         Warm-up before measuring (default 10).
+          --duration SECONDS       Measured window (default 30).
+          --poll-timeout SECONDS   The polls' timeout parameter (default 30).
+          --processes N            Spread the clients over N processes of this tool and merge their results (default 1).
+          --source-addresses N     Loopback source addresses 127.0.0.2.. to spread connections over (default 16).
+          --publish-connections N  Connections per process beyond one per client, for publishing (default 32).
+          --max-schedule-lag MS    A run is INVALID when the 99th percentile of publish start lag exceeds this (default 5).
+          --url URL                Use a running server (its root, e.g. http://127.0.0.1:5000/; the API is at /ps/).
+                                   Without it, this repository's Release server is started for each run on a free port.
+          --server-pid PID         With --url: sample this process's memory and CPU during the run.
+          --server-setting K=V     Extra server setting for the server this tool starts, e.g. MaxTopics=200000 (repeatable).
+          --out DIR                Write JSON and CSV per run, summary.csv and report.html to DIR.
+          --help                   This text.
+
+        Example (the whole documented sweep):
+          dotnet run -c Release --project loadtest/LoadTestClient -- --preset seed1,seed2,seed3 --out loadtest-results
+        """;
+
+    public IReadOnlyList<RunSpec> Runs { get; init; } = [];
+    public int TopicsPerClient { get; init; } = 1;
+    public int MessageSize { get; init; } = 10;
+    public WireFormatKind Format { get; init; } = WireFormatKind.Json;
+    public TimeSpan Warmup { get; init; } = TimeSpan.FromSeconds(10);
+    public TimeSpan Duration { get; init; } = TimeSpan.FromSeconds(30);
+    public int PollTimeoutSeconds { get; init; } = 30;
+    public int Processes { get; init; } = 1;
+    public int SourceAddresses { get; init; } = 16;
+    public int PublishConnections { get; init; } = 32;
+    public TimeSpan MaxScheduleLag { get; init; } = TimeSpan.FromMilliseconds(5);
+    public Uri? Url { get; init; }
+    public int? ServerPid { get; init; }
+    public IReadOnlyList<string> ServerSettings { get; init; } = [];
+    public string? OutputDirectory { get; init; }
+    public bool Help { get; init; }
+
+    /// <summary>Set only in a child process: the file holding its plan.</summary>
+    public string? WorkerPlanFile { get; init; }
+
+    public static LoadTestOptions Parse(IReadOnlyList<string> args)
+    {
+        var values = new Dictionary<string, string>(StringComparer.Ordinal);
+        var settings = new List<string>();
+        var help = false;
+        for (var i = 0; i < args.Count; i++)
+        {
+            var arg = args[i];
+            if (arg is "--help" or "-h" or "-?")
+            {
+                help = true;
+                continue;
+            }
+            if (!arg.StartsWith("--", StringComparison.Ordinal) || !Known.Contains(arg))
+            {
+                throw new UsageException($"Unknown option '{arg}'. Run with --help for the list of options.");
+            }
+            if (i + 1 >= args.Count || args[i + 1].StartsWith("--", StringComparison.Ordinal))
+            {
+                throw new UsageException($"Option {arg} needs a value, e.g. {arg} {Example(arg)}.");
+            }
+            var value = args[++i];
+            if (arg == "--server-setting")
+            {
+                if (!value.Contains('=', StringComparison.Ordinal))
+                {
+                    throw new UsageException($"--server-setting '{value}' is not KEY=VALUE, e.g. --server-setting MaxTopics=200000.");
+                }
+                settings.Add(value);
+            }
+            else if (!values.TryAdd(arg, value))
+            {
+                throw new UsageException($"Option {arg} is given twice; give it once.");
+            }
+        }
+        if (help)
+        {
+            return new LoadTestOptions { Help = true };
+        }
+
+        var options = new LoadTestOptions
+        {
+            TopicsPerClient = Int(values, "--topics-per-client", 1, 1, 1000),
+            MessageSize = Int(values, "--message-size", 10, 10, 1024 * 1024),
+            Format = values.GetValueOrDefault("--format", "json") switch
+            {
+                "json" => WireFormatKind.Json,
+                "multipart" => WireFormatKind.Multipart,
+                var other => throw new UsageException($"--format '{other}' is not a format: use json or multipart."),
+            },
+            Warmup = Seconds(values, "--warmup", 10, 0),
+            Duration = Seconds(values, "--duration", 30, 0.1),
+            PollTimeoutSeconds = Int(values, "--poll-timeout", 30, 1, 120),
+            Processes = Int(values, "--processes", 1, 1, 64),
+            SourceAddresses = Int(values, "--source-addresses", 16, 1, 250),
+            PublishConnections = Int(values, "--publish-connections", 32, 1, 10_000),
+            MaxScheduleLag = TimeSpan.FromMilliseconds(Double(values, "--max-schedule-lag", 5, 0.01)),
+            Url = values.TryGetValue("--url", out var url) ? ParseUrl(url) : null,
+            ServerPid = values.ContainsKey("--server-pid") ? Int(values, "--server-pid", 0, 1, int.MaxValue) : null,
+            ServerSettings = settings,
+            OutputDirectory = values.GetValueOrDefault("--out"),
+            WorkerPlanFile = values.GetValueOrDefault("--worker"),
+            Runs = ParseRuns(values),
+        };
+        if (options.ServerPid is not null && options.Url is null)
+        {
+            throw new UsageException("--server-pid samples a server given with --url; without --url this tool starts (and samples) its own server.");
+        }
+        if (options.ServerSettings.Count > 0 && options.Url is not null)
+        {
+            throw new UsageException("--server-setting configures the server this tool starts; with --url, configure your server yourself.");
+        }
+        foreach (var run in options.Runs)
+        {
+            if (run.Topics < options.TopicsPerClient)
+            {
+                throw new UsageException($"--topics-per-client {options.TopicsPerClient} needs at least that many topics (run {run.Name} has {run.Topics}).");
+            }
+            if (run.Topics * run.ClientsPerTopic < options.Processes)
+            {
+                throw new UsageException($"--processes {options.Processes} is more than the {run.Topics * run.ClientsPerTopic} clients of run {run.Name}.");
+            }
+        }
+        return options;
+    }
+
+    private static readonly HashSet<string> Known =
+    [
+        "--preset", "--topics", "--sweep", "--clients-per-topic", "--interval", "--topics-per-client", "--message-size",
+        "--format", "--warmup", "--duration", "--poll-timeout", "--processes", "--source-addresses", "--publish-connections",
+        "--max-schedule-lag", "--url", "--server-pid", "--server-setting", "--out", "--worker",
+    ];
+
+    private static IReadOnlyList<RunSpec> ParseRuns(Dictionary<string, string> values)
+    {
+        if (values.ContainsKey("--topics") && values.ContainsKey("--sweep"))
+        {
+            throw new UsageException("Give either --topics N (one run) or --sweep N,N,... (several), not both.");
+        }
+        int[]? topics = null;
+        if (values.TryGetValue("--topics", out _))
+        {
+            topics = [Int(values, "--topics", 0, 1, 1_000_000)];
+        }
+        else if (values.TryGetValue("--sweep", out var sweep))
+        {
+            topics = sweep.Split(',').Select(t => int.TryParse(t, NumberStyles.None, CultureInfo.InvariantCulture, out var n) && n > 0
+                ? n
+                : throw new UsageException($"--sweep '{sweep}': '{t}' is not a topic count; write positive integers separated by commas, e.g. --sweep 400,1000,2000.")).ToArray();
+        }
+
+        var presets = values.TryGetValue("--preset", out var presetNames)
+            ? presetNames.Split(',').Select(name => Preset.All.FirstOrDefault(p => p.Name == name)
+                ?? throw new UsageException($"--preset '{name}' is not a preset: use {string.Join(", ", Preset.All.Select(p => p.Name))} (or several, comma-separated).")).ToArray()
+            : null;
+        if (presets is null)
+        {
+            var clientsPerTopic = Int(values, "--clients-per-topic", 2, 1, 10_000);
+            var interval = Seconds(values, "--interval", 1, 0.001);
+            return (topics ?? [100]).Select(n => new RunSpec("custom", n, clientsPerTopic, interval)).ToList();
+        }
+        var runs = new List<RunSpec>();
+        foreach (var preset in presets)
+        {
+            // Options given explicitly override the preset's shape, and the name says so.
+            var clientsPerTopic = Int(values, "--clients-per-topic", preset.ClientsPerTopic, 1, 10_000);
+            var interval = Seconds(values, "--interval", preset.Interval.TotalSeconds, 0.001);
+            var modified = values.ContainsKey("--clients-per-topic") || values.ContainsKey("--interval");
+            runs.AddRange((topics ?? preset.DefaultTopics).Select(n => new RunSpec(modified ? preset.Name + "-modified" : preset.Name, n, clientsPerTopic, interval)));
+        }
+        return runs;
+    }
+
+    private static Uri ParseUrl(string text)
+    {
+        if (!Uri.TryCreate(text, UriKind.Absolute, out var uri) || uri.Scheme != Uri.UriSchemeHttp)
+        {
+            throw new UsageException($"--url '{text}' is not an http:// URL of a server root, e.g. --url http://127.0.0.1:5000/.");
+        }
+        return new Uri(uri.GetLeftPart(UriPartial.Authority) + "/");
+    }
+
+    private static int Int(Dictionary<string, string> values, string name, int fallback, int min, int max)
+    {
+        if (!values.TryGetValue(name, out var text))
+        {
+            return fallback;
+        }
+        if (!int.TryParse(text, NumberStyles.None, CultureInfo.InvariantCulture, out var value) || value < min || value > max)
+        {
+            throw new UsageException($"{name} '{text}' is out of range: use a whole number from {min} to {max}.");
+        }
+        return value;
+    }
+
+    private static double Double(Dictionary<string, string> values, string name, double fallback, double min)
+    {
+        if (!values.TryGetValue(name, out var text))
+        {
+            return fallback;
+        }
+        if (!double.TryParse(text, NumberStyles.AllowDecimalPoint, CultureInfo.InvariantCulture, out var value) || value < min || value > 86_400)
+        {
+            throw new UsageException($"{name} '{text}' is out of range: use a number from {min.ToString(CultureInfo.InvariantCulture)} to 86400, e.g. {name} 2.5.");
+        }
+        return value;
+    }
+
+    private static TimeSpan Seconds(Dictionary<string, string> values, string name, double fallback, double min) =>
+        TimeSpan.FromSeconds(Double(values, name, fallback, min));
+
+    private static string Example(string option) => option switch
+    {
+        "--preset" => "seed3",
+        "--topics" => "200",
+        "--sweep" => "400,1000,2000",
+        "--format" => "multipart",
+        "--url" => "http://127.0.0.1:5000/",
+        "--out" => "loadtest-results",
+        "--server-setting" => "MaxTopics=200000",
+        _ => "10",
+    };
+}

@@ -1,0 +1,59 @@
+using Laharsub.LoadTestClient.Measurement;
+
+namespace Laharsub.LoadTestClient.Reporting;
+
+/// <summary>The server's resource use during the measured window.</summary>
+internal sealed record ServerUsage(int Pid, double RssMeanMiB, double RssMaxMiB, double CpuPercentOfOneCore,
+    double CpuMicrosecondsPerDelivery, List<double[]> RssSamplesMiB);
+
+/// <summary>Everything reported about one run (one configuration at one topic count).</summary>
+internal sealed record RunReport
+{
+    public required string Name { get; init; }
+    public required string Configuration { get; init; }
+    public required int Topics { get; init; }
+    public required int ClientsPerTopic { get; init; }
+    public required int TopicsPerClient { get; init; }
+    public required int Clients { get; init; }
+    public required double IntervalSeconds { get; init; }
+    public required int MessageSize { get; init; }
+    public required string Format { get; init; }
+    public required double WarmupSeconds { get; init; }
+    public required double DurationSeconds { get; init; }
+    public required int Processes { get; init; }
+    public required DateTimeOffset StartedAt { get; init; }
+    public required string Command { get; init; }
+    public string? ServerCommand { get; init; }
+
+    public required double TargetPublishesPerSecond { get; init; }
+    public required double AchievedPublishesPerSecond { get; init; }
+    public required long DeliveriesExpected { get; init; }
+    public required long DeliveriesReceived { get; init; }
+
+    /// <summary>Deliveries expected (accepted publishes in the window times subscribers) that never arrived.</summary>
+    public long DeliveriesMissing => DeliveriesExpected - DeliveriesReceived;
+
+    /// <summary>From the time each message was created (the original's metric).</summary>
+    public required LatencySummary Latency { get; init; }
+
+    /// <summary>From the time each message was meant to be sent (coordinated omission corrected).</summary>
+    public required LatencySummary LatencyFromSchedule { get; init; }
+
+    public required LatencySummary ScheduleLag { get; init; }
+    public required LatencySummary PublishRoundTrip { get; init; }
+
+    public ServerUsage? Server { get; init; }
+
+    /// <summary>The generator's own CPU in the window, in percent of one core (all its processes).</summary>
+    public required double ClientCpuPercentOfOneCore { get; init; }
+
+    public required double ClientCpuMicrosecondsPerDelivery { get; init; }
+    public required double BytesSentPerSecond { get; init; }
+    public required double BytesReceivedPerSecond { get; init; }
+    public required bool Valid { get; init; }
+    public string? InvalidReason { get; init; }
+    public required ProcessResult Totals { get; init; }
+
+    /// <summary>The load average when the run started, to judge how quiet the machine was.</summary>
+    public string? LoadAverage { get; init; }
+}

@@ -1,0 +1,315 @@
+using System.Globalization;
+using System.Net.Http.Json;
+using System.Text.Json;
+using Laharsub.LoadTestClient.Hosting;
+using Laharsub.LoadTestClient.Load;
+using Laharsub.LoadTestClient.Measurement;
+using Laharsub.LoadTestClient.Reporting;
+
+namespace Laharsub.LoadTestClient;
+
+/// <summary>
+/// Runs one configuration at one topic count end to end: server (started or given), topics, the
+/// clients in this process or in workers, a progress line a second, and the report.
+/// </summary>
+internal sealed class RunExecutor(LoadTestOptions options, TextWriter output, string command)
+{
+    public async Task<RunReport> RunAsync(RunSpec spec, CancellationToken stop)
+    {
+        var clients = spec.Topics * spec.ClientsPerTopic;
+        CheckFileLimits(clients);
+        var loadAverage = ReadLoadAverage();
+        var startedAt = DateTimeOffset.UtcNow;
+        output.WriteLine();
+        output.WriteLine($"== {spec.Name}: {spec.Topics} topics x {spec.ClientsPerTopic} clients = {clients} clients, each publishing every "
+            + $"{spec.Interval.TotalSeconds.ToString(CultureInfo.InvariantCulture)} s ({clients / spec.Interval.TotalSeconds:0.#}/s), "
+            + $"{options.Format.ToString().ToLowerInvariant()}, {options.Processes} process(es); load average {loadAverage}");
+
+        ServerProcess? server = null;
+        try
+        {
+            Uri root;
+            int? serverPid;
+            if (options.Url is null)
+            {
+                var repository = ServerProcess.FindRepositoryRoot()
+                    ?? throw new UsageException("Cannot find Laharsub.sln above the current directory to start the server from; run from the repository or give --url.");
+                server = await ServerProcess.StartAsync(repository, ServerSettings(spec), output, stop).ConfigureAwait(false);
+                root = server.BaseAddress;
+                serverPid = server.Pid;
+                output.WriteLine($"server: {server.CommandLine} (pid {server.Pid})");
+            }
+            else
+            {
+                root = options.Url;
+                serverPid = options.ServerPid;
+            }
+            var api = new Uri(root, "ps/");
+            var topicIds = await CreateTopicsAsync(api, spec.Topics, stop).ConfigureAwait(false);
+            var plan = new LoadPlan
+            {
+                ApiAddress = api,
+                TopicIds = topicIds,
+                ClientsPerTopic = spec.ClientsPerTopic,
+                TopicsPerClient = options.TopicsPerClient,
+                PublishInterval = spec.Interval,
+                MessageSize = options.MessageSize,
+                Format = options.Format,
+                Warmup = options.Warmup,
+                Duration = options.Duration,
+                PollTimeoutSeconds = options.PollTimeoutSeconds,
+                SourceAddresses = options.SourceAddresses,
+                PublishConnections = options.PublishConnections,
+                MaxScheduleLag = options.MaxScheduleLag,
+            };
+            var sampler = serverPid is { } pid ? new ProcessSampler(pid) : null;
+            var (result, window) = await RunClientsAsync(plan, spec, sampler, stop).ConfigureAwait(false);
+            if (options.Url is not null)
+            {
+                await DeleteTopicsAsync(api, topicIds).ConfigureAwait(false);
+            }
+            return BuildReport(spec, plan, result, sampler, window, startedAt, loadAverage, server?.CommandLine);
+        }
+        finally
+        {
+            if (server is not null)
+            {
+                await server.DisposeAsync().ConfigureAwait(false);
+            }
+        }
+    }
+
+    private async Task<(ProcessResult Result, (long Start, long End) Window)> RunClientsAsync(LoadPlan plan, RunSpec spec, ProcessSampler? sampler, CancellationToken stop)
+    {
+        var warmupMicroseconds = (long)(plan.Warmup.TotalMilliseconds * 1000);
+        var durationMicroseconds = (long)(plan.Duration.TotalMilliseconds * 1000);
+        long start = 0;
+        using var progressStop = new CancellationTokenSource();
+        Task? progress = null;
+        void StartProgress(Func<ProgressSnapshot> snapshot, long origin) =>
+            progress = ReportProgressAsync(spec, snapshot, sampler, origin, warmupMicroseconds, durationMicroseconds, progressStop.Token);
+
+        ProcessResult result;
+        if (options.Processes == 1)
+        {
+            using var engine = new LoadEngine(plan);
+            output.WriteLine($"connecting {engine.ClientCount} clients...");
+            result = await EngineSession.RunAsync(engine, _ =>
+            {
+                start = MonotonicClock.NowMicroseconds + 200_000;
+                StartProgress(() => EngineSession.Progress(engine), start);
+                return Task.FromResult(start);
+            }, stop).ConfigureAwait(false);
+        }
+        else
+        {
+            await using var workers = WorkerProcesses.Start(plan, options.Processes, output);
+            output.WriteLine($"connecting {plan.TotalClients} clients in {options.Processes} processes...");
+            using var stopRegistration = stop.Register(() => _ = workers.StopAsync());
+            try
+            {
+                await workers.WaitReadyAsync(TimeSpan.FromMinutes(5), stop).ConfigureAwait(false);
+                // Far enough ahead that every worker has read the line before its first publish is due.
+                start = MonotonicClock.NowMicroseconds + 500_000;
+                await workers.StartAsync(start).ConfigureAwait(false);
+                StartProgress(workers.Progress, start);
+            }
+            catch (OperationCanceledException) when (stop.IsCancellationRequested)
+            {
+            }
+            result = await workers.ResultAsync(plan.Warmup + plan.Duration + TimeSpan.FromMinutes(2)).ConfigureAwait(false);
+        }
+        await progressStop.CancelAsync().ConfigureAwait(false);
+        if (progress is not null)
+        {
+            await progress.ConfigureAwait(false);
+        }
+        var windowStart = start + warmupMicroseconds;
+        return (result, (windowStart, windowStart + (long)(result.WindowSeconds * 1e6)));
+    }
+
+    private async Task ReportProgressAsync(RunSpec spec, Func<ProgressSnapshot> snapshot, ProcessSampler? sampler, long start,
+        long warmup, long duration, CancellationToken cancellationToken)
+    {
+        using var timer = new PeriodicTimer(TimeSpan.FromSeconds(1));
+        long lastDeliveries = 0, lastPublishes = 0;
+        ProcessSample? lastServer = null;
+        try
+        {
+            while (await timer.WaitForNextTickAsync(cancellationToken).ConfigureAwait(false))
+            {
+                var now = MonotonicClock.NowMicroseconds;
+                var server = sampler?.Sample(now);
+                var p = snapshot();
+                var elapsed = now - start;
+                var phase = elapsed < 0 ? "starting"
+                    : elapsed < warmup ? $"warm-up {elapsed / 1_000_000}/{warmup / 1_000_000} s"
+                    : elapsed < warmup + duration ? $"measuring {(elapsed - warmup) / 1_000_000}/{duration / 1_000_000} s"
+                    : "draining";
+                var serverText = "";
+                if (server is { } s)
+                {
+                    var cpu = lastServer is { } l ? (s.CpuSeconds - l.CpuSeconds) / ((s.AtMicroseconds - l.AtMicroseconds) / 1e6) * 100 : 0;
+                    serverText = $"  server CPU {cpu,3:0}% RSS {s.RssBytes / 1048576.0:0} MiB";
+                    lastServer = s;
+                }
+                output.WriteLine($"[{spec.Name}] {phase,-18} connections {p.Connections,6}  polls waiting {p.PollsWaiting,6}  "
+                    + $"deliveries/s {p.Deliveries - lastDeliveries,7}  publishes/s {p.Publishes - lastPublishes,6}  "
+                    + $"p99 {(p.Measuring ? "" : "(warm-up) ")}{p.P99Ms:0.00} ms{serverText}");
+                lastDeliveries = p.Deliveries;
+                lastPublishes = p.Publishes;
+            }
+        }
+        catch (OperationCanceledException)
+        {
+        }
+    }
+
+    private RunReport BuildReport(RunSpec spec, LoadPlan plan, ProcessResult result, ProcessSampler? sampler, (long Start, long End) window,
+        DateTimeOffset startedAt, string loadAverage, string? serverCommand)
+    {
+        var seconds = Math.Max(result.WindowSeconds, 1e-9);
+        var scheduleLag = LatencySummary.From(result.ScheduleLag);
+        var expected = result.PublishesAccepted * plan.SubscribersPerTopic;
+        string? invalid = null;
+        if (result.Latency.Count == 0)
+        {
+            invalid = "nothing was measured";
+        }
+        else if (scheduleLag.P99Ms > plan.MaxScheduleLag.TotalMilliseconds)
+        {
+            invalid = $"the generator fell behind its own schedule: 99th percentile publish start lag {scheduleLag.P99Ms:0.###} ms "
+                + $"> {plan.MaxScheduleLag.TotalMilliseconds:0.###} ms, so these numbers describe the client, not the server";
+        }
+        return new RunReport
+        {
+            Name = spec.Name,
+            Configuration = spec.Configuration,
+            Topics = spec.Topics,
+            ClientsPerTopic = spec.ClientsPerTopic,
+            TopicsPerClient = plan.TopicsPerClient,
+            Clients = plan.TotalClients,
+            IntervalSeconds = spec.Interval.TotalSeconds,
+            MessageSize = plan.MessageSize,
+            Format = plan.Format.ToString().ToLowerInvariant(),
+            WarmupSeconds = plan.Warmup.TotalSeconds,
+            DurationSeconds = plan.Duration.TotalSeconds,
+            Processes = options.Processes,
+            StartedAt = startedAt,
+            Command = command,
+            ServerCommand = serverCommand,
+            TargetPublishesPerSecond = plan.TargetPublishesPerSecond,
+            AchievedPublishesPerSecond = result.PublishesAccepted / seconds,
+            DeliveriesExpected = expected,
+            DeliveriesReceived = result.DeliveriesMeasured,
+            Latency = LatencySummary.From(result.Latency),
+            LatencyFromSchedule = LatencySummary.From(result.LatencyFromSchedule),
+            ScheduleLag = scheduleLag,
+            PublishRoundTrip = LatencySummary.From(result.PublishRoundTrip),
+            Server = sampler is null ? null : ServerUsageOf(sampler, window, result.DeliveriesMeasured),
+            ClientCpuPercentOfOneCore = result.CpuSeconds / seconds * 100,
+            ClientCpuMicrosecondsPerDelivery = result.DeliveriesMeasured == 0 ? 0 : result.CpuSeconds * 1e6 / result.DeliveriesMeasured,
+            BytesSentPerSecond = result.BytesSent / (plan.Warmup.TotalSeconds + seconds),
+            BytesReceivedPerSecond = result.BytesReceived / (plan.Warmup.TotalSeconds + seconds),
+            Valid = invalid is null,
+            InvalidReason = invalid,
+            Totals = result,
+            LoadAverage = loadAverage,
+        };
+    }
+
+    private static ServerUsage? ServerUsageOf(ProcessSampler sampler, (long Start, long End) window, long deliveries)
+    {
+        var samples = sampler.Within(window.Start - 600_000, window.End + 600_000);
+        if (samples.Count < 2)
+        {
+            return null;
+        }
+        var cpuSeconds = samples[^1].CpuSeconds - samples[0].CpuSeconds;
+        var seconds = (samples[^1].AtMicroseconds - samples[0].AtMicroseconds) / 1e6;
+        // Deliveries of the window, scaled to the sampled span (whole seconds around the window).
+        var perSecond = deliveries / Math.Max((window.End - window.Start) / 1e6, 1e-9);
+        return new ServerUsage(sampler.Pid,
+            samples.Average(s => s.RssBytes) / 1048576.0,
+            samples.Max(s => s.RssBytes) / 1048576.0,
+            cpuSeconds / seconds * 100,
+            perSecond == 0 ? 0 : cpuSeconds / seconds / perSecond * 1e6,
+            sampler.Samples.Select(s => new[] { (s.AtMicroseconds - window.Start) / 1e6, s.RssBytes / 1048576.0 }).ToList());
+    }
+
+    private void CheckFileLimits(int clients)
+    {
+        var (soft, hard) = FileLimits.Read();
+        var perProcess = (clients + options.Processes - 1) / options.Processes;
+        var fit = FileLimits.ClientsPerProcess(soft, options.PublishConnections);
+        if (perProcess > fit)
+        {
+            throw new UsageException($"{clients} clients in {options.Processes} process(es) means {perProcess} connections per process, but the "
+                + $"open-file limit ({soft}) fits {fit} clients per process (one connection each, plus {options.PublishConnections} for publishing "
+                + $"and {FileLimits.Reserve} for the runtime). Use --processes {(clients + fit - 1) / Math.Max(fit, 1)} or more. {FileLimits.HowToRaise(soft, hard)}");
+        }
+        if (options.Url is null)
+        {
+            // The server started here inherits this limit and holds every connection of every worker.
+            var serverConnections = clients + (long)options.PublishConnections * options.Processes + FileLimits.Reserve;
+            if (serverConnections > soft)
+            {
+                throw new UsageException($"The server process this tool starts would need about {serverConnections} open files for {clients} "
+                    + $"clients, above the open-file limit ({soft}): one server process can hold about {soft - FileLimits.Reserve - (long)options.PublishConnections * options.Processes} "
+                    + $"clients here. {FileLimits.HowToRaise(soft, hard)}");
+            }
+        }
+    }
+
+    private IEnumerable<string> ServerSettings(RunSpec spec)
+    {
+        var settings = new List<string>
+        {
+            "--Laharsub:MessageTimeToLive=00:00:15",
+            $"--Laharsub:MaxTopics={Math.Max(100_000, spec.Topics * 2)}",
+            $"--Laharsub:MaxSubscriptionsPerPoll={Math.Max(1000, options.TopicsPerClient)}",
+            $"--Laharsub:MaxPollTimeout=00:{Math.Max(2, options.PollTimeoutSeconds / 60 + 1):00}:00",
+        };
+        settings.AddRange(options.ServerSettings.Select(s => "--Laharsub:" + s));
+        return settings;
+    }
+
+    private static async Task<long[]> CreateTopicsAsync(Uri api, int count, CancellationToken cancellationToken)
+    {
+        using var client = new HttpClient { BaseAddress = api, Timeout = TimeSpan.FromSeconds(30) };
+        var ids = new long[count];
+        await Parallel.ForAsync(0, count, new ParallelOptions { MaxDegreeOfParallelism = 16, CancellationToken = cancellationToken }, async (i, token) =>
+        {
+            using var response = await client.PostAsync("topics", null, token).ConfigureAwait(false);
+            if (!response.IsSuccessStatusCode)
+            {
+                throw new InvalidOperationException($"Creating topic {i + 1} of {count} failed: {(int)response.StatusCode} {await response.Content.ReadAsStringAsync(token).ConfigureAwait(false)}");
+            }
+            var created = await response.Content.ReadFromJsonAsync<JsonElement>(token).ConfigureAwait(false);
+            ids[i] = created.GetProperty("topicId").GetInt64();
+        }).ConfigureAwait(false);
+        Array.Sort(ids);
+        return ids;
+    }
+
+    private static async Task DeleteTopicsAsync(Uri api, long[] topicIds)
+    {
+        using var client = new HttpClient { BaseAddress = api, Timeout = TimeSpan.FromSeconds(30) };
+        await Parallel.ForEachAsync(topicIds, new ParallelOptions { MaxDegreeOfParallelism = 16 }, async (id, token) =>
+        {
+            using var response = await client.DeleteAsync($"topics/{id}", token).ConfigureAwait(false);
+        }).ConfigureAwait(false);
+    }
+
+    private static string ReadLoadAverage()
+    {
+        try
+        {
+            return string.Join(' ', File.ReadAllText("/proc/loadavg").Split(' ').Take(3));
+        }
+        catch (IOException)
+        {
+            return "unknown";
+        }
+    }
+}
