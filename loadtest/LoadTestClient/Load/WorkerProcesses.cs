@@ -173,12 +173,6 @@ internal sealed class WorkerProcesses : IAsyncDisposable
             var worker = new Worker(process);
             process.OutputDataReceived += (_, e) => worker.OnLine(index, e.Data, log);
             process.ErrorDataReceived += (_, e) => { if (e.Data is not null) log.WriteLine($"[worker {index}] {e.Data}"); };
-            process.Exited += (_, _) =>
-            {
-                worker.Ready.TrySetException(new InvalidOperationException($"Worker {index} exited before it was ready (code {process.ExitCode})."));
-                worker.Result.TrySetException(new InvalidOperationException($"Worker {index} exited without a result (code {process.ExitCode})."));
-            };
-            process.EnableRaisingEvents = true;
             process.BeginOutputReadLine();
             process.BeginErrorReadLine();
             return worker;
@@ -211,6 +205,9 @@ internal sealed class WorkerProcesses : IAsyncDisposable
         {
             if (line is null)
             {
+                // End of its output (it exited): whatever it has not said by now, it never will.
+                Ready.TrySetException(new InvalidOperationException($"Worker {index} ended before it was ready; see the [worker {index}] lines above."));
+                Result.TrySetException(new InvalidOperationException($"Worker {index} ended without a result; see the [worker {index}] lines above."));
                 return;
             }
             try

@@ -1,0 +1,101 @@
+using System.Diagnostics;
+using System.Text.Json;
+using Laharsub.LoadTestClient;
+using Laharsub.Testing;
+
+namespace Laharsub.LoadTest.Tests;
+
+/// <summary>The whole tool, as its command line runs it, against the real server for a few seconds.</summary>
+public sealed class SmokeRunTests : IDisposable
+{
+    private readonly string _out = Directory.CreateTempSubdirectory("laharsub-loadtest-tests-").FullName;
+
+    public void Dispose() => Directory.Delete(_out, recursive: true);
+
+    // The machine running the tests may be busy with other work, so these runs accept up to 1 s of
+    // schedule lag; ARunWhoseGeneratorFallsBehindItsScheduleIsMarkedInvalid shows the check biting.
+
+    [Theory]
+    [InlineData("json")]
+    [InlineData("multipart")]
+    public async Task AShortRunDeliversEveryMessageOnceAndWritesItsReport(string format)
+    {
+        await using var server = await LaharsubTestServer.StartAsync().WaitAsync(LoadRuns.Timeout);
+        using var output = new StringWriter();
+
+        var exit = await LoadTestCommand.RunAsync(
+            ["--url", server.BaseAddress.ToString(), "--topics", "4", "--clients-per-topic", "2", "--topics-per-client", "2", "--interval", "0.2",
+             "--warmup", "1", "--duration", "3", "--format", format, "--max-schedule-lag", "1000", "--out", _out],
+            output, output, CancellationToken.None).WaitAsync(LoadRuns.Timeout);
+
+        Assert.True(exit == 0, $"exit code {exit}:\n{output}");
+        var run = ReadRun("custom-4t");
+        Assert.Equal(8, run.GetProperty("clients").GetInt32());
+        var expected = run.GetProperty("deliveriesExpected").GetInt64();
+        // 8 clients publishing 5 times a second for 3 s, each message to 4 subscribers (2 clients x 2 topics per poll).
+        Assert.InRange(expected, 8 * 5 * 3 * 4 * 0.8, 8 * 5 * 3 * 4 * 1.2);
+        Assert.Equal(expected, run.GetProperty("deliveriesReceived").GetInt64());
+        var totals = run.GetProperty("totals");
+        Assert.Equal(0, totals.GetProperty("lost").GetInt64());
+        Assert.Equal(0, totals.GetProperty("duplicates").GetInt64());
+        Assert.Equal(expected, run.GetProperty("latency").GetProperty("count").GetInt64());
+        Assert.True(File.Exists(Path.Combine(_out, "report.html")) && File.Exists(Path.Combine(_out, "custom-4t.csv")) && File.Exists(Path.Combine(_out, "summary.csv")));
+        Assert.Contains("<svg", File.ReadAllText(Path.Combine(_out, "report.html")));
+    }
+
+    [Fact]
+    public async Task ARunSpreadOverTwoProcessesMergesTheirResults()
+    {
+        await using var server = await LaharsubTestServer.StartAsync().WaitAsync(LoadRuns.Timeout);
+        var tool = Path.Combine(AppContext.BaseDirectory, "Laharsub.LoadTestClient.dll");
+        var start = new ProcessStartInfo("dotnet") { RedirectStandardOutput = true, RedirectStandardError = true };
+        foreach (var argument in new[] { tool, "--url", server.BaseAddress.ToString(), "--topics", "3", "--clients-per-topic", "2", "--interval", "0.2",
+                     "--warmup", "1", "--duration", "2", "--processes", "2", "--max-schedule-lag", "1000", "--out", _out })
+        {
+            start.ArgumentList.Add(argument);
+        }
+        using var process = Process.Start(start)!;
+        var stdout = process.StandardOutput.ReadToEndAsync();
+        var stderr = process.StandardError.ReadToEndAsync();
+        try
+        {
+            await process.WaitForExitAsync().WaitAsync(LoadRuns.Timeout);
+        }
+        finally
+        {
+            if (!process.HasExited)
+            {
+                process.Kill(entireProcessTree: true);
+            }
+        }
+
+        var log = await stdout.WaitAsync(LoadRuns.Timeout) + await stderr.WaitAsync(LoadRuns.Timeout);
+        Assert.True(process.ExitCode == 0, $"exit code {process.ExitCode}:\n{log}");
+        var run = ReadRun("custom-3t");
+        Assert.Equal(2, run.GetProperty("processes").GetInt32());
+        Assert.Equal(6, run.GetProperty("totals").GetProperty("clients").GetInt32());
+        var expected = run.GetProperty("deliveriesExpected").GetInt64();
+        Assert.True(expected > 0);
+        Assert.Equal(expected, run.GetProperty("deliveriesReceived").GetInt64());
+        Assert.Equal(expected, run.GetProperty("latency").GetProperty("count").GetInt64());
+    }
+
+    [Fact]
+    public async Task ARunWhoseGeneratorFallsBehindItsScheduleIsMarkedInvalid()
+    {
+        await using var server = await LaharsubTestServer.StartAsync().WaitAsync(LoadRuns.Timeout);
+        using var output = new StringWriter();
+
+        // No generator starts a publish within 10 µs of its due time every time.
+        var exit = await LoadTestCommand.RunAsync(
+            ["--url", server.BaseAddress.ToString(), "--topics", "2", "--interval", "0.1", "--warmup", "0.5", "--duration", "1",
+             "--max-schedule-lag", "0.01", "--out", _out],
+            output, output, CancellationToken.None).WaitAsync(LoadRuns.Timeout);
+
+        Assert.Equal(1, exit);
+        Assert.Contains("INVALID: the generator fell behind its own schedule", output.ToString());
+        Assert.False(ReadRun("custom-2t").GetProperty("valid").GetBoolean());
+    }
+
+    private JsonElement ReadRun(string name) => JsonDocument.Parse(File.ReadAllText(Path.Combine(_out, name + ".json"))).RootElement;
+}
