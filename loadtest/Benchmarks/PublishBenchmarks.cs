@@ -1,0 +1,48 @@
+using BenchmarkDotNet.Attributes;
+using Laharsub.Server.Storage;
+using Laharsub.Server.Storage.InMemory;
+
+namespace Laharsub.Benchmarks;
+
+/// <summary>
+/// Publishing a 10-byte message to a topic on which N polls wait: the publish appends, encodes both
+/// wire forms once and wakes every waiter (each woken poll's continuation is queued to the thread
+/// pool; its own work runs on other threads and is not part of this time). The polls are registered
+/// again before every publish, hence one publish per iteration.
+/// </summary>
+[MemoryDiagnoser]
+[InvocationCount(1)]
+public class PublishBenchmarks
+{
+    private InMemoryBackend _backend = null!;
+    private long _topicId;
+    private Task<PollResult>[] _polls = [];
+
+    [Params(0, 1, 100, 10_000)]
+    public int WaitingPolls { get; set; }
+
+    [GlobalSetup]
+    public void Setup()
+    {
+        _backend = BackendFactory.Create();
+        _topicId = BackendFactory.CreateTopics(_backend, 1)[0];
+        _polls = new Task<PollResult>[WaitingPolls];
+    }
+
+    [IterationSetup]
+    public void RegisterPolls()
+    {
+        Subscription[] subscriptions = [new(_topicId, BackendFactory.NextId(_backend, _topicId))];
+        for (var i = 0; i < _polls.Length; i++)
+        {
+            _polls[i] = _backend.PollAsync(subscriptions, CancellationToken.None).AsTask();
+        }
+    }
+
+    [Benchmark]
+    public PublishResult Publish() =>
+        _backend.PublishAsync(_topicId, BackendFactory.TenBytes, "application/octet-stream").GetAwaiter().GetResult();
+
+    [IterationCleanup]
+    public void CompletePolls() => Task.WaitAll(_polls, TimeSpan.FromSeconds(30));
+}
