@@ -53,6 +53,8 @@ internal sealed record LoadTestOptions
                                    Without it, this repository's Release server is started for each run on a free port.
           --server-pid PID         With --url: sample this process's memory and CPU during the run.
           --server-setting K=V     Extra server setting for the server this tool starts, e.g. MaxTopics=200000 (repeatable).
+          --server-env NAME=VALUE  Environment variable for the server this tool starts, e.g.
+                                   DOTNET_ThreadPool_UnfairSemaphoreSpinLimit=0 (repeatable).
           --out DIR                Write JSON and CSV per run, summary.csv and report.html to DIR.
           --help                   This text.
 
@@ -74,6 +76,7 @@ internal sealed record LoadTestOptions
     public Uri? Url { get; init; }
     public int? ServerPid { get; init; }
     public IReadOnlyList<string> ServerSettings { get; init; } = [];
+    public IReadOnlyDictionary<string, string> ServerEnvironment { get; init; } = new Dictionary<string, string>();
     public string? OutputDirectory { get; init; }
     public bool Help { get; init; }
 
@@ -84,6 +87,7 @@ internal sealed record LoadTestOptions
     {
         var values = new Dictionary<string, string>(StringComparer.Ordinal);
         var settings = new List<string>();
+        var environment = new Dictionary<string, string>(StringComparer.Ordinal);
         var help = false;
         for (var i = 0; i < args.Count; i++)
         {
@@ -109,6 +113,15 @@ internal sealed record LoadTestOptions
                     throw new UsageException($"--server-setting '{value}' is not KEY=VALUE, e.g. --server-setting MaxTopics=200000.");
                 }
                 settings.Add(value);
+            }
+            else if (arg == "--server-env")
+            {
+                var equals = value.IndexOf('=', StringComparison.Ordinal);
+                if (equals <= 0)
+                {
+                    throw new UsageException($"--server-env '{value}' is not NAME=VALUE, e.g. --server-env DOTNET_gcServer=0.");
+                }
+                environment[value[..equals]] = value[(equals + 1)..];
             }
             else if (!values.TryAdd(arg, value))
             {
@@ -140,6 +153,7 @@ internal sealed record LoadTestOptions
             Url = values.TryGetValue("--url", out var url) ? ParseUrl(url) : null,
             ServerPid = values.ContainsKey("--server-pid") ? Int(values, "--server-pid", 0, 1, int.MaxValue) : null,
             ServerSettings = settings,
+            ServerEnvironment = environment,
             OutputDirectory = values.GetValueOrDefault("--out"),
             WorkerPlanFile = values.GetValueOrDefault("--worker"),
             Runs = ParseRuns(values),
@@ -148,9 +162,9 @@ internal sealed record LoadTestOptions
         {
             throw new UsageException("--server-pid samples a server given with --url; without --url this tool starts (and samples) its own server.");
         }
-        if (options.ServerSettings.Count > 0 && options.Url is not null)
+        if ((options.ServerSettings.Count > 0 || options.ServerEnvironment.Count > 0) && options.Url is not null)
         {
-            throw new UsageException("--server-setting configures the server this tool starts; with --url, configure your server yourself.");
+            throw new UsageException("--server-setting and --server-env configure the server this tool starts; with --url, configure your server yourself.");
         }
         foreach (var run in options.Runs)
         {
@@ -170,7 +184,7 @@ internal sealed record LoadTestOptions
     [
         "--preset", "--topics", "--sweep", "--clients-per-topic", "--interval", "--topics-per-client", "--message-size",
         "--format", "--warmup", "--duration", "--poll-timeout", "--processes", "--source-addresses", "--publish-connections",
-        "--max-schedule-lag", "--url", "--server-pid", "--server-setting", "--out", "--worker",
+        "--max-schedule-lag", "--url", "--server-pid", "--server-setting", "--server-env", "--out", "--worker",
     ];
 
     private static IReadOnlyList<RunSpec> ParseRuns(Dictionary<string, string> values)
@@ -260,6 +274,7 @@ internal sealed record LoadTestOptions
         "--url" => "http://127.0.0.1:5000/",
         "--out" => "loadtest-results",
         "--server-setting" => "MaxTopics=200000",
+        "--server-env" => "DOTNET_gcServer=0",
         _ => "10",
     };
 }

@@ -34,7 +34,7 @@ internal sealed class RunExecutor(LoadTestOptions options, TextWriter output, st
             {
                 var repository = ServerProcess.FindRepositoryRoot()
                     ?? throw new UsageException("Cannot find Laharsub.sln above the current directory to start the server from; run from the repository or give --url.");
-                server = await ServerProcess.StartAsync(repository, ServerSettings(spec), output, stop).ConfigureAwait(false);
+                server = await ServerProcess.StartAsync(repository, ServerSettings(spec), options.ServerEnvironment, output, stop).ConfigureAwait(false);
                 root = server.BaseAddress;
                 serverPid = server.Pid;
                 output.WriteLine($"server: {server.CommandLine} (pid {server.Pid})");

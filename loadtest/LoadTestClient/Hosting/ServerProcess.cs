@@ -14,6 +14,9 @@ internal sealed partial class ServerProcess : IAsyncDisposable
     private const string DllRelativePath = "src/Server/bin/Release/net10.0/Laharsub.Server.dll";
     private const int SigTerm = 15;
 
+    /// <summary>The generator's own socket tuning, which must not leak into the server it measures.</summary>
+    public const string InlineCompletionsVariable = "DOTNET_SYSTEM_NET_SOCKETS_INLINE_COMPLETIONS";
+
     private readonly Process _process;
 
     private ServerProcess(Process process, Uri baseAddress)
@@ -32,7 +35,8 @@ internal sealed partial class ServerProcess : IAsyncDisposable
     public string CommandLine { get; private init; } = "";
 
     /// <summary>Builds the server if its Release output is missing, starts it and waits for /health.</summary>
-    public static async Task<ServerProcess> StartAsync(string repositoryRoot, IEnumerable<string> settings, TextWriter log, CancellationToken cancellationToken)
+    public static async Task<ServerProcess> StartAsync(string repositoryRoot, IEnumerable<string> settings, IReadOnlyDictionary<string, string> environment,
+        TextWriter log, CancellationToken cancellationToken)
     {
         var dll = Path.Combine(repositoryRoot, DllRelativePath);
         if (!File.Exists(dll))
@@ -48,6 +52,11 @@ internal sealed partial class ServerProcess : IAsyncDisposable
             RedirectStandardError = true,
             WorkingDirectory = Path.GetDirectoryName(dll)!,
         };
+        start.Environment.Remove(InlineCompletionsVariable);
+        foreach (var (name, value) in environment)
+        {
+            start.Environment[name] = value;
+        }
         string[] arguments =
         [
             dll, "--urls", $"http://127.0.0.1:{port}",
@@ -68,7 +77,7 @@ internal sealed partial class ServerProcess : IAsyncDisposable
         process.BeginErrorReadLine();
         var server = new ServerProcess(process, new Uri($"http://127.0.0.1:{port}/"))
         {
-            CommandLine = "dotnet " + string.Join(' ', arguments.Select(a => a.Replace(repositoryRoot + "/", "", StringComparison.Ordinal))),
+            CommandLine = string.Concat(environment.Select(e => $"{e.Key}={e.Value} ")) + "dotnet " + string.Join(' ', arguments.Select(a => a.Replace(repositoryRoot + "/", "", StringComparison.Ordinal))),
         };
         try
         {

@@ -38,8 +38,10 @@ internal static class EngineSession
             }
             if (windowStart != 0)
             {
-                windowEnd = Math.Min(MonotonicClock.NowMicroseconds, engine.MeasureEnd);
                 cpuAtEnd = OwnCpuSeconds();
+                // The window is the schedule's (cut short by Ctrl-C), however late this thread woke.
+                windowStart = engine.MeasureStart;
+                windowEnd = Math.Min(MonotonicClock.NowMicroseconds, engine.MeasureEnd);
             }
             if (schedule is not null)
             {

@@ -12,7 +12,8 @@ namespace Laharsub.LoadTestClient.Load;
 internal sealed class LoadEngine : IDisposable
 {
     private static readonly TimeSpan DrainQuietTime = TimeSpan.FromMilliseconds(500);
-    private static readonly TimeSpan MaxDrainTime = TimeSpan.FromSeconds(5);
+    private static readonly TimeSpan MaxDrainSilence = TimeSpan.FromSeconds(5);
+    private static readonly TimeSpan MaxDrainTime = TimeSpan.FromSeconds(60);
 
     private readonly SimulatedClient[] _clients;
     private readonly long[] _lastAcceptedId;
@@ -141,14 +142,20 @@ internal sealed class LoadEngine : IDisposable
         await DrainAsync(stop.IsCancellationRequested ? TimeSpan.FromSeconds(1) : MaxDrainTime).ConfigureAwait(false);
     }
 
-    /// <summary>Waits for answers to the last publishes and for their deliveries, bounded.</summary>
+    /// <summary>
+    /// Waits for answers to the last publishes and for their deliveries: until every subscriber has
+    /// every message whose publish was accepted, or nothing has arrived for a while (then what is
+    /// missing is reported missing), or the limit.
+    /// </summary>
     private async Task DrainAsync(TimeSpan limit)
     {
         var deadline = Stopwatch.StartNew();
+        Volatile.Write(ref _lastDeliveryAt, Math.Max(Volatile.Read(ref _lastDeliveryAt), MonotonicClock.NowMicroseconds));
         while (deadline.Elapsed < limit)
         {
-            var quiet = MonotonicClock.NowMicroseconds - Volatile.Read(ref _lastDeliveryAt) > DrainQuietTime.TotalMilliseconds * 1000;
-            if (Volatile.Read(ref _publishesInFlight) == 0 && quiet && AllCaughtUp())
+            var silent = MonotonicClock.NowMicroseconds - Volatile.Read(ref _lastDeliveryAt);
+            if (Volatile.Read(ref _publishesInFlight) == 0
+                && (silent > MaxDrainSilence.TotalMicroseconds || (silent > DrainQuietTime.TotalMicroseconds && AllCaughtUp())))
             {
                 return;
             }
