@@ -18,6 +18,8 @@ internal static class EngineSession
         using var stopLoops = CancellationTokenSource.CreateLinkedTokenSource(stop);
         List<Task> loops = [];
         double cpuAtStart = 0, cpuAtEnd = 0;
+        var gcAtStart = GcSnapshot.Take();
+        var gcAtEnd = gcAtStart;
         long windowStart = 0, windowEnd = 0;
         try
         {
@@ -30,6 +32,7 @@ internal static class EngineSession
                 await SleepUntilAsync(engine.MeasureStart, stop).ConfigureAwait(false);
                 windowStart = MonotonicClock.NowMicroseconds;
                 cpuAtStart = OwnCpuSeconds();
+                gcAtStart = GcSnapshot.Take();
                 await SleepUntilAsync(engine.MeasureEnd, stop).ConfigureAwait(false);
             }
             catch (OperationCanceledException) when (stop.IsCancellationRequested)
@@ -39,6 +42,7 @@ internal static class EngineSession
             if (windowStart != 0)
             {
                 cpuAtEnd = OwnCpuSeconds();
+                gcAtEnd = GcSnapshot.Take();
                 // The window is the schedule's (cut short by Ctrl-C), however late this thread woke.
                 windowStart = engine.MeasureStart;
                 windowEnd = Math.Min(MonotonicClock.NowMicroseconds, engine.MeasureEnd);
@@ -60,7 +64,11 @@ internal static class EngineSession
                 // A loop stuck in a read would keep its connection; the process is about to end anyway.
             }
         }
-        return ToResult(engine, stop.IsCancellationRequested, cpuAtEnd - cpuAtStart, Math.Max(0, windowEnd - windowStart) / 1e6);
+        return ToResult(engine, stop.IsCancellationRequested, cpuAtEnd - cpuAtStart, Math.Max(0, windowEnd - windowStart) / 1e6) with
+        {
+            GcPauseMs = (gcAtEnd.Pause - gcAtStart.Pause).TotalMilliseconds,
+            GcCollections = [gcAtEnd.Gen0 - gcAtStart.Gen0, gcAtEnd.Gen1 - gcAtStart.Gen1, gcAtEnd.Gen2 - gcAtStart.Gen2],
+        };
     }
 
     public static ProgressSnapshot Progress(LoadEngine engine)
@@ -102,6 +110,12 @@ internal static class EngineSession
             ScheduleLag = engine.ScheduleLag.ToData(),
             PublishRoundTrip = engine.PublishRoundTrip.ToData(),
         };
+    }
+
+    /// <summary>The generator's own garbage collections: their pauses stall every simulated client at once.</summary>
+    private readonly record struct GcSnapshot(TimeSpan Pause, int Gen0, int Gen1, int Gen2)
+    {
+        public static GcSnapshot Take() => new(GC.GetTotalPauseDuration(), GC.CollectionCount(0), GC.CollectionCount(1), GC.CollectionCount(2));
     }
 
     private static double OwnCpuSeconds() => ProcessSampler.Read(Environment.ProcessId, 0)?.CpuSeconds ?? 0;

@@ -37,6 +37,12 @@ internal sealed record ProcessResult
 
     public bool Interrupted { get; init; }
 
+    /// <summary>Time the generator process(es) spent paused by their own GC during the window (summed over processes).</summary>
+    public double GcPauseMs { get; init; }
+
+    /// <summary>The generator's garbage collections in the window, by generation 0, 1, 2.</summary>
+    public int[] GcCollections { get; init; } = [0, 0, 0];
+
     public required HistogramData Latency { get; init; }
     public required HistogramData LatencyFromSchedule { get; init; }
     public required HistogramData ScheduleLag { get; init; }
@@ -86,6 +92,8 @@ internal sealed record ProcessResult
             CpuSeconds = results.Sum(r => r.CpuSeconds),
             WindowSeconds = results.Max(r => r.WindowSeconds),
             Interrupted = results.Any(r => r.Interrupted),
+            GcPauseMs = results.Sum(r => r.GcPauseMs),
+            GcCollections = [.. Enumerable.Range(0, 3).Select(g => results.Sum(r => r.GcCollections[g]))],
             Latency = MergeHistograms(r => r.Latency),
             LatencyFromSchedule = MergeHistograms(r => r.LatencyFromSchedule),
             ScheduleLag = MergeHistograms(r => r.ScheduleLag),

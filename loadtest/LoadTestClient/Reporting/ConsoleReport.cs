@@ -25,6 +25,7 @@ internal static class ConsoleReport
             output.WriteLine($"   server pid {s.Pid}: RSS mean {s.RssMeanMiB:0.0} MiB, max {s.RssMaxMiB:0.0} MiB; CPU {s.CpuPercentOfOneCore:0.0}% of one core, {s.CpuMicrosecondsPerDelivery:0.0} µs per delivery");
         }
         output.WriteLine($"   client CPU {r.ClientCpuPercentOfOneCore:0.0}% of one core, {r.ClientCpuMicrosecondsPerDelivery:0.0} µs per delivery; "
+            + $"GC paused it {t.GcPauseMs:0} ms in the window ({string.Join('/', t.GcCollections)} gen0/1/2 collections); "
             + $"network {r.BytesSentPerSecond / 1024:0.0} KiB/s sent, {r.BytesReceivedPerSecond / 1024:0.0} KiB/s received");
     }
 
