@@ -1,5 +1,8 @@
 using Microsoft.AspNetCore.Builder;
+using Microsoft.AspNetCore.Http;
+using Microsoft.Extensions.Configuration;
 using Microsoft.Extensions.DependencyInjection;
+using Microsoft.Extensions.FileProviders;
 
 namespace Laharsub.Server.Hosting;
 
@@ -28,6 +31,29 @@ public static class StandaloneHost
         app.UseCors();
         app.MapLaharsub("/ps");
         app.MapHealthChecks("/health");
+        MapDemo(app);
         return app;
+    }
+
+    /// <summary>The setting that switches the demo off: <c>Laharsub:Demo:Enabled=false</c>.</summary>
+    public const string DemoEnabledSetting = "Laharsub:Demo:Enabled";
+
+    /// <summary>
+    /// Serves the demo chat page and the jQuery client (copied next to the server's assembly at build
+    /// time from <c>src/Clients/JQuery</c>) under <c>/demo/</c>, and sends <c>/</c> there, so that the
+    /// page is one click away after starting the server. On unless <see cref="DemoEnabledSetting"/> is false.
+    /// </summary>
+    private static void MapDemo(WebApplication app)
+    {
+        var root = Path.Combine(AppContext.BaseDirectory, "demo");
+        if (!app.Configuration.GetValue(DemoEnabledSetting, true) || !Directory.Exists(root))
+        {
+            return;
+        }
+        var files = new PhysicalFileProvider(root);
+        app.UseDefaultFiles(new DefaultFilesOptions { FileProvider = files, RequestPath = "/demo" });
+        app.UseStaticFiles(new StaticFileOptions { FileProvider = files, RequestPath = "/demo" });
+        app.MapGet("/", (HttpContext context) => Results.Redirect(context.Request.PathBase + "/demo/"))
+            .ExcludeFromDescription();
     }
 }
