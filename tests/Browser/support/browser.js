@@ -30,12 +30,15 @@ async function newPage(browser) {
 }
 
 /**
- * Opens a bare test page at `origin`/harness.html (fulfilled by the test, so it is same-origin with
- * the server when origin is the server) that loads jQuery `version` and the client from `scriptBase`.
+ * Opens a bare test page at `origin`/harness.html that loads jQuery `version` and the client from
+ * `scriptBase`. The page is fulfilled by the test (so it is same-origin with the server when origin
+ * is the server) unless `served`, when a real server at origin answers it with harnessHtml().
  */
-async function openHarness(page, { origin, scriptBase, api, version, options = {} }) {
-  const html = harnessHtml({ scriptBase, api, version, options });
-  await page.route(`${origin}/harness.html`, (route) => route.fulfill({ contentType: 'text/html; charset=utf-8', body: html }));
+async function openHarness(page, { origin, scriptBase, api, version, options = {}, served = false }) {
+  if (!served) {
+    const html = harnessHtml({ scriptBase, api, version, options });
+    await page.route(`${origin}/harness.html`, (route) => route.fulfill({ contentType: 'text/html; charset=utf-8', body: html }));
+  }
   await page.goto(`${origin}/harness.html`);
   await page.waitForFunction(() => window.harnessReady === true);
 }
@@ -117,4 +120,4 @@ async function eventually(condition, what, timeoutMs = 15000) {
   }
 }
 
-module.exports = { launchBrowser, newPage, openHarness, screenshot, trackPolls, eventually };
+module.exports = { launchBrowser, newPage, openHarness, harnessHtml, screenshot, trackPolls, eventually };
