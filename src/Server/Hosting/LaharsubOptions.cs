@@ -62,8 +62,10 @@ public sealed class LaharsubOptions
 public sealed class LaharsubCorsOptions
 {
     /// <summary>
-    /// Allowed origins, e.g. <c>https://app.example.com</c>; <c>*</c> (the default) allows any origin,
-    /// which is safe for the protocol because it never uses cookies or other credentials.
+    /// Allowed origins, e.g. <c>https://app.example.com</c>. Empty (the default) or <c>*</c> allows any
+    /// origin, which is safe for the protocol because it never uses cookies or other credentials.
     /// </summary>
-    public string[] AllowedOrigins { get; set; } = ["*"];
+    /// <remarks>Empty rather than <c>["*"]</c> by default because configuration binding appends to an
+    /// array: a default entry would silently stay next to the origins an operator lists.</remarks>
+    public string[] AllowedOrigins { get; set; } = [];
 }
