@@ -1,0 +1,286 @@
+using System.Net;
+using Laharsub.Server.Tests.Support;
+using Laharsub.Testing;
+
+namespace Laharsub.Server.Tests;
+
+public sealed class PollTests
+{
+    [Fact]
+    public async Task APollOverSeveralTopicsWakesOnAnyOneOfThem()
+    {
+        await using var server = await LaharsubTestServer.StartAsync();
+        using var client = server.CreateClient();
+        var topics = new[] { await client.CreateTopicAsync(), await client.CreateTopicAsync(), await client.CreateTopicAsync() };
+
+        var poll = client.PollAsync($"topics={string.Join(',', topics)}&timeout=30");
+        await WaitForWaitersAsync(client, topics[2], 1);
+        await client.PublishTextAsync(topics[2], "third");
+        var response = await poll;
+
+        Assert.Equal(HttpStatusCode.OK, response.Status);
+        var message = Assert.Single(response.Messages);
+        Assert.Equal((topics[2], 1L, "third"), (message.TopicId, message.MessageId, message.Text));
+        foreach (var topic in topics)
+        {
+            await WaitForWaitersAsync(client, topic, 0);
+        }
+    }
+
+    [Fact]
+    public async Task MessagesAlreadyPublishedFromTheCursorOnComeBackAtOnceAcrossTopics()
+    {
+        await using var server = await LaharsubTestServer.StartAsync();
+        using var client = server.CreateClient();
+        var a = await client.CreateTopicAsync();
+        var b = await client.CreateTopicAsync();
+        for (var i = 1; i <= 3; i++)
+        {
+            await client.PublishTextAsync(a, $"a{i}");
+            await client.PublishTextAsync(b, $"b{i}");
+        }
+
+        var response = await client.PollAsync($"subs[0][topicid]={a}&subs[0][from]=2&subs[1][topicid]={b}&subs[1][from]=3&timeout=30");
+
+        Assert.Equal(["a2", "a3", "b3"], response.Messages.Select(m => m.Text));
+        Assert.Empty(response.Notices);
+    }
+
+    [Fact]
+    public async Task JQueryEncodedBracketsAndAnyCaseAreAccepted()
+    {
+        await using var server = await LaharsubTestServer.StartAsync();
+        using var client = server.CreateClient();
+        var topic = await client.CreateTopicAsync();
+        await client.PublishTextAsync(topic, "x");
+
+        var response = await client.PollAsync($"subs%5B0%5D%5BtopicId%5D={topic}&SUBS%5B0%5D%5BFROM%5D=1&_=1700000000");
+
+        Assert.Equal("x", Assert.Single(response.Messages).Text);
+    }
+
+    [Fact]
+    public async Task NothingBeforeTheTimeoutAnswers204WithNoStore()
+    {
+        await using var server = await LaharsubTestServer.StartAsync();
+        using var client = server.CreateClient();
+        var topic = await client.CreateTopicAsync();
+
+        var started = DateTime.UtcNow;
+        var response = await client.PollAsync($"topics={topic}&timeout=1");
+
+        Assert.Equal(HttpStatusCode.NoContent, response.Status);
+        Assert.True(DateTime.UtcNow - started >= TimeSpan.FromMilliseconds(900), "the poll must wait for its timeout");
+        Assert.True(response.Response.Headers.CacheControl!.NoStore);
+    }
+
+    [Fact]
+    public async Task APollWithoutTimeoutWaitsTheConfiguredDefault()
+    {
+        await using var server = await LaharsubTestServer.StartAsync(o => o.DefaultPollTimeout = TimeSpan.FromSeconds(1));
+        using var client = server.CreateClient();
+        var topic = await client.CreateTopicAsync();
+
+        var started = DateTime.UtcNow;
+        var response = await client.PollAsync($"topics={topic}");
+
+        Assert.Equal(HttpStatusCode.NoContent, response.Status);
+        Assert.InRange(DateTime.UtcNow - started, TimeSpan.FromMilliseconds(900), TimeSpan.FromSeconds(15));
+    }
+
+    [Fact]
+    public async Task EveryPollAnswerIsMarkedNoStore()
+    {
+        await using var server = await LaharsubTestServer.StartAsync();
+        using var client = server.CreateClient();
+        var topic = await client.CreateTopicAsync();
+        await client.PublishTextAsync(topic, "x");
+
+        var ok = await client.PollAsync($"topics={topic}:1");
+        var bad = await client.PollAsync("topics=oops");
+
+        Assert.True(ok.Response.Headers.CacheControl!.NoStore);
+        Assert.True(bad.Response.Headers.CacheControl!.NoStore);
+    }
+
+    [Fact]
+    public async Task WithoutFromAPollStartsWithTheNextMessagePublished()
+    {
+        await using var server = await LaharsubTestServer.StartAsync();
+        using var client = server.CreateClient();
+        var topic = await client.CreateTopicAsync();
+        await client.PublishTextAsync(topic, "old");
+
+        var poll = client.PollAsync($"topics={topic}&timeout=30");
+        await WaitForWaitersAsync(client, topic, 1);
+        await client.PublishTextAsync(topic, "new");
+        var response = await poll;
+
+        var message = Assert.Single(response.Messages);
+        Assert.Equal((2L, "new"), (message.MessageId, message.Text));
+    }
+
+    [Fact]
+    public async Task FromOneAsksForEverythingStillRetained()
+    {
+        await using var server = await LaharsubTestServer.StartAsync();
+        using var client = server.CreateClient();
+        var topic = await client.CreateTopicAsync();
+        for (var i = 0; i < 5; i++)
+        {
+            await client.PublishTextAsync(topic, $"m{i}");
+        }
+
+        var response = await client.PollAsync($"topics={topic}:1");
+
+        Assert.Equal([1L, 2, 3, 4, 5], response.Messages.Select(m => m.MessageId));
+    }
+
+    [Fact]
+    public async Task APollWaitingForLaterMessagesIsWokenByThem()
+    {
+        await using var server = await LaharsubTestServer.StartAsync();
+        using var client = server.CreateClient();
+        var topic = await client.CreateTopicAsync();
+        await client.PublishTextAsync(topic, "seen");
+
+        var poll = client.PollAsync($"topics={topic}:2&timeout=30", "multipart/mixed");
+        await WaitForWaitersAsync(client, topic, 1);
+        await client.PublishTextAsync(topic, "fresh");
+
+        var message = Assert.Single((await poll).Messages);
+        Assert.Equal((2L, "fresh"), (message.MessageId, message.Text));
+    }
+
+    [Fact]
+    public async Task AResponseIsCappedInCountAndTheClientContinuesFromItsCursor()
+    {
+        await using var server = await LaharsubTestServer.StartAsync(o => o.MaxMessagesPerPoll = 3);
+        using var client = server.CreateClient();
+        var topic = await client.CreateTopicAsync();
+        for (var i = 0; i < 7; i++)
+        {
+            await client.PublishTextAsync(topic, $"m{i}");
+        }
+
+        var received = new List<long>();
+        long cursor = 1;
+        while (received.Count < 7)
+        {
+            var response = await client.PollAsync($"topics={topic}:{cursor}&timeout=0");
+            Assert.InRange(response.Messages.Count, 1, 3);
+            received.AddRange(response.Messages.Select(m => m.MessageId));
+            cursor = received[^1] + 1;
+        }
+
+        Assert.Equal(Enumerable.Range(1, 7).Select(i => (long)i), received);
+    }
+
+    [Fact]
+    public async Task AResponseIsCappedInBytesButAlwaysCarriesOneMessage()
+    {
+        await using var server = await LaharsubTestServer.StartAsync(o => { o.MaxBytesPerPoll = 250; o.MaxMessageBytes = 1000; });
+        using var client = server.CreateClient();
+        var topic = await client.CreateTopicAsync();
+        await client.PublishAsync(topic, new byte[1000]);
+        await client.PublishAsync(topic, new byte[100]);
+        await client.PublishAsync(topic, new byte[100]);
+        await client.PublishAsync(topic, new byte[100]);
+
+        var first = await client.PollAsync($"topics={topic}:1");
+        var second = await client.PollAsync($"topics={topic}:2");
+
+        Assert.Equal([1L], first.Messages.Select(m => m.MessageId));
+        Assert.Equal([2L, 3], second.Messages.Select(m => m.MessageId));
+    }
+
+    [Fact]
+    public async Task DeletingATopicWakesItsWaitingPollsWithATopicDeletedNotice()
+    {
+        await using var server = await LaharsubTestServer.StartAsync();
+        using var client = server.CreateClient();
+        var doomed = await client.CreateTopicAsync();
+        var other = await client.CreateTopicAsync();
+
+        var poll = client.PollAsync($"topics={doomed},{other}&timeout=60", "multipart/mixed");
+        await WaitForWaitersAsync(client, doomed, 1);
+        using (await client.DeleteAsync($"topics/{doomed}").WaitAsync(WireClient.Bound)) { }
+        var response = await poll;
+
+        Assert.Equal(HttpStatusCode.OK, response.Status);
+        var notice = Assert.Single(response.Notices);
+        Assert.Equal(("topicDeleted", doomed), (notice.Type, notice.TopicId));
+        Assert.Empty(response.Messages);
+        await WaitForWaitersAsync(client, other, 0);
+    }
+
+    [Fact]
+    public async Task ACursorBeyondTheTopicsEndGetsAResetNoticeAndEverythingRetained()
+    {
+        await using var server = await LaharsubTestServer.StartAsync();
+        using var client = server.CreateClient();
+        var topic = await client.CreateTopicAsync();
+        await client.PublishTextAsync(topic, "one");
+        await client.PublishTextAsync(topic, "two");
+
+        var response = await client.PollAsync($"topics={topic}:10&timeout=30");
+
+        var notice = Assert.Single(response.Notices);
+        Assert.Equal("reset", notice.Type);
+        Assert.Equal((10L, 1L, 2L), (notice.Get("requestedFrom"), notice.Get("firstMessageId"), notice.Get("lastMessageId")));
+        Assert.Equal(["one", "two"], response.Messages.Select(m => m.Text));
+    }
+
+    [Fact]
+    public async Task AnUnknownTopicInAPollIs404NamingIt()
+    {
+        await using var server = await LaharsubTestServer.StartAsync();
+        using var client = server.CreateClient();
+        var topic = await client.CreateTopicAsync();
+
+        var (status, problem) = await client.SendForProblemAsync(new HttpRequestMessage(HttpMethod.Get, $"subscriptions?topics={topic},99"));
+
+        Assert.Equal(HttpStatusCode.NotFound, status);
+        Assert.Equal(99, problem.GetProperty("topicId").GetInt64());
+        Assert.Equal(0, (await client.GetTopicAsync(topic)).GetProperty("waitingPolls").GetInt32());
+    }
+
+    [Theory]
+    [InlineData(null, "application/json")]
+    [InlineData("*/*", "application/json")]
+    [InlineData("application/json, text/javascript, */*; q=0.01", "application/json")]
+    [InlineData("multipart/mixed", "multipart/mixed")]
+    [InlineData("application/json;q=0.5, multipart/mixed", "multipart/mixed")]
+    [InlineData("multipart/*", "multipart/mixed")]
+    public async Task TheFormatFollowsAcceptWithJsonAsTheDefault(string? accept, string expected)
+    {
+        await using var server = await LaharsubTestServer.StartAsync();
+        using var client = server.CreateClient();
+        var topic = await client.CreateTopicAsync();
+        await client.PublishTextAsync(topic, "x");
+
+        var response = await client.PollAsync($"topics={topic}:1", accept);
+
+        Assert.Equal(expected, response.Response.Content.Headers.ContentType!.MediaType);
+        Assert.Equal("x", Assert.Single(response.Messages).Text);
+    }
+
+    [Fact]
+    public async Task AnUnacceptableFormatIs406()
+    {
+        await using var server = await LaharsubTestServer.StartAsync();
+        using var client = server.CreateClient();
+        var topic = await client.CreateTopicAsync();
+        var request = new HttpRequestMessage(HttpMethod.Get, $"subscriptions?topics={topic}&timeout=0");
+        request.Headers.Accept.ParseAdd("text/html");
+
+        var (status, problem) = await client.SendForProblemAsync(request);
+
+        Assert.Equal(HttpStatusCode.NotAcceptable, status);
+        Assert.Contains("multipart/mixed", problem.GetProperty("detail").GetString());
+    }
+
+    internal static Task WaitForWaitersAsync(HttpClient client, long topic, int count) =>
+        Eventually.HoldsAsync(async () => (await client.GetTopicAsync(topic)).GetProperty("waitingPolls").GetInt32() == count,
+            TimeSpan.FromSeconds(20), $"topic {topic} has {count} waiting polls");
+}
