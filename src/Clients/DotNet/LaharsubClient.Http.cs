@@ -81,13 +81,18 @@ public sealed partial class LaharsubClient
     private TimeSpan? RetryDelayFor(HttpResponseMessage response, int attempt)
     {
         var status = (int)response.StatusCode;
-        if (status is 429 or 503 && response.Headers.RetryAfter is { } retryAfter)
+        if (status is not (429 or >= 500))
+        {
+            return null;
+        }
+        // 429 and 503 are meant to carry Retry-After; other 5xx may too (Laharsub's 507 does).
+        if (response.Headers.RetryAfter is { } retryAfter)
         {
             var wait = retryAfter.Delta ?? (retryAfter.Date - DateTimeOffset.UtcNow) ?? TimeSpan.Zero;
             // At least what the server asked for, plus a little jitter so that its clients come back spread out.
             return (wait < TimeSpan.Zero ? TimeSpan.Zero : wait) + _options.RetryDelay * Random.Shared.NextDouble();
         }
-        return status is 429 or >= 500 ? Backoff(attempt) : null;
+        return Backoff(attempt);
     }
 
     /// <summary>Capped exponential backoff with full jitter: uniformly random below <c>min(max, base * 2^(failures-1))</c>.</summary>
