@@ -28,7 +28,17 @@ internal sealed class JsonPollReader(Stream stream) : IPollReader
     {
         while (true)
         {
-            if (TryRead(out var item))
+            SubscriptionEvent? item;
+            bool complete;
+            try
+            {
+                complete = TryRead(out item);
+            }
+            catch (JsonException exception)
+            {
+                throw new InvalidDataException($"The JSON poll response is malformed: {exception.Message}", exception);
+            }
+            if (complete)
             {
                 return item;
             }
