@@ -231,4 +231,52 @@ public sealed class SubscriptionTests
         await using var second = reader.Subscription.ReadAllAsync().GetAsyncEnumerator();
         await Assert.ThrowsAsync<InvalidOperationException>(() => second.MoveNextAsync().AsTask().WaitAsync(TestSupport.Timeout));
     }
+    [Fact]
+    public async Task AddingATopicReplacesTheWaitingPollAtOnce()
+    {
+        await using var server = await LaharsubTestServer.StartAsync();
+        using var handler = new CountingHandler();
+        using var http = handler.CreateClient(server.ApiAddress);
+        // Polls are held for a minute: only replacing the waiting one can deliver within seconds.
+        await using var client = new LaharsubClient(http, TestSupport.Options(pollSeconds: 60));
+        var idle = await client.CreateTopicAsync().WaitAsync(TestSupport.Timeout);
+        var busy = await client.CreateTopicAsync().WaitAsync(TestSupport.Timeout);
+        await client.PublishAsync(busy, "waiting for you").WaitAsync(TestSupport.Timeout);
+        await using var reader = new EventReader(client.Subscribe([new(idle, 1)]));
+        _ = reader.PendingStep;
+        await Eventually.HoldsAsync(async () => (await client.GetTopicAsync(idle)).WaitingPolls == 1, TestSupport.Timeout, "the poll waits");
+
+        reader.Subscription.Add(busy, 1);
+
+        Assert.Equal("waiting for you", (await reader.NextAsync(TimeSpan.FromSeconds(5))).Text());
+        _ = reader.PendingStep;
+        await Eventually.HoldsAsync(async () => (await client.GetTopicAsync(idle)).WaitingPolls == 1, TestSupport.Timeout, "the new poll waits");
+        Assert.Equal(1, handler.MaxPollsInFlight);
+    }
+
+    [Theory]
+    [InlineData(PollFormat.Multipart)]
+    [InlineData(PollFormat.Json)]
+    public async Task ChangingTopicsInTheMiddleOfAnAnswerNeitherLosesNorRepeatsItsRest(PollFormat format)
+    {
+        await using var server = await LaharsubTestServer.StartAsync();
+        await using var client = server.CreateLaharsubClient(format);
+        var a = await client.CreateTopicAsync().WaitAsync(TestSupport.Timeout);
+        var b = await client.CreateTopicAsync().WaitAsync(TestSupport.Timeout);
+        for (var i = 1; i <= 10; i++)
+        {
+            await client.PublishAsync(a, $"a{i}").WaitAsync(TestSupport.Timeout);
+        }
+        await client.PublishAsync(b, "b1").WaitAsync(TestSupport.Timeout);
+        await using var reader = new EventReader(client.Subscribe([new(a, 1)]));
+
+        // All ten arrive in one answer; the change comes after three of them were read.
+        var texts = (await reader.TakeAsync(3)).Select(e => e.Text()).ToList();
+        reader.Subscription.Add(b, 1);
+        texts.AddRange((await reader.TakeAsync(8)).Select(e => e.Text()));
+
+        Assert.Equal(["a1", "a2", "a3", "a4", "a5", "a6", "a7", "a8", "a9", "a10", "b1"], texts);
+        Assert.False(await reader.EndsWithinAsync(TimeSpan.FromMilliseconds(300)), "nothing more should arrive, and the subscription should go on");
+        Assert.Equal(new Dictionary<long, long> { [a] = 11, [b] = 2 }, reader.Subscription.Cursors);
+    }
 }

@@ -63,7 +63,12 @@ public sealed partial class LaharsubClient
             {
                 delay = Backoff(attempt);
             }
-            await Task.Delay(delay, cancellationToken).ConfigureAwait(false);
+            using (var wait = CancellationTokenSource.CreateLinkedTokenSource(cancellationToken, _disposing.Token))
+            {
+                // Disposal ends the wait too; the loop's check then reports it.
+                await Task.Delay(delay, wait.Token).ConfigureAwait(ConfigureAwaitOptions.SuppressThrowing);
+            }
+            cancellationToken.ThrowIfCancellationRequested();
         }
     }
 

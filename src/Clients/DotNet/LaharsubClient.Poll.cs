@@ -61,6 +61,11 @@ public sealed partial class LaharsubClient
         {
             return PollOutcome.Stopped;
         }
+        catch (ObjectDisposedException) when (_disposing.IsCancellationRequested)
+        {
+            // The client was disposed between the subscription's last check and this poll.
+            return PollOutcome.Stopped;
+        }
         catch (OperationCanceledException) when (changed.IsCancellationRequested)
         {
             return PollOutcome.Changed;
