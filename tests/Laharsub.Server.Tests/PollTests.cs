@@ -75,6 +75,20 @@ public sealed class PollTests
     }
 
     [Fact]
+    public async Task APollWithoutTimeoutWaitsTheConfiguredDefault()
+    {
+        await using var server = await LaharsubTestServer.StartAsync(o => o.DefaultPollTimeout = TimeSpan.FromSeconds(1));
+        using var client = server.CreateClient();
+        var topic = await client.CreateTopicAsync();
+
+        var started = DateTime.UtcNow;
+        var response = await client.PollAsync($"topics={topic}");
+
+        Assert.Equal(HttpStatusCode.NoContent, response.Status);
+        Assert.InRange(DateTime.UtcNow - started, TimeSpan.FromMilliseconds(900), TimeSpan.FromSeconds(15));
+    }
+
+    [Fact]
     public async Task EveryPollAnswerIsMarkedNoStore()
     {
         await using var server = await LaharsubTestServer.StartAsync();

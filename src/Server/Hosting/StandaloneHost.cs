@@ -1,5 +1,6 @@
 using Microsoft.AspNetCore.Builder;
 using Microsoft.Extensions.DependencyInjection;
+using Microsoft.Extensions.Logging;
 
 namespace Laharsub.Server.Hosting;
 
@@ -18,6 +19,9 @@ public static class StandaloneHost
             ApplicationName = typeof(StandaloneHost).Assembly.GetName().Name,
         });
         builder.Services.AddLaharsub();
+        // Per-request framework logs cost more than a poll itself; keep them off wherever the host is
+        // started from, even when appsettings.json is not in the working directory.
+        builder.Logging.AddFilter("Microsoft.AspNetCore", LogLevel.Warning);
         // Waiting polls are answered as soon as shutdown starts; the rest is connections draining.
         builder.Services.Configure<Microsoft.Extensions.Hosting.HostOptions>(host => host.ShutdownTimeout = TimeSpan.FromSeconds(10));
         configure?.Invoke(builder);
