@@ -9,8 +9,8 @@ namespace Laharsub.Client;
 /// </summary>
 /// <remarks>
 /// Requests that fail with a network error or a 5xx are retried with capped exponential backoff and
-/// jitter (<see cref="LaharsubClientOptions.RetryDelay"/>); 429 and 503 wait for the server's
-/// <c>Retry-After</c>. Requests that are not idempotent (creating a topic, publishing, deleting) are
+/// jitter (<see cref="LaharsubClientOptions.RetryDelay"/>); a <c>Retry-After</c> from the server
+/// (429, 503, 507) is honoured. Requests that are not idempotent (creating a topic, publishing, deleting) are
 /// retried only when the server certainly did not act on them: the connection could not be opened, or
 /// the server answered with an error (the protocol guarantees that no error changes any state).
 /// Other 4xx answers throw a <see cref="LaharsubException"/> with the server's explanation.
@@ -139,7 +139,7 @@ public sealed partial class LaharsubClient : IAsyncDisposable, IDisposable
         return address.AbsolutePath.EndsWith('/') ? address : new Uri(address.AbsoluteUri + "/");
     }
 
-    private static void ThrowIfNotId(long id, [CallerArgumentExpression(nameof(id))] string? parameterName = null)
+    internal static void ThrowIfNotId(long id, [CallerArgumentExpression(nameof(id))] string? parameterName = null)
     {
         if (id <= 0)
         {

@@ -66,7 +66,7 @@ public sealed class LaharsubSubscription : IAsyncDisposable
     /// <param name="from">The smallest message id wanted: 1 for everything still retained, a saved cursor to resume.</param>
     public void Add(long topicId, long from)
     {
-        ThrowIfNotId(topicId);
+        LaharsubClient.ThrowIfNotId(topicId);
         if (from <= 0)
         {
             throw new ArgumentOutOfRangeException(nameof(from), from, $"{from} is not a cursor: use a message id (1 for everything retained).");
@@ -84,7 +84,7 @@ public sealed class LaharsubSubscription : IAsyncDisposable
     /// <exception cref="LaharsubException"><c>404</c> when the topic does not exist.</exception>
     public async Task AddAsync(long topicId, CancellationToken cancellationToken = default)
     {
-        ThrowIfNotId(topicId);
+        LaharsubClient.ThrowIfNotId(topicId);
         ObjectDisposedException.ThrowIf(_stopped.IsCancellationRequested, this);
         var topic = await _client.GetTopicAsync(topicId, cancellationToken).ConfigureAwait(false);
         Change(cursors => cursors.TryAdd(topicId, topic.LastMessageId + 1));
@@ -269,13 +269,5 @@ public sealed class LaharsubSubscription : IAsyncDisposable
         using var wait = CancellationTokenSource.CreateLinkedTokenSource(changed, _stopped, cancellationToken);
         await Task.Delay(delay, wait.Token).ConfigureAwait(ConfigureAwaitOptions.SuppressThrowing);
         cancellationToken.ThrowIfCancellationRequested();
-    }
-
-    private static void ThrowIfNotId(long topicId, [CallerArgumentExpression(nameof(topicId))] string? parameterName = null)
-    {
-        if (topicId <= 0)
-        {
-            throw new ArgumentOutOfRangeException(parameterName, topicId, $"{topicId} is not a topic id: topic ids are positive integers.");
-        }
     }
 }
