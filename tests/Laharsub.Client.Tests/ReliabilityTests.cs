@@ -17,7 +17,7 @@ public sealed class ReliabilityTests
     [InlineData(PollFormat.Json)]
     public async Task AfterARestartThatKeptTheDataTheSubscriptionReconnectsAndReportsWhatExpiredMeanwhile(PollFormat format)
     {
-        await using var first = await LaharsubTestServer.StartAsync(o => o.MessageTimeToLive = TimeSpan.FromSeconds(1));
+        await using var first = await LaharsubTestServer.StartAsync(o => o.MessageTimeToLive = TimeSpan.FromSeconds(2));
         var backend = first.Backend;
         var wire = first.Services.GetRequiredService<WireFormat>();
         await using var client = first.CreateLaharsubClient(format);
