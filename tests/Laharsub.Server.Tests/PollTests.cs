@@ -280,6 +280,26 @@ public sealed class PollTests
         Assert.Contains("multipart/mixed", problem.GetProperty("detail").GetString());
     }
 
+    [Fact]
+    public async Task APollOverTheMaximumNumberOfTopicsInJQueryFormFitsTheRequestLine()
+    {
+        await using var server = await LaharsubTestServer.StartAsync(o => o.MaxTopics = 2000);
+        using var client = server.CreateClient();
+        var topics = new List<long>();
+        for (var i = 0; i < 1000; i++)
+        {
+            topics.Add(await client.CreateTopicAsync());
+        }
+        await client.PublishTextAsync(topics[^1], "last");
+        // Worst case for the line length: large ids and cursors, brackets percent-encoded as $.param does.
+        var query = string.Join('&', topics.Select((t, i) => $"subs%5B{i}%5D%5Btopicid%5D={t}&subs%5B{i}%5D%5Bfrom%5D=1"));
+
+        var response = await client.PollAsync(query + "&timeout=0");
+
+        Assert.Equal(HttpStatusCode.OK, response.Status);
+        Assert.Equal("last", Assert.Single(response.Messages).Text);
+    }
+
     internal static Task WaitForWaitersAsync(HttpClient client, long topic, int count) =>
         Eventually.HoldsAsync(async () => (await client.GetTopicAsync(topic)).GetProperty("waitingPolls").GetInt32() == count,
             TimeSpan.FromSeconds(20), $"topic {topic} has {count} waiting polls");

@@ -25,6 +25,7 @@ public static class StandaloneHost
         // Per-request framework logs cost more than a poll itself; keep them off wherever the host is
         // started from, even when appsettings.json is not in the working directory.
         builder.Logging.AddFilter("Microsoft.AspNetCore", LogLevel.Warning);
+        RaiseRequestLineLimit(builder);
         // Waiting polls are answered as soon as shutdown starts; the rest is connections draining.
         builder.Services.Configure<Microsoft.Extensions.Hosting.HostOptions>(host => host.ShutdownTimeout = TimeSpan.FromSeconds(10));
         configure?.Invoke(builder);
@@ -37,6 +38,28 @@ public static class StandaloneHost
         app.MapHealthChecks("/health");
         MapDemo(app);
         return app;
+    }
+
+    /// <summary>
+    /// A poll names its subscriptions in the query string: about 25 bytes each in the compact form and
+    /// 70 in jQuery's indexed form, so Kestrel's 8 KiB request line would refuse polls (414) long
+    /// before <c>Laharsub:MaxSubscriptionsPerPoll</c>. Operators' own <c>Kestrel:Limits</c> settings win.
+    /// </summary>
+    private static void RaiseRequestLineLimit(WebApplicationBuilder builder)
+    {
+        const int RequestLineBytes = 128 * 1024;
+        var limits = builder.Configuration.GetSection("Kestrel:Limits");
+        builder.WebHost.ConfigureKestrel(kestrel =>
+        {
+            if (limits["MaxRequestLineSize"] is null)
+            {
+                kestrel.Limits.MaxRequestLineSize = RequestLineBytes;
+            }
+            if (limits["MaxRequestHeadersTotalSize"] is null)
+            {
+                kestrel.Limits.MaxRequestHeadersTotalSize = RequestLineBytes + 32 * 1024;
+            }
+        });
     }
 
     /// <summary>The setting that switches the demo off: <c>Laharsub:Demo:Enabled=false</c>.</summary>
