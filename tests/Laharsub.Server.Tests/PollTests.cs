@@ -75,6 +75,20 @@ public sealed class PollTests
     }
 
     [Fact]
+    public async Task APollWithoutTimeoutWaitsTheConfiguredDefault()
+    {
+        await using var server = await LaharsubTestServer.StartAsync(o => o.DefaultPollTimeout = TimeSpan.FromSeconds(1));
+        using var client = server.CreateClient();
+        var topic = await client.CreateTopicAsync();
+
+        var started = DateTime.UtcNow;
+        var response = await client.PollAsync($"topics={topic}");
+
+        Assert.Equal(HttpStatusCode.NoContent, response.Status);
+        Assert.InRange(DateTime.UtcNow - started, TimeSpan.FromMilliseconds(900), TimeSpan.FromSeconds(15));
+    }
+
+    [Fact]
     public async Task EveryPollAnswerIsMarkedNoStore()
     {
         await using var server = await LaharsubTestServer.StartAsync();
@@ -264,6 +278,26 @@ public sealed class PollTests
 
         Assert.Equal(HttpStatusCode.NotAcceptable, status);
         Assert.Contains("multipart/mixed", problem.GetProperty("detail").GetString());
+    }
+
+    [Fact]
+    public async Task APollOverTheMaximumNumberOfTopicsInJQueryFormFitsTheRequestLine()
+    {
+        await using var server = await LaharsubTestServer.StartAsync(o => o.MaxTopics = 2000);
+        using var client = server.CreateClient();
+        var topics = new List<long>();
+        for (var i = 0; i < 1000; i++)
+        {
+            topics.Add(await client.CreateTopicAsync());
+        }
+        await client.PublishTextAsync(topics[^1], "last");
+        // Worst case for the line length: large ids and cursors, brackets percent-encoded as $.param does.
+        var query = string.Join('&', topics.Select((t, i) => $"subs%5B{i}%5D%5Btopicid%5D={t}&subs%5B{i}%5D%5Bfrom%5D=1"));
+
+        var response = await client.PollAsync(query + "&timeout=0");
+
+        Assert.Equal(HttpStatusCode.OK, response.Status);
+        Assert.Equal("last", Assert.Single(response.Messages).Text);
     }
 
     internal static Task WaitForWaitersAsync(HttpClient client, long topic, int count) =>

@@ -4,6 +4,7 @@ using Microsoft.AspNetCore.Builder;
 using Microsoft.AspNetCore.Hosting.Server;
 using Microsoft.AspNetCore.Hosting.Server.Features;
 using Microsoft.AspNetCore.Http.Features;
+using Microsoft.Extensions.Configuration;
 using Microsoft.Extensions.DependencyInjection;
 using Microsoft.Extensions.Logging;
 
@@ -36,15 +37,21 @@ public sealed class LaharsubTestServer : IAsyncDisposable
     /// Starts a server on 127.0.0.1. <paramref name="port"/> 0 picks a free port; a fixed port lets a
     /// test stop a server and start another where clients expect it. <paramref name="services"/> may
     /// register services first, e.g. a <see cref="ILaharsubBackend"/> kept across a restart.
+    /// <paramref name="settings"/> are configuration keys such as <c>Laharsub:MaxTopics</c>, as an operator would set them.
     /// </summary>
     public static async Task<LaharsubTestServer> StartAsync(
         Action<LaharsubOptions>? configure = null,
         Action<IServiceCollection>? services = null,
         int port = 0,
+        IReadOnlyDictionary<string, string?>? settings = null,
         CancellationToken cancellationToken = default)
     {
         var app = StandaloneHost.Build(["--urls", $"http://127.0.0.1:{port}"], builder =>
         {
+            if (settings is not null)
+            {
+                builder.Configuration.AddInMemoryCollection(settings);
+            }
             builder.Logging.ClearProviders();
             builder.Logging.SetMinimumLevel(LogLevel.Warning);
             services?.Invoke(builder.Services);

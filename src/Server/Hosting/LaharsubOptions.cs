@@ -57,13 +57,3 @@ public sealed class LaharsubOptions
     /// <summary>Cross-origin access.</summary>
     public LaharsubCorsOptions Cors { get; set; } = new();
 }
-
-/// <summary>Which web origins may call Laharsub from a browser.</summary>
-public sealed class LaharsubCorsOptions
-{
-    /// <summary>
-    /// Allowed origins, e.g. <c>https://app.example.com</c>; <c>*</c> (the default) allows any origin,
-    /// which is safe for the protocol because it never uses cookies or other credentials.
-    /// </summary>
-    public string[] AllowedOrigins { get; set; } = ["*"];
-}

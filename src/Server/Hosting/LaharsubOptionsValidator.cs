@@ -16,19 +16,11 @@ internal sealed class LaharsubOptionsValidator : IValidateOptions<LaharsubOption
         {
             failures.Add($"Laharsub:MaxMessageBytes ({options.MaxMessageBytes}) must not exceed Laharsub:MaxRetainedBytes ({options.MaxRetainedBytes}), or no message could ever be stored.");
         }
-        var origins = options.Cors.AllowedOrigins;
-        if (origins is null || origins.Length == 0)
+        foreach (var origin in options.Cors.AllowedOrigins ?? [])
         {
-            failures.Add("Laharsub:Cors:AllowedOrigins is empty: list origins such as https://app.example.com, or \"*\" for any.");
-        }
-        else
-        {
-            foreach (var origin in origins)
+            if (origin != "*" && !Uri.TryCreate(origin, UriKind.Absolute, out _))
             {
-                if (origin != "*" && !Uri.TryCreate(origin, UriKind.Absolute, out _))
-                {
-                    failures.Add($"Laharsub:Cors:AllowedOrigins contains '{origin}', which is neither \"*\" nor an absolute origin such as https://app.example.com.");
-                }
+                failures.Add($"Laharsub:Cors:AllowedOrigins contains '{origin}', which is neither \"*\" nor an absolute origin such as https://app.example.com.");
             }
         }
         return failures.Count == 0 ? ValidateOptionsResult.Success : ValidateOptionsResult.Fail(failures);

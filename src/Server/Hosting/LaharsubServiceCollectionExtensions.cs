@@ -48,8 +48,8 @@ public static class LaharsubServiceCollectionExtensions
     {
         public void Configure(CorsOptions cors) => cors.AddPolicy(CorsPolicyName, policy =>
         {
-            var origins = options.Value.Cors.AllowedOrigins;
-            if (origins.Contains("*"))
+            var origins = options.Value.Cors.AllowedOrigins ?? [];
+            if (origins.Length == 0 || origins.Contains("*"))
             {
                 policy.AllowAnyOrigin();
             }

@@ -1,5 +1,9 @@
 using Microsoft.AspNetCore.Builder;
+using Microsoft.AspNetCore.Http;
+using Microsoft.Extensions.Configuration;
 using Microsoft.Extensions.DependencyInjection;
+using Microsoft.Extensions.FileProviders;
+using Microsoft.Extensions.Logging;
 
 namespace Laharsub.Server.Hosting;
 
@@ -18,6 +22,10 @@ public static class StandaloneHost
             ApplicationName = typeof(StandaloneHost).Assembly.GetName().Name,
         });
         builder.Services.AddLaharsub();
+        // Per-request framework logs cost more than a poll itself; keep them off wherever the host is
+        // started from, even when appsettings.json is not in the working directory.
+        builder.Logging.AddFilter("Microsoft.AspNetCore", LogLevel.Warning);
+        RaiseRequestLineLimit(builder);
         // Waiting polls are answered as soon as shutdown starts; the rest is connections draining.
         builder.Services.Configure<Microsoft.Extensions.Hosting.HostOptions>(host => host.ShutdownTimeout = TimeSpan.FromSeconds(10));
         configure?.Invoke(builder);
@@ -28,6 +36,51 @@ public static class StandaloneHost
         app.UseCors();
         app.MapLaharsub("/ps");
         app.MapHealthChecks("/health");
+        MapDemo(app);
         return app;
+    }
+
+    /// <summary>
+    /// A poll names its subscriptions in the query string: about 25 bytes each in the compact form and
+    /// 70 in jQuery's indexed form, so Kestrel's 8 KiB request line would refuse polls (414) long
+    /// before <c>Laharsub:MaxSubscriptionsPerPoll</c>. Operators' own <c>Kestrel:Limits</c> settings win.
+    /// </summary>
+    private static void RaiseRequestLineLimit(WebApplicationBuilder builder)
+    {
+        const int RequestLineBytes = 128 * 1024;
+        var limits = builder.Configuration.GetSection("Kestrel:Limits");
+        builder.WebHost.ConfigureKestrel(kestrel =>
+        {
+            if (limits["MaxRequestLineSize"] is null)
+            {
+                kestrel.Limits.MaxRequestLineSize = RequestLineBytes;
+            }
+            if (limits["MaxRequestHeadersTotalSize"] is null)
+            {
+                kestrel.Limits.MaxRequestHeadersTotalSize = RequestLineBytes + 32 * 1024;
+            }
+        });
+    }
+
+    /// <summary>The setting that switches the demo off: <c>Laharsub:Demo:Enabled=false</c>.</summary>
+    public const string DemoEnabledSetting = "Laharsub:Demo:Enabled";
+
+    /// <summary>
+    /// Serves the demo chat page and the jQuery client (copied next to the server's assembly at build
+    /// time from <c>src/Clients/JQuery</c>) under <c>/demo/</c>, and sends <c>/</c> there, so that the
+    /// page is one click away after starting the server. On unless <see cref="DemoEnabledSetting"/> is false.
+    /// </summary>
+    private static void MapDemo(WebApplication app)
+    {
+        var root = Path.Combine(AppContext.BaseDirectory, "demo");
+        if (!app.Configuration.GetValue(DemoEnabledSetting, true) || !Directory.Exists(root))
+        {
+            return;
+        }
+        var files = new PhysicalFileProvider(root);
+        app.UseDefaultFiles(new DefaultFilesOptions { FileProvider = files, RequestPath = "/demo" });
+        app.UseStaticFiles(new StaticFileOptions { FileProvider = files, RequestPath = "/demo" });
+        app.MapGet("/", (HttpContext context) => Results.Redirect(context.Request.PathBase + "/demo/"))
+            .ExcludeFromDescription();
     }
 }

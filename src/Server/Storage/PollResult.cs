@@ -24,22 +24,3 @@ public sealed class PollResult
     public long? UnknownTopicId { get; }
     public bool IsEmpty => Notices.Count == 0 && Messages.Count == 0;
 }
-
-/// <summary>The kinds of <see cref="PollNotice"/>.</summary>
-public enum PollNoticeKind
-{
-    /// <summary>Messages <c>FromMessageId..ToMessageId</c> are no longer retained.</summary>
-    Gap,
-    /// <summary>The cursor was beyond the topic's end; continue from <c>FirstMessageId</c>.</summary>
-    Reset,
-    /// <summary>The topic was deleted.</summary>
-    TopicDeleted,
-}
-
-/// <summary>Something a subscriber must be told about a topic besides its messages.</summary>
-/// <param name="Kind">Which notice.</param>
-/// <param name="TopicId">The topic it is about.</param>
-/// <param name="FromMessageId">Gap: first lost id. Reset: the cursor the client sent.</param>
-/// <param name="ToMessageId">Gap: last lost id. Reset: the topic's last id.</param>
-/// <param name="FirstMessageId">Reset: the id to continue from.</param>
-public readonly record struct PollNotice(PollNoticeKind Kind, long TopicId, long FromMessageId = 0, long ToMessageId = 0, long FirstMessageId = 0);

@@ -6,13 +6,14 @@ using Microsoft.AspNetCore.Http;
 using Microsoft.AspNetCore.Http.Features;
 using Microsoft.AspNetCore.Http.HttpResults;
 using Microsoft.AspNetCore.Routing;
+using Microsoft.Extensions.Logging;
 using Microsoft.Extensions.Options;
 using Microsoft.Net.Http.Headers;
 
 namespace Laharsub.Server.Topics;
 
 /// <summary>Topic resources: create, list, inspect, delete, and publish to a topic.</summary>
-internal static class TopicEndpoints
+internal static partial class TopicEndpoints
 {
     private const int MaxContentTypeLength = 256;
     private const int DefaultPageSize = 100;
@@ -30,14 +31,16 @@ internal static class TopicEndpoints
     }
 
     private static async Task<Results<Created<CreatedTopic>, ProblemHttpResult>> CreateTopic(
-        HttpRequest request, ILaharsubBackend backend, IOptions<LaharsubOptions> options, CancellationToken cancellationToken)
+        HttpRequest request, ILaharsubBackend backend, IOptions<LaharsubOptions> options, ILoggerFactory loggers, CancellationToken cancellationToken)
     {
         var topic = await backend.CreateTopicAsync(cancellationToken).ConfigureAwait(false);
         if (topic is null)
         {
+            Log.TopicLimitReached(Logger(loggers), options.Value.MaxTopics);
             return Problems.Status(StatusCodes.Status409Conflict, "Too many topics",
                 $"The server already holds its maximum of {options.Value.MaxTopics} topics (Laharsub:MaxTopics). Delete unused topics or raise the limit.");
         }
+        Log.TopicCreated(Logger(loggers), topic.TopicId);
         return TypedResults.Created($"{CollectionUrl(request)}/{topic.TopicId}", new CreatedTopic(topic.TopicId));
     }
 
@@ -71,19 +74,22 @@ internal static class TopicEndpoints
     }
 
     private static async Task<Results<NoContent, ValidationProblem, ProblemHttpResult>> DeleteTopic(
-        string topicId, ILaharsubBackend backend, CancellationToken cancellationToken)
+        string topicId, ILaharsubBackend backend, ILoggerFactory loggers, CancellationToken cancellationToken)
     {
         if (!Problems.TryParseId(topicId, out var id))
         {
             return Problems.Invalid("topicId", Problems.NotAnId(topicId, "topic id"));
         }
-        return await backend.DeleteTopicAsync(id, cancellationToken).ConfigureAwait(false)
-            ? TypedResults.NoContent()
-            : Problems.TopicNotFound(id);
+        if (!await backend.DeleteTopicAsync(id, cancellationToken).ConfigureAwait(false))
+        {
+            return Problems.TopicNotFound(id);
+        }
+        Log.TopicDeleted(Logger(loggers), id);
+        return TypedResults.NoContent();
     }
 
     private static async Task<Results<Created<PublishedMessage>, ValidationProblem, ProblemHttpResult>> Publish(
-        string topicId, HttpContext context, ILaharsubBackend backend, IOptions<LaharsubOptions> options, CancellationToken cancellationToken)
+        string topicId, HttpContext context, ILaharsubBackend backend, IOptions<LaharsubOptions> options, ILoggerFactory loggers, CancellationToken cancellationToken)
     {
         if (!Problems.TryParseId(topicId, out var id))
         {
@@ -108,7 +114,7 @@ internal static class TopicEndpoints
             {
                 PublishStatus.Published => TypedResults.Created((string?)null, new PublishedMessage(id, result.MessageId)),
                 PublishStatus.TopicNotFound => Problems.TopicNotFound(id),
-                PublishStatus.StorageFull => StorageFull(context, options.Value),
+                PublishStatus.StorageFull => StorageFull(context, options.Value, Logger(loggers), id, backend.RetainedBytes),
                 PublishStatus.ContainsBoundary => Problems.Invalid("body", "The message contains this server's multipart boundary, which would corrupt multipart responses; change the message."),
                 _ when body.Value.Memory.Length == 0 => Problems.Invalid("body", "The message body is empty: publish at least one byte."),
                 _ => TooLarge(maxBytes),
@@ -123,8 +129,9 @@ internal static class TopicEndpoints
     private static ProblemHttpResult TooLarge(int maxBytes) => Problems.Status(StatusCodes.Status413PayloadTooLarge, "Message too large",
         $"Messages may be at most {maxBytes} bytes (Laharsub:MaxMessageBytes). Send a smaller message, or a reference to where the content is.");
 
-    private static ProblemHttpResult StorageFull(HttpContext context, LaharsubOptions options)
+    private static ProblemHttpResult StorageFull(HttpContext context, LaharsubOptions options, ILogger logger, long topicId, long retainedBytes)
     {
+        Log.StorageFull(logger, retainedBytes, topicId);
         context.Response.Headers.RetryAfter = "1";
         return Problems.Status(StatusCodes.Status507InsufficientStorage, "Server full",
             $"Retained messages have reached Laharsub:MaxRetainedBytes ({options.MaxRetainedBytes} bytes); the message was not stored. Retry after older messages expire (Laharsub:MessageTimeToLive is {options.MessageTimeToLive}).");
@@ -170,6 +177,8 @@ internal static class TopicEndpoints
             return null;
         }
     }
+
+    private static ILogger Logger(ILoggerFactory loggers) => loggers.CreateLogger("Laharsub.Topics");
 
     private static string CollectionUrl(HttpRequest request) => $"{request.PathBase}{request.Path.Value?.TrimEnd('/')}";
 

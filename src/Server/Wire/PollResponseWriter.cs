@@ -5,13 +5,6 @@ using Microsoft.AspNetCore.Http;
 
 namespace Laharsub.Server.Wire;
 
-/// <summary>The two formats a poll can be answered in.</summary>
-public enum PollFormat
-{
-    Json,
-    Multipart,
-}
-
 /// <summary>
 /// Writes a poll result from the messages' pre-encoded bytes straight into the response pipe,
 /// with a Content-Length computed up front (no chunking, one flush).

@@ -1,0 +1,187 @@
+using System.Net;
+using System.Net.Http.Headers;
+using System.Text;
+using System.Text.Json;
+
+namespace Laharsub.Client;
+
+public sealed partial class LaharsubClient
+{
+    private const int MaxProblemBytes = 64 * 1024;
+
+    /// <summary>
+    /// Sends a one-shot request with retries and reads its successful answer with
+    /// <paramref name="readAnswer"/> inside the same attempt (so a connection lost while reading is retried too).
+    /// </summary>
+    /// <param name="createRequest">Builds a fresh request per attempt (a request can be sent only once).</param>
+    /// <param name="idempotent">Whether repeating the request after an ambiguous failure is harmless.</param>
+    /// <param name="readAnswer">Reads a successful answer.</param>
+    /// <param name="cancellationToken">The caller's cancellation.</param>
+    private async Task<T> SendAsync<T>(Func<HttpRequestMessage> createRequest, bool idempotent,
+        Func<HttpResponseMessage, CancellationToken, Task<T>> readAnswer, CancellationToken cancellationToken)
+    {
+        for (var attempt = 1; ; attempt++)
+        {
+            ObjectDisposedException.ThrowIf(_disposing.IsCancellationRequested, this);
+            var lastAttempt = attempt >= _options.MaxRequestAttempts;
+            using var timeout = CancellationTokenSource.CreateLinkedTokenSource(cancellationToken, _disposing.Token);
+            timeout.CancelAfter(_options.RequestTimeout);
+            TimeSpan delay;
+            try
+            {
+                using var request = createRequest();
+                using var response = await _http.SendAsync(request, HttpCompletionOption.ResponseHeadersRead, timeout.Token).ConfigureAwait(false);
+                if (response.IsSuccessStatusCode)
+                {
+                    return await readAnswer(response, timeout.Token).ConfigureAwait(false);
+                }
+                if (lastAttempt || RetryDelayFor(response, attempt) is not { } retryDelay)
+                {
+                    throw await ReadProblemAsync(response, timeout.Token).ConfigureAwait(false);
+                }
+                delay = retryDelay;
+            }
+            catch (OperationCanceledException) when (cancellationToken.IsCancellationRequested)
+            {
+                throw;
+            }
+            catch (OperationCanceledException) when (_disposing.IsCancellationRequested)
+            {
+                throw new ObjectDisposedException(nameof(LaharsubClient), "The Laharsub client was disposed while the request ran.");
+            }
+            catch (OperationCanceledException exception) when (timeout.IsCancellationRequested)
+            {
+                if (!idempotent || lastAttempt)
+                {
+                    throw new TimeoutException(
+                        $"Laharsub did not answer within {_options.RequestTimeout} (LaharsubClientOptions.RequestTimeout)."
+                        + (idempotent ? "" : " The request may or may not have taken effect."), exception);
+                }
+                delay = Backoff(attempt);
+            }
+            catch (Exception exception) when (!lastAttempt && IsTransient(exception, idempotent))
+            {
+                delay = Backoff(attempt);
+            }
+            using (var wait = CancellationTokenSource.CreateLinkedTokenSource(cancellationToken, _disposing.Token))
+            {
+                // Disposal ends the wait too; the loop's check then reports it.
+                await Task.Delay(delay, wait.Token).ConfigureAwait(ConfigureAwaitOptions.SuppressThrowing);
+            }
+            cancellationToken.ThrowIfCancellationRequested();
+        }
+    }
+
+    /// <summary>Whether an exception is worth a retry: a network failure that the request certainly survived unprocessed, or any when it is idempotent.</summary>
+    private static bool IsTransient(Exception exception, bool idempotent) => exception switch
+    {
+        HttpRequestException http => idempotent || http.HttpRequestError is HttpRequestError.ConnectionError
+            or HttpRequestError.NameResolutionError or HttpRequestError.SecureConnectionError,
+        // HttpClient.Timeout of a caller's client, or a stream cut while reading the answer.
+        OperationCanceledException or IOException or JsonException => idempotent,
+        _ => false,
+    };
+
+    /// <summary>How long to wait before retrying an error answer; <see langword="null"/> when it must not be retried.</summary>
+    private TimeSpan? RetryDelayFor(HttpResponseMessage response, int attempt)
+    {
+        var status = (int)response.StatusCode;
+        if (status is not (429 or >= 500))
+        {
+            return null;
+        }
+        // 429 and 503 are meant to carry Retry-After; other 5xx may too (Laharsub's 507 does).
+        if (response.Headers.RetryAfter is { } retryAfter)
+        {
+            var wait = retryAfter.Delta ?? (retryAfter.Date - DateTimeOffset.UtcNow) ?? TimeSpan.Zero;
+            // At least what the server asked for, plus a little jitter so that its clients come back spread out.
+            return (wait < TimeSpan.Zero ? TimeSpan.Zero : wait) + _options.RetryDelay * Random.Shared.NextDouble();
+        }
+        return Backoff(attempt);
+    }
+
+    /// <summary>Capped exponential backoff with full jitter: uniformly random below <c>min(max, base * 2^(failures-1))</c>.</summary>
+    internal TimeSpan Backoff(int failures)
+    {
+        var ceiling = _options.RetryDelay * Math.Pow(2, Math.Min(failures - 1, 30));
+        if (ceiling > _options.MaxRetryDelay)
+        {
+            ceiling = _options.MaxRetryDelay;
+        }
+        return ceiling * Random.Shared.NextDouble();
+    }
+
+    /// <summary>Turns an error answer into an exception carrying the server's problem details.</summary>
+    internal static async Task<LaharsubException> ReadProblemAsync(HttpResponseMessage response, CancellationToken cancellationToken)
+    {
+        byte[] body;
+        try
+        {
+            var stream = await response.Content.ReadAsStreamAsync(cancellationToken).ConfigureAwait(false);
+            await using (stream.ConfigureAwait(false))
+            {
+                body = await ReadAtMostAsync(stream, MaxProblemBytes, cancellationToken).ConfigureAwait(false);
+            }
+        }
+        catch (Exception exception) when (exception is IOException or HttpRequestException)
+        {
+            body = [];
+        }
+        return ParseProblem(response.StatusCode, response.Content.Headers.ContentType, body);
+    }
+
+    private static LaharsubException ParseProblem(HttpStatusCode status, MediaTypeHeaderValue? contentType, byte[] body)
+    {
+        var mediaType = contentType?.MediaType ?? "";
+        if (mediaType.EndsWith("json", StringComparison.OrdinalIgnoreCase) && body.Length > 0)
+        {
+            try
+            {
+                using var problem = JsonDocument.Parse(body);
+                if (problem.RootElement.ValueKind == JsonValueKind.Object)
+                {
+                    var root = problem.RootElement;
+                    return new LaharsubException(status, StringProperty(root, "title"), StringProperty(root, "detail"),
+                        Errors(root), root.TryGetProperty("topicId", out var topic) && topic.TryGetInt64(out var topicId) ? topicId : null);
+                }
+            }
+            catch (JsonException)
+            {
+                // Not problem details after all: report the text as it is.
+            }
+        }
+        var text = Encoding.UTF8.GetString(body).Trim();
+        return new LaharsubException(status, null, text.Length == 0 ? null : text.Length > 1000 ? text[..1000] + "..." : text);
+    }
+
+    private static string? StringProperty(JsonElement element, string name) =>
+        element.TryGetProperty(name, out var value) && value.ValueKind == JsonValueKind.String ? value.GetString() : null;
+
+    private static Dictionary<string, string[]>? Errors(JsonElement root)
+    {
+        if (!root.TryGetProperty("errors", out var errors) || errors.ValueKind != JsonValueKind.Object)
+        {
+            return null;
+        }
+        var result = new Dictionary<string, string[]>();
+        foreach (var error in errors.EnumerateObject())
+        {
+            result[error.Name] = error.Value.ValueKind == JsonValueKind.Array
+                ? error.Value.EnumerateArray().Select(message => message.ToString()).ToArray()
+                : [error.Value.ToString()];
+        }
+        return result;
+    }
+
+    private static async Task<byte[]> ReadAtMostAsync(Stream stream, int limit, CancellationToken cancellationToken)
+    {
+        var buffer = new byte[limit];
+        var length = 0;
+        int read;
+        while (length < limit && (read = await stream.ReadAsync(buffer.AsMemory(length), cancellationToken).ConfigureAwait(false)) > 0)
+        {
+            length += read;
+        }
+        return buffer.AsSpan(0, length).ToArray();
+    }
+}

@@ -1,0 +1,116 @@
+using System.Globalization;
+using System.Net;
+using System.Net.Http.Headers;
+using System.Text.Json;
+using Laharsub.Client.Wire;
+
+namespace Laharsub.Client;
+
+public sealed partial class LaharsubClient
+{
+    private static readonly MediaTypeWithQualityHeaderValue AcceptMultipart = new("multipart/mixed");
+    private static readonly MediaTypeWithQualityHeaderValue AcceptJson = new("application/json");
+
+    /// <summary>
+    /// Sends one long poll and reads its whole answer into events (parsed as the bytes arrive), so that
+    /// the connection returns to the pool before the caller starts on the events. Never throws for
+    /// what a subscription recovers from; throws <see cref="LaharsubException"/> for the rest.
+    /// </summary>
+    /// <param name="query">The subscriptions in compact form: <c>topics=14:43,15:1</c>.</param>
+    /// <param name="changed">Fires when the topic set changes: the poll is abandoned (nothing was consumed).</param>
+    /// <param name="stopped">Fires when the subscription is disposed.</param>
+    /// <param name="failures">Consecutive failed polls so far, for the backoff.</param>
+    /// <param name="cancellationToken">The caller's cancellation: throws <see cref="OperationCanceledException"/>.</param>
+    internal async Task<PollOutcome> PollAsync(string query, CancellationToken changed, CancellationToken stopped, int failures, CancellationToken cancellationToken)
+    {
+        var seconds = (long)PollTimeout.TotalSeconds;
+        var uri = new Uri(ApiAddress, string.Create(CultureInfo.InvariantCulture, $"subscriptions?{query}&timeout={seconds}"));
+        using var poll = CancellationTokenSource.CreateLinkedTokenSource(changed, stopped, cancellationToken, _disposing.Token);
+        poll.CancelAfter(PollTimeout + _options.RequestTimeout);
+        try
+        {
+            using var request = new HttpRequestMessage(HttpMethod.Get, uri);
+            request.Headers.Accept.Add(_options.PollFormat == PollFormat.Multipart ? AcceptMultipart : AcceptJson);
+            using var response = await _http.SendAsync(request, HttpCompletionOption.ResponseHeadersRead, poll.Token).ConfigureAwait(false);
+            switch (response.StatusCode)
+            {
+                case HttpStatusCode.OK:
+                    return PollOutcome.Delivered(await ReadEventsAsync(response, poll.Token).ConfigureAwait(false));
+                case HttpStatusCode.NoContent:
+                    // Nothing within the hold time, or (with Connection: close) the server is shutting down
+                    // and its connection goes away: either way the next poll starts at once, on a new
+                    // connection in the second case, probably reaching another instance.
+                    return PollOutcome.Empty;
+            }
+            if (RetryDelayFor(response, failures + 1) is { } delay)
+            {
+                return PollOutcome.Retry(delay);
+            }
+            var problem = await ReadProblemAsync(response, poll.Token).ConfigureAwait(false);
+            if (problem.StatusCode == HttpStatusCode.NotFound && problem.TopicId is { } missing)
+            {
+                return PollOutcome.TopicNotFound(missing, problem.Detail);
+            }
+            throw problem;
+        }
+        catch (OperationCanceledException) when (cancellationToken.IsCancellationRequested)
+        {
+            throw;
+        }
+        catch (OperationCanceledException) when (stopped.IsCancellationRequested || _disposing.IsCancellationRequested)
+        {
+            return PollOutcome.Stopped;
+        }
+        catch (ObjectDisposedException) when (_disposing.IsCancellationRequested)
+        {
+            // The client was disposed between the subscription's last check and this poll.
+            return PollOutcome.Stopped;
+        }
+        catch (OperationCanceledException) when (changed.IsCancellationRequested)
+        {
+            return PollOutcome.Changed;
+        }
+        catch (Exception exception) when (exception is OperationCanceledException or HttpRequestException or IOException
+            or InvalidDataException or JsonException)
+        {
+            // The poll timed out, the network failed, the answer was cut or mangled: nothing was
+            // consumed, so polling again with the same cursors loses nothing.
+            return PollOutcome.Retry(Backoff(failures + 1), exception);
+        }
+    }
+
+    private static async Task<List<SubscriptionEvent>> ReadEventsAsync(HttpResponseMessage response, CancellationToken cancellationToken)
+    {
+        var stream = await response.Content.ReadAsStreamAsync(cancellationToken).ConfigureAwait(false);
+        await using (stream.ConfigureAwait(false))
+        {
+            using var reader = CreateReader(response.Content.Headers.ContentType, stream);
+            var events = new List<SubscriptionEvent>();
+            while (await reader.ReadAsync(cancellationToken).ConfigureAwait(false) is { } item)
+            {
+                events.Add(item);
+            }
+            return events;
+        }
+    }
+
+    /// <summary>Picks the parser by what the server sent, not by what was asked for.</summary>
+    private static IPollReader CreateReader(MediaTypeHeaderValue? contentType, Stream stream)
+    {
+        var mediaType = contentType?.MediaType;
+        if (string.Equals(mediaType, "multipart/mixed", StringComparison.OrdinalIgnoreCase))
+        {
+            var boundary = contentType!.Parameters.FirstOrDefault(p => string.Equals(p.Name, "boundary", StringComparison.OrdinalIgnoreCase))?.Value?.Trim('"');
+            if (string.IsNullOrEmpty(boundary))
+            {
+                throw new InvalidDataException("The multipart poll response names no boundary.");
+            }
+            return new MultipartPollReader(stream, boundary);
+        }
+        if (string.Equals(mediaType, "application/json", StringComparison.OrdinalIgnoreCase))
+        {
+            return new JsonPollReader(stream);
+        }
+        throw new InvalidDataException($"The poll response has content type '{contentType}', neither multipart/mixed nor application/json.");
+    }
+}

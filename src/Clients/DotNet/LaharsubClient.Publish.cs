@@ -1,0 +1,90 @@
+using System.Diagnostics.CodeAnalysis;
+using System.Net.Http.Headers;
+using System.Text;
+using System.Text.Json;
+using System.Text.Json.Serialization.Metadata;
+using Laharsub.Client.Wire;
+
+namespace Laharsub.Client;
+
+public sealed partial class LaharsubClient
+{
+    private const string TextContentType = "text/plain; charset=utf-8";
+    private const string JsonContentType = "application/json";
+
+    /// <summary>Publishes bytes as one message, kept byte for byte with its content type.</summary>
+    /// <param name="topicId">The topic's id (positive).</param>
+    /// <param name="body">The message: at least one byte, at most the server's <c>MaxMessageBytes</c> (256 KiB by default).</param>
+    /// <param name="contentType">A media type such as <c>image/png</c>; subscribers receive it unchanged.</param>
+    /// <param name="cancellationToken">Stops waiting for the answer (the message may be stored already).</param>
+    /// <returns>The message's topic and final id.</returns>
+    /// <exception cref="LaharsubException">The server refused: <c>404</c> unknown topic, <c>413</c> too large, ...</exception>
+    public Task<PublishedMessage> PublishAsync(long topicId, ReadOnlyMemory<byte> body, string contentType, CancellationToken cancellationToken = default)
+    {
+        ThrowIfNotId(topicId);
+        if (body.IsEmpty)
+        {
+            throw new ArgumentException("The message body is empty: publish at least one byte.", nameof(body));
+        }
+        ArgumentException.ThrowIfNullOrWhiteSpace(contentType);
+        if (!MediaTypeHeaderValue.TryParse(contentType, out _))
+        {
+            throw new ArgumentException($"'{contentType}' is not a media type such as text/plain or application/octet-stream.", nameof(contentType));
+        }
+        var uri = TopicUri(topicId);
+        return SendAsync(() =>
+        {
+            var content = new ReadOnlyMemoryContent(body);
+            // Sent exactly as given (already validated), since the server keeps it byte for byte.
+            content.Headers.TryAddWithoutValidation("Content-Type", contentType);
+            return new HttpRequestMessage(HttpMethod.Post, uri) { Content = content };
+        }, idempotent: false, ReadJson(ClientJsonContext.Default.PublishedMessage), cancellationToken);
+    }
+
+    /// <summary>Publishes text as one message with content type <c>text/plain; charset=utf-8</c>.</summary>
+    /// <param name="topicId">The topic's id (positive).</param>
+    /// <param name="text">The message text, not empty.</param>
+    /// <param name="cancellationToken">Stops waiting for the answer (the message may be stored already).</param>
+    public Task<PublishedMessage> PublishAsync(long topicId, string text, CancellationToken cancellationToken = default) =>
+        PublishAsync(topicId, text, TextContentType, cancellationToken);
+
+    /// <summary>Publishes text, encoded as UTF-8, as one message with the given content type (e.g. <c>application/json</c> for JSON you already have as text).</summary>
+    /// <param name="topicId">The topic's id (positive).</param>
+    /// <param name="text">The message text, not empty.</param>
+    /// <param name="contentType">A media type; a textual one (<c>text/*</c>, JSON, XML) keeps the body readable in the server's JSON format.</param>
+    /// <param name="cancellationToken">Stops waiting for the answer (the message may be stored already).</param>
+    public Task<PublishedMessage> PublishAsync(long topicId, string text, string contentType, CancellationToken cancellationToken = default)
+    {
+        ArgumentException.ThrowIfNullOrEmpty(text);
+        return PublishAsync(topicId, Encoding.UTF8.GetBytes(text), contentType, cancellationToken);
+    }
+
+    /// <summary>Publishes a value serialized as JSON (content type <c>application/json</c>) with reflection-based System.Text.Json.</summary>
+    /// <typeparam name="T">The value's type.</typeparam>
+    /// <param name="topicId">The topic's id (positive).</param>
+    /// <param name="value">The value; not <see langword="null"/>.</param>
+    /// <param name="options">Serializer options; <see langword="null"/> uses <see cref="JsonSerializerDefaults.Web"/> (camelCase).</param>
+    /// <param name="cancellationToken">Stops waiting for the answer (the message may be stored already).</param>
+    [RequiresUnreferencedCode("Reflection-based JSON; use the JsonTypeInfo<T> overload when trimming.")]
+    [RequiresDynamicCode("Reflection-based JSON; use the JsonTypeInfo<T> overload for native AOT.")]
+    public Task<PublishedMessage> PublishJsonAsync<T>(long topicId, T value, JsonSerializerOptions? options = null, CancellationToken cancellationToken = default)
+    {
+        ThrowIfNotId(topicId);
+        ArgumentNullException.ThrowIfNull(value);
+        return PublishAsync(topicId, JsonSerializer.SerializeToUtf8Bytes(value, options ?? WebJsonOptions), JsonContentType, cancellationToken);
+    }
+
+    /// <summary>Publishes a value serialized as JSON (content type <c>application/json</c>) with source-generated metadata (trimming and AOT safe).</summary>
+    /// <typeparam name="T">The value's type.</typeparam>
+    /// <param name="topicId">The topic's id (positive).</param>
+    /// <param name="value">The value; not <see langword="null"/>.</param>
+    /// <param name="typeInfo">The metadata of <typeparamref name="T"/>, e.g. <c>MyJsonContext.Default.Order</c>.</param>
+    /// <param name="cancellationToken">Stops waiting for the answer (the message may be stored already).</param>
+    public Task<PublishedMessage> PublishJsonAsync<T>(long topicId, T value, JsonTypeInfo<T> typeInfo, CancellationToken cancellationToken = default)
+    {
+        ThrowIfNotId(topicId);
+        ArgumentNullException.ThrowIfNull(value);
+        ArgumentNullException.ThrowIfNull(typeInfo);
+        return PublishAsync(topicId, JsonSerializer.SerializeToUtf8Bytes(value, typeInfo), JsonContentType, cancellationToken);
+    }
+}

@@ -1,0 +1,149 @@
+using System.Runtime.CompilerServices;
+using System.Text.Json;
+
+namespace Laharsub.Client;
+
+/// <summary>
+/// A client of one Laharsub server: topics, publishing, and subscriptions that multiplex many topics
+/// on one long poll. Thread-safe; create one per server and share it, as it holds the connection pool.
+/// </summary>
+/// <remarks>
+/// Requests that fail with a network error or a 5xx are retried with capped exponential backoff and
+/// jitter (<see cref="LaharsubClientOptions.RetryDelay"/>); a <c>Retry-After</c> from the server
+/// (429, 503, 507) is honoured. Requests that are not idempotent (creating a topic, publishing, deleting) are
+/// retried only when the server certainly did not act on them: the connection could not be opened, or
+/// the server answered with an error (the protocol guarantees that no error changes any state).
+/// Other 4xx answers throw a <see cref="LaharsubException"/> with the server's explanation.
+/// </remarks>
+public sealed partial class LaharsubClient : IAsyncDisposable, IDisposable
+{
+    /// <summary>The margin a caller's <see cref="HttpClient.Timeout"/> must leave above the poll hold time.</summary>
+    private static readonly TimeSpan PollTimeoutMargin = TimeSpan.FromSeconds(10);
+
+    internal static readonly JsonSerializerOptions WebJsonOptions = new(JsonSerializerDefaults.Web);
+
+    private readonly HttpClient _http;
+    private readonly bool _ownsHttp;
+    private readonly LaharsubClientOptions _options;
+    private readonly CancellationTokenSource _disposing = new();
+
+    /// <summary>
+    /// Creates a client with its own connection pool. Its HTTP timeouts are per request (above the poll
+    /// hold time for polls), so long polls are never cut short.
+    /// </summary>
+    /// <param name="apiAddress">The Laharsub API root, e.g. <c>http://localhost:5000/ps/</c>.</param>
+    /// <param name="options">Polling, timeout and retry settings; <see langword="null"/> for the defaults.</param>
+    /// <exception cref="ArgumentException">The address is not an absolute http(s) URI, or an option is out of range.</exception>
+    public LaharsubClient(Uri apiAddress, LaharsubClientOptions? options = null)
+    {
+        ArgumentNullException.ThrowIfNull(apiAddress);
+        ApiAddress = ValidateAddress(apiAddress, nameof(apiAddress));
+        _options = (options ?? new LaharsubClientOptions()).Validated();
+        PollTimeout = _options.PollTimeout;
+        var handler = new SocketsHttpHandler
+        {
+            // Re-resolves DNS now and then, so that a long-lived client follows a moved server.
+            PooledConnectionLifetime = TimeSpan.FromMinutes(5),
+            ConnectTimeout = _options.RequestTimeout,
+        };
+        _http = new HttpClient(handler, disposeHandler: true) { Timeout = Timeout.InfiniteTimeSpan };
+        _ownsHttp = true;
+    }
+
+    /// <summary>
+    /// Creates a client over an existing <see cref="HttpClient"/>, e.g. one from <c>IHttpClientFactory</c>.
+    /// The client does not dispose it.
+    /// </summary>
+    /// <remarks>
+    /// <see cref="HttpClient.Timeout"/> (100 s unless changed) bounds every request, long polls
+    /// included, and the client cannot lift it. The poll hold time is therefore lowered to at most
+    /// <c>Timeout - 10 s</c> (see <see cref="PollTimeout"/>). Best set it to
+    /// <see cref="Timeout.InfiniteTimeSpan"/>: the client applies its own per-request timeouts.
+    /// </remarks>
+    /// <param name="httpClient">The client to send requests with; its <see cref="HttpClient.BaseAddress"/> must be the Laharsub API root, e.g. <c>http://localhost:5000/ps/</c>.</param>
+    /// <param name="options">Polling, timeout and retry settings; <see langword="null"/> for the defaults.</param>
+    /// <exception cref="ArgumentException">The base address is missing or not http(s), its timeout leaves no room for a poll, or an option is out of range.</exception>
+    public LaharsubClient(HttpClient httpClient, LaharsubClientOptions? options = null)
+    {
+        ArgumentNullException.ThrowIfNull(httpClient);
+        if (httpClient.BaseAddress is null)
+        {
+            throw new ArgumentException("The HttpClient has no BaseAddress: set it to the Laharsub API root, e.g. http://localhost:5000/ps/.", nameof(httpClient));
+        }
+        ApiAddress = ValidateAddress(httpClient.BaseAddress, nameof(httpClient));
+        _options = (options ?? new LaharsubClientOptions()).Validated();
+        PollTimeout = _options.PollTimeout;
+        if (httpClient.Timeout != Timeout.InfiniteTimeSpan)
+        {
+            var room = TimeSpan.FromSeconds(Math.Floor((httpClient.Timeout - PollTimeoutMargin).TotalSeconds));
+            if (room < TimeSpan.FromSeconds(1))
+            {
+                throw new ArgumentException(
+                    $"The HttpClient's Timeout of {httpClient.Timeout} leaves no room for a long poll (it must exceed the poll hold time by {PollTimeoutMargin}). Set it to Timeout.InfiniteTimeSpan: the Laharsub client applies its own per-request timeouts.",
+                    nameof(httpClient));
+            }
+            if (room < PollTimeout)
+            {
+                PollTimeout = room;
+            }
+        }
+        _http = httpClient;
+    }
+
+    /// <summary>The Laharsub API root requests go to, ending with a slash.</summary>
+    public Uri ApiAddress { get; }
+
+    /// <summary>
+    /// How long the server holds each poll: <see cref="LaharsubClientOptions.PollTimeout"/>, lowered
+    /// when a caller's <see cref="HttpClient.Timeout"/> would otherwise cut polls short.
+    /// </summary>
+    public TimeSpan PollTimeout { get; }
+
+    internal LaharsubClientOptions Options => _options;
+
+    /// <summary>Fires when the client is disposed; subscriptions stop on it. (The source is never disposed, so the token stays usable.)</summary>
+    internal CancellationToken Disposing => _disposing.Token;
+
+    /// <summary>Stops every subscription of this client, aborting their outstanding polls, and releases the connection pool if the client owns it.</summary>
+    public ValueTask DisposeAsync()
+    {
+        Dispose();
+        return ValueTask.CompletedTask;
+    }
+
+    /// <inheritdoc cref="DisposeAsync"/>
+    public void Dispose()
+    {
+        if (_disposing.IsCancellationRequested)
+        {
+            return;
+        }
+        _disposing.Cancel();
+        if (_ownsHttp)
+        {
+            _http.Dispose();
+        }
+    }
+
+    private static Uri ValidateAddress(Uri address, string parameterName)
+    {
+        if (!address.IsAbsoluteUri || (address.Scheme != Uri.UriSchemeHttp && address.Scheme != Uri.UriSchemeHttps))
+        {
+            throw new ArgumentException($"'{address}' is not an absolute http or https address: use the Laharsub API root, e.g. http://localhost:5000/ps/.", parameterName);
+        }
+        if (!string.IsNullOrEmpty(address.Query) || !string.IsNullOrEmpty(address.Fragment))
+        {
+            throw new ArgumentException($"'{address}' has a query or fragment: use the Laharsub API root alone, e.g. http://localhost:5000/ps/.", parameterName);
+        }
+        // Without the trailing slash, relative paths would replace the last segment ("/ps" + "topics" = "/topics").
+        return address.AbsolutePath.EndsWith('/') ? address : new Uri(address.AbsoluteUri + "/");
+    }
+
+    internal static void ThrowIfNotId(long id, [CallerArgumentExpression(nameof(id))] string? parameterName = null)
+    {
+        if (id <= 0)
+        {
+            throw new ArgumentOutOfRangeException(parameterName, id, $"{id} is not a topic id: topic ids are positive integers.");
+        }
+    }
+}

@@ -1,0 +1,66 @@
+namespace Laharsub.Client;
+
+/// <summary>
+/// How a <see cref="LaharsubClient"/> polls, times out and retries. The client copies the options
+/// when it is built, so changing an instance afterwards does not affect existing clients.
+/// </summary>
+public sealed class LaharsubClientOptions
+{
+    /// <summary>
+    /// How long the server holds a poll when nothing arrives (whole seconds, 1 s to 1 h; default 30 s).
+    /// Must not exceed the server's <c>MaxPollTimeout</c> (2 minutes by default). The HTTP timeout of
+    /// each poll is this plus <see cref="RequestTimeout"/>, so a poll is never cut short by the client.
+    /// </summary>
+    public TimeSpan PollTimeout { get; set; } = TimeSpan.FromSeconds(30);
+
+    /// <summary>The format subscriptions ask for; <see cref="PollFormat.Multipart"/> by default (see its remarks).</summary>
+    public PollFormat PollFormat { get; set; } = PollFormat.Multipart;
+
+    /// <summary>
+    /// The time limit of one attempt of a non-poll request, and the margin added to
+    /// <see cref="PollTimeout"/> for polls (default 30 s).
+    /// </summary>
+    public TimeSpan RequestTimeout { get; set; } = TimeSpan.FromSeconds(30);
+
+    /// <summary>
+    /// The first retry delay after a network error or a 5xx (default 1 s). Each further failure doubles
+    /// the ceiling up to <see cref="MaxRetryDelay"/>; the actual delay is drawn at random below the
+    /// ceiling ("full jitter") so that many clients of a restarted server do not return in step.
+    /// </summary>
+    public TimeSpan RetryDelay { get; set; } = TimeSpan.FromSeconds(1);
+
+    /// <summary>The largest retry delay (default 30 s). A <c>Retry-After</c> from the server is honoured even when longer.</summary>
+    public TimeSpan MaxRetryDelay { get; set; } = TimeSpan.FromSeconds(30);
+
+    /// <summary>
+    /// How many times a non-poll request is tried in all before its error is thrown (default 4).
+    /// Subscriptions retry for as long as they run.
+    /// </summary>
+    public int MaxRequestAttempts { get; set; } = 4;
+
+    internal LaharsubClientOptions Validated()
+    {
+        var copy = (LaharsubClientOptions)MemberwiseClone();
+        if (PollTimeout < TimeSpan.FromSeconds(1) || PollTimeout > TimeSpan.FromHours(1) || PollTimeout.Ticks % TimeSpan.TicksPerSecond != 0)
+        {
+            throw new ArgumentException($"PollTimeout is {PollTimeout}: use whole seconds from 1 second to 1 hour (and no more than the server's MaxPollTimeout).", "options");
+        }
+        if (!Enum.IsDefined(PollFormat))
+        {
+            throw new ArgumentException($"PollFormat {(int)PollFormat} is unknown: use PollFormat.Multipart or PollFormat.Json.", "options");
+        }
+        if (RequestTimeout <= TimeSpan.Zero || RequestTimeout > TimeSpan.FromHours(1))
+        {
+            throw new ArgumentException($"RequestTimeout is {RequestTimeout}: use a positive time of at most 1 hour.", "options");
+        }
+        if (RetryDelay <= TimeSpan.Zero || MaxRetryDelay < RetryDelay || MaxRetryDelay > TimeSpan.FromHours(1))
+        {
+            throw new ArgumentException($"RetryDelay is {RetryDelay} and MaxRetryDelay {MaxRetryDelay}: use a positive RetryDelay no greater than MaxRetryDelay, which is at most 1 hour.", "options");
+        }
+        if (MaxRequestAttempts < 1)
+        {
+            throw new ArgumentException($"MaxRequestAttempts is {MaxRequestAttempts}: use 1 (no retry) or more.", "options");
+        }
+        return copy;
+    }
+}

@@ -1,0 +1,273 @@
+using System.Globalization;
+using System.Runtime.CompilerServices;
+using System.Text;
+
+namespace Laharsub.Client;
+
+/// <summary>
+/// Subscriptions to any number of topics, served by ONE long poll at a time. Tracks a cursor per topic
+/// (the smallest message id still wanted) and delivers messages and notices through
+/// <see cref="ReadAllAsync"/>. Topics can be added and removed while it runs: a waiting poll is
+/// abandoned and sent again with the new set, and no message is lost or delivered twice.
+/// </summary>
+/// <remarks>
+/// Failed polls (network errors, timeouts, 5xx, 429) are retried with backoff for as long as the
+/// subscription runs; notices (<see cref="GapNotice"/>, <see cref="ResetNotice"/>,
+/// <see cref="TopicDeletedNotice"/>, <see cref="TopicNotFoundNotice"/>) are delivered as events and the
+/// subscription goes on. Only an answer the client cannot recover from (any other 4xx, e.g. more topics
+/// than the server's <c>MaxSubscriptionsPerPoll</c>) ends the enumeration with a <see cref="LaharsubException"/>.
+/// </remarks>
+public sealed class LaharsubSubscription : IAsyncDisposable
+{
+    private readonly LaharsubClient _client;
+    private readonly object _gate = new();
+    /// <summary>Topic id → cursor, in the order topics were added (the server groups answers by topic anyway).</summary>
+    private readonly Dictionary<long, long> _cursors = [];
+    private readonly CancellationTokenSource _stopping;
+    private readonly CancellationToken _stopped;
+    /// <summary>Cancelled (and replaced) whenever the caller changes the topic set.</summary>
+    private CancellationTokenSource _changed = new();
+    private int _reading;
+    private int _disposed;
+
+    internal LaharsubSubscription(LaharsubClient client, IEnumerable<KeyValuePair<long, long>> cursors)
+    {
+        _client = client;
+        foreach (var (topicId, from) in cursors)
+        {
+            _cursors[topicId] = from;
+        }
+        _stopping = CancellationTokenSource.CreateLinkedTokenSource(client.Disposing);
+        _stopped = _stopping.Token;
+    }
+
+    /// <summary>
+    /// A snapshot of each subscribed topic's cursor: the smallest message id not yet delivered. It
+    /// covers every event <see cref="ReadAllAsync"/> has already returned, so saving it after
+    /// processing an event and passing it to <see cref="LaharsubClient.Subscribe(IEnumerable{KeyValuePair{long, long}})"/>
+    /// later resumes exactly after that event.
+    /// </summary>
+    public IReadOnlyDictionary<long, long> Cursors
+    {
+        get
+        {
+            lock (_gate)
+            {
+                return new Dictionary<long, long>(_cursors);
+            }
+        }
+    }
+
+    /// <summary>
+    /// Subscribes to a topic from a given cursor, or moves the cursor of a topic already subscribed.
+    /// A waiting poll is replaced at once.
+    /// </summary>
+    /// <param name="topicId">The topic's id (positive).</param>
+    /// <param name="from">The smallest message id wanted: 1 for everything still retained, a saved cursor to resume.</param>
+    public void Add(long topicId, long from)
+    {
+        LaharsubClient.ThrowIfNotId(topicId);
+        if (from <= 0)
+        {
+            throw new ArgumentOutOfRangeException(nameof(from), from, $"{from} is not a cursor: use a message id (1 for everything retained).");
+        }
+        Change(cursors => cursors[topicId] = from);
+    }
+
+    /// <summary>
+    /// Subscribes to a topic from the next message published to it. Asks the server where the topic
+    /// ends, so that the cursor is known (and can be saved) from the start. Does nothing if the topic is
+    /// already subscribed (its cursor is kept).
+    /// </summary>
+    /// <param name="topicId">The topic's id (positive).</param>
+    /// <param name="cancellationToken">Stops waiting for the server.</param>
+    /// <exception cref="LaharsubException"><c>404</c> when the topic does not exist.</exception>
+    public async Task AddAsync(long topicId, CancellationToken cancellationToken = default)
+    {
+        LaharsubClient.ThrowIfNotId(topicId);
+        ObjectDisposedException.ThrowIf(_stopped.IsCancellationRequested, this);
+        var topic = await _client.GetTopicAsync(topicId, cancellationToken).ConfigureAwait(false);
+        Change(cursors => cursors.TryAdd(topicId, topic.LastMessageId + 1));
+    }
+
+    /// <summary>Unsubscribes from a topic; nothing more is delivered for it, even from an answer already received.</summary>
+    /// <param name="topicId">The topic's id.</param>
+    /// <returns>Whether the topic was subscribed.</returns>
+    public bool Remove(long topicId)
+    {
+        var removed = false;
+        Change(cursors => removed = cursors.Remove(topicId));
+        return removed;
+    }
+
+    /// <summary>
+    /// Polls and delivers messages and notices for the subscribed topics, in id order within each
+    /// topic, until <paramref name="cancellationToken"/> fires (then <see cref="OperationCanceledException"/>)
+    /// or the subscription is disposed (then the enumeration simply ends). With no topics subscribed it
+    /// waits for one to be added. One enumeration at a time.
+    /// </summary>
+    /// <param name="cancellationToken">Stops the enumeration, aborting the outstanding poll.</param>
+    /// <exception cref="LaharsubException">The server refused the poll for a reason a retry cannot fix.</exception>
+    /// <exception cref="InvalidOperationException">Another enumeration of this subscription is running.</exception>
+    public async IAsyncEnumerable<SubscriptionEvent> ReadAllAsync([EnumeratorCancellation] CancellationToken cancellationToken = default)
+    {
+        if (Interlocked.Exchange(ref _reading, 1) == 1)
+        {
+            throw new InvalidOperationException("This subscription is already being read: enumerate ReadAllAsync once at a time.");
+        }
+        try
+        {
+            var failures = 0;
+            while (!_stopped.IsCancellationRequested)
+            {
+                cancellationToken.ThrowIfCancellationRequested();
+                var (query, changed) = Snapshot();
+                if (query is null)
+                {
+                    await WaitAsync(Timeout.InfiniteTimeSpan, changed, cancellationToken).ConfigureAwait(false);
+                    continue;
+                }
+                var outcome = await _client.PollAsync(query, changed, _stopped, failures, cancellationToken).ConfigureAwait(false);
+                switch (outcome.Kind)
+                {
+                    case PollOutcomeKind.Retry:
+                        failures++;
+                        await WaitAsync(outcome.Delay, CancellationToken.None, cancellationToken).ConfigureAwait(false);
+                        continue;
+                    case PollOutcomeKind.TopicNotFound:
+                        failures = 0;
+                        if (!Drop(outcome.TopicId))
+                        {
+                            throw new LaharsubException(System.Net.HttpStatusCode.NotFound, "Topic not found",
+                                $"The server reports topic {outcome.TopicId} unknown, but this subscription did not ask for it: {outcome.Detail}", topicId: outcome.TopicId);
+                        }
+                        yield return new TopicNotFoundNotice(outcome.TopicId, outcome.Detail);
+                        continue;
+                    case PollOutcomeKind.Delivered:
+                        failures = 0;
+                        break;
+                    default:
+                        failures = 0;
+                        continue;
+                }
+                foreach (var item in outcome.Events)
+                {
+                    // After a change, the rest of this answer is dropped unconsumed: the next poll, with
+                    // the new set and the cursors as they stand, asks for exactly what is still wanted.
+                    if (changed.IsCancellationRequested || _stopped.IsCancellationRequested)
+                    {
+                        break;
+                    }
+                    cancellationToken.ThrowIfCancellationRequested();
+                    if (Apply(item))
+                    {
+                        yield return item;
+                    }
+                }
+            }
+        }
+        finally
+        {
+            Volatile.Write(ref _reading, 0);
+        }
+    }
+
+    /// <summary>Stops the subscription: aborts the outstanding poll and ends the enumeration.</summary>
+    public ValueTask DisposeAsync()
+    {
+        if (Interlocked.Exchange(ref _disposed, 1) == 0)
+        {
+            _stopping.Cancel();
+            // Unhooks from the client's token; the cached _stopped token stays readable.
+            _stopping.Dispose();
+        }
+        return ValueTask.CompletedTask;
+    }
+
+    /// <summary>The poll query for the current set (null when empty) and the token that fires when the set changes.</summary>
+    private (string? Query, CancellationToken Changed) Snapshot()
+    {
+        lock (_gate)
+        {
+            if (_cursors.Count == 0)
+            {
+                return (null, _changed.Token);
+            }
+            var query = new StringBuilder("topics=", 8 + _cursors.Count * 16);
+            foreach (var (topicId, from) in _cursors)
+            {
+                query.Append(CultureInfo.InvariantCulture, $"{topicId}:{from},");
+            }
+            query.Length--;
+            return (query.ToString(), _changed.Token);
+        }
+    }
+
+    /// <summary>Changes the topic set and abandons the poll that waits with the old one.</summary>
+    private void Change(Action<Dictionary<long, long>> change)
+    {
+        CancellationTokenSource previous;
+        lock (_gate)
+        {
+            change(_cursors);
+            previous = _changed;
+            _changed = new CancellationTokenSource();
+        }
+        // Outside the lock: cancellation runs the poll's callbacks synchronously.
+        previous.Cancel();
+        previous.Dispose();
+    }
+
+    /// <summary>Drops a topic the server no longer has, without abandoning anything (the next poll simply omits it).</summary>
+    private bool Drop(long topicId)
+    {
+        lock (_gate)
+        {
+            return _cursors.Remove(topicId);
+        }
+    }
+
+    /// <summary>
+    /// Applies the protocol's cursor rule for one event; <see langword="false"/> when the event must not
+    /// be delivered (its topic was removed, or the message was delivered already).
+    /// </summary>
+    private bool Apply(SubscriptionEvent item)
+    {
+        lock (_gate)
+        {
+            if (!_cursors.TryGetValue(item.TopicId, out var from))
+            {
+                return false;
+            }
+            switch (item)
+            {
+                case LaharsubMessage message:
+                    if (message.MessageId < from)
+                    {
+                        return false;
+                    }
+                    _cursors[item.TopicId] = message.MessageId + 1;
+                    return true;
+                case GapNotice gap:
+                    _cursors[item.TopicId] = Math.Max(from, gap.ToMessageId + 1);
+                    return true;
+                case ResetNotice reset:
+                    _cursors[item.TopicId] = reset.FirstMessageId;
+                    return true;
+                case TopicDeletedNotice:
+                    _cursors.Remove(item.TopicId);
+                    return true;
+                default:
+                    return true;
+            }
+        }
+    }
+
+    /// <summary>Waits for <paramref name="delay"/>, a change of the topic set, or the subscription's end; throws only when <paramref name="cancellationToken"/> fires.</summary>
+    private async Task WaitAsync(TimeSpan delay, CancellationToken changed, CancellationToken cancellationToken)
+    {
+        using var wait = CancellationTokenSource.CreateLinkedTokenSource(changed, _stopped, cancellationToken);
+        await Task.Delay(delay, wait.Token).ConfigureAwait(ConfigureAwaitOptions.SuppressThrowing);
+        cancellationToken.ThrowIfCancellationRequested();
+    }
+}

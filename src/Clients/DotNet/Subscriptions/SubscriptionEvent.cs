@@ -1,0 +1,15 @@
+namespace Laharsub.Client;
+
+/// <summary>
+/// Something a subscription delivers for one topic: a <see cref="LaharsubMessage"/>, or a notice
+/// (<see cref="GapNotice"/>, <see cref="ResetNotice"/>, <see cref="TopicDeletedNotice"/>,
+/// <see cref="TopicNotFoundNotice"/>). Notices are delivered like messages, in order, so that a
+/// reader handles them with a <c>switch</c> and the subscription goes on.
+/// </summary>
+public abstract class SubscriptionEvent
+{
+    private protected SubscriptionEvent(long topicId) => TopicId = topicId;
+
+    /// <summary>The topic this event is about.</summary>
+    public long TopicId { get; }
+}

@@ -1,0 +1,18 @@
+namespace Laharsub.Client;
+
+/// <summary>A snapshot of one topic, as the server reported it.</summary>
+/// <param name="TopicId">The topic's id.</param>
+/// <param name="CreatedAt">When the topic was created.</param>
+/// <param name="LastMessageId">The id of the last message published; 0 before the first.</param>
+/// <param name="FirstRetainedMessageId">The oldest message id still retained; <c>LastMessageId + 1</c> when none is.</param>
+/// <param name="RetainedMessages">How many messages the server retains for this topic.</param>
+/// <param name="RetainedBytes">The body bytes of the retained messages.</param>
+/// <param name="WaitingPolls">Long polls waiting on this topic when the snapshot was taken.</param>
+public sealed record TopicInfo(
+    long TopicId,
+    DateTimeOffset CreatedAt,
+    long LastMessageId,
+    long FirstRetainedMessageId,
+    int RetainedMessages,
+    long RetainedBytes,
+    int WaitingPolls);

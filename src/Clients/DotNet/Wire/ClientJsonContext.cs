@@ -1,0 +1,18 @@
+using System.Text.Json;
+using System.Text.Json.Serialization;
+
+namespace Laharsub.Client.Wire;
+
+/// <summary>Answer to <c>POST topics</c>.</summary>
+internal sealed record CreatedTopic(long TopicId);
+
+/// <summary>Answer to <c>GET topics</c>; <see cref="Next"/> is present when more topics may follow.</summary>
+internal sealed record TopicList(List<TopicInfo> Topics, string? Next);
+
+/// <summary>Source-generated metadata for the server's answers, so the client stays trimming and AOT safe.</summary>
+[JsonSourceGenerationOptions(JsonSerializerDefaults.Web)]
+[JsonSerializable(typeof(CreatedTopic))]
+[JsonSerializable(typeof(TopicList))]
+[JsonSerializable(typeof(TopicInfo))]
+[JsonSerializable(typeof(PublishedMessage))]
+internal sealed partial class ClientJsonContext : JsonSerializerContext;

@@ -1,0 +1,66 @@
+using System.Text.Json;
+
+namespace Laharsub.Client.Wire;
+
+/// <summary>Reads a notice object, which is the same JSON in both formats.</summary>
+internal static class Notices
+{
+    /// <summary>
+    /// Reads the notice whose <c>StartObject</c> is the reader's current token (the whole object must be
+    /// in the reader's data); <see langword="null"/> for a notice type this client does not know.
+    /// </summary>
+    public static SubscriptionEvent? Read(ref Utf8JsonReader reader)
+    {
+        string? type = null;
+        long topicId = 0, from = 0, to = 0, requestedFrom = 0, first = 0, last = 0;
+        while (reader.Read() && reader.TokenType == JsonTokenType.PropertyName)
+        {
+            if (reader.ValueTextEquals("type"u8))
+            {
+                reader.Read();
+                type = reader.GetString();
+            }
+            else if (reader.ValueTextEquals("topicId"u8)) topicId = ReadInt64(ref reader);
+            else if (reader.ValueTextEquals("fromMessageId"u8)) from = ReadInt64(ref reader);
+            else if (reader.ValueTextEquals("toMessageId"u8)) to = ReadInt64(ref reader);
+            else if (reader.ValueTextEquals("requestedFrom"u8)) requestedFrom = ReadInt64(ref reader);
+            else if (reader.ValueTextEquals("firstMessageId"u8)) first = ReadInt64(ref reader);
+            else if (reader.ValueTextEquals("lastMessageId"u8)) last = ReadInt64(ref reader);
+            else
+            {
+                reader.Read();
+                reader.Skip();
+            }
+        }
+        if (topicId <= 0)
+        {
+            throw new InvalidDataException($"A '{type}' notice has no valid topicId.");
+        }
+        return type switch
+        {
+            "gap" when from > 0 && to >= from => new GapNotice(topicId, from, to),
+            "reset" when first > 0 => new ResetNotice(topicId, requestedFrom, first, last),
+            "topicDeleted" => new TopicDeletedNotice(topicId),
+            "gap" or "reset" => throw new InvalidDataException($"The '{type}' notice of topic {topicId} lacks its message ids."),
+            // A notice type from a newer server: it names no messages of ours, so passing over it loses nothing.
+            _ => null,
+        };
+    }
+
+    /// <summary>Reads a notice from a multipart part's body.</summary>
+    public static SubscriptionEvent? Parse(ReadOnlySpan<byte> json)
+    {
+        var reader = new Utf8JsonReader(json);
+        if (!reader.Read() || reader.TokenType != JsonTokenType.StartObject)
+        {
+            throw new InvalidDataException("A notice part's body is not a JSON object.");
+        }
+        return Read(ref reader);
+    }
+
+    internal static long ReadInt64(ref Utf8JsonReader reader)
+    {
+        reader.Read();
+        return reader.GetInt64();
+    }
+}

@@ -1,0 +1,642 @@
+/*!
+ * jquery.laharsub.js — jQuery client for Laharsub, HTTP pub/sub with one multiplexed long poll.
+ * Works with jQuery 3.7 and jQuery 4; no other dependency. Wire protocol: docs/protocol.md.
+ */
+(function (factory) {
+  'use strict';
+  if (typeof define === 'function' && define.amd) {
+    define(['jquery'], factory);
+  } else if (typeof module === 'object' && module.exports) {
+    // CommonJS gets the factory: jQuery needs a window, which only the caller has.
+    module.exports = factory;
+  } else {
+    factory(window.jQuery);
+  }
+}(function ($) {
+  'use strict';
+
+  if (!$ || typeof $.ajax !== 'function' || typeof $.Deferred !== 'function') {
+    throw new Error('jquery.laharsub.js needs jQuery (3.7 or 4): load jquery.js before it.');
+  }
+
+  var defaults = {
+    // Seconds the server may hold a poll (sent as `timeout`; the server caps it at MaxPollTimeout).
+    pollTimeout: 30,
+    // Seconds added to pollTimeout for the browser-side ajax timeout, so the server answers first.
+    pollTimeoutMargin: 10,
+    // Milliseconds before a topic request or a publish is abandoned.
+    requestTimeout: 30000,
+    // Backoff after network errors and 5xx: first delay, cap, and the random share taken off each delay.
+    retryDelay: 500,
+    maxRetryDelay: 30000,
+    retryJitter: 0.5,
+    // Extra $.ajax settings for every request (e.g. headers); never used for url, type, data or callbacks.
+    ajax: null,
+    // Client-wide callbacks: onError(error) for failures no subscription owns; onStatus(status, info)
+    // with status 'connecting' | 'connected' | 'retrying' | 'idle' | 'closed'.
+    onError: null,
+    onStatus: null
+  };
+
+  var subscriptionDefaults = {
+    from: null,
+    onMessage: null,
+    onGap: null,
+    onTopicDeleted: null,
+    onError: null
+  };
+
+  var jsonType = /^application\/(?:[\w.+-]*\+)?json\b/i;
+
+  function fail(message) {
+    throw new Error('$.laharsub: ' + message);
+  }
+
+  function isId(value) {
+    return typeof value === 'number' && value > 0 && value % 1 === 0 && value <= Number.MAX_SAFE_INTEGER;
+  }
+
+  function toId(value, what) {
+    var id = typeof value === 'string' && /^[0-9]+$/.test(value) ? Number(value) : value;
+    if (!isId(id)) {
+      fail(what + ' must be a positive integer (got ' + String(value) + ').');
+    }
+    return id;
+  }
+
+  function checkNumber(options, name, min) {
+    var value = options[name];
+    if (typeof value !== 'number' || !isFinite(value) || value < min) {
+      fail('option ' + name + ' must be a number >= ' + min + ' (got ' + String(value) + ').');
+    }
+  }
+
+  function checkCallback(options, name) {
+    if (options[name] != null && typeof options[name] !== 'function') {
+      fail('option ' + name + ' must be a function.');
+    }
+  }
+
+  function checkKnown(options, known, what) {
+    $.each(options, function (name) {
+      if (!Object.prototype.hasOwnProperty.call(known, name)) {
+        fail('unknown ' + what + ' option "' + name + '" (known: ' + Object.keys(known).join(', ') + ').');
+      }
+    });
+  }
+
+  function validateOptions(options) {
+    checkKnown(options, defaults, 'client');
+    var settings = $.extend({}, defaults, options);
+    checkNumber(settings, 'pollTimeout', 0);
+    checkNumber(settings, 'pollTimeoutMargin', 1);
+    checkNumber(settings, 'requestTimeout', 1);
+    checkNumber(settings, 'retryDelay', 1);
+    checkNumber(settings, 'maxRetryDelay', settings.retryDelay);
+    checkNumber(settings, 'retryJitter', 0);
+    if (settings.pollTimeout % 1 !== 0) {
+      fail('option pollTimeout is whole seconds (got ' + settings.pollTimeout + ').');
+    }
+    if (settings.retryJitter > 1) {
+      fail('option retryJitter is a share between 0 and 1 (got ' + settings.retryJitter + ').');
+    }
+    if (settings.ajax != null && !$.isPlainObject(settings.ajax)) {
+      fail('option ajax must be a plain object of $.ajax settings.');
+    }
+    checkCallback(settings, 'onError');
+    checkCallback(settings, 'onStatus');
+    return settings;
+  }
+
+  function validateSubscription(options) {
+    if (options != null && !$.isPlainObject(options)) {
+      fail('subscribe options must be an object like { from: 1, onMessage: function (message) {} }.');
+    }
+    checkKnown(options || {}, subscriptionDefaults, 'subscribe');
+    var settings = $.extend({}, subscriptionDefaults, options);
+    if (settings.from != null) {
+      settings.from = toId(settings.from, 'subscribe option from');
+    }
+    checkCallback(settings, 'onMessage');
+    checkCallback(settings, 'onGap');
+    checkCallback(settings, 'onTopicDeleted');
+    checkCallback(settings, 'onError');
+    return settings;
+  }
+
+  function normalizeBaseUrl(baseUrl) {
+    if (typeof baseUrl !== 'string' || !baseUrl) {
+      fail('baseUrl must be the Laharsub API root, e.g. "/ps" or "https://example.com/ps".');
+    }
+    return baseUrl.replace(/\/+$/, '');
+  }
+
+  /** The `retry` delay in ms for the given attempt (0-based): exponential, capped, jittered downwards. */
+  function backoffDelay(attempt, settings, random) {
+    var base = Math.min(settings.maxRetryDelay, settings.retryDelay * Math.pow(2, Math.min(attempt, 30)));
+    return Math.round(base * (1 - settings.retryJitter * random));
+  }
+
+  /** Retry-After (delta seconds or HTTP date) in ms, or null when absent or unreadable. */
+  function parseRetryAfter(value, now) {
+    if (value == null || value === '') {
+      return null;
+    }
+    var text = String(value).trim();
+    if (/^[0-9]+$/.test(text)) {
+      return Number(text) * 1000;
+    }
+    var date = Date.parse(text);
+    return isNaN(date) ? null : Math.max(0, date - now);
+  }
+
+  /** The poll's query string, in the indexed form that $.param produces. */
+  function pollQuery(subscriptions, timeout) {
+    return $.param({
+      subs: $.map(subscriptions, function (sub) {
+        return sub.cursor == null ? { topicid: sub.topicId } : { topicid: sub.topicId, from: sub.cursor };
+      }),
+      timeout: timeout
+    });
+  }
+
+  function decodeBase64(text) {
+    var binary = atob(text);
+    var bytes = new Uint8Array(binary.length);
+    for (var i = 0; i < binary.length; i++) {
+      bytes[i] = binary.charCodeAt(i);
+    }
+    return bytes;
+  }
+
+  /** Adds `data` to a wire message: parsed JSON, the text, or the bytes of a base64 body. */
+  function decodeMessage(message) {
+    var decoded = $.extend({}, message);
+    if (message.encoding === 'base64') {
+      decoded.data = decodeBase64(message.body);
+    } else if (jsonType.test(message.contentType || '')) {
+      try {
+        decoded.data = JSON.parse(message.body);
+      } catch (e) {
+        decoded.data = message.body;
+      }
+    } else {
+      decoded.data = message.body;
+    }
+    return decoded;
+  }
+
+  /** What to send for a publish: objects as JSON by default, strings as UTF-8 text, binary as is. */
+  function publishBody(data, contentType) {
+    var binary = (typeof ArrayBuffer !== 'undefined' && (data instanceof ArrayBuffer || ArrayBuffer.isView(data))) ||
+      (typeof Blob !== 'undefined' && data instanceof Blob);
+    if (contentType != null && (typeof contentType !== 'string' || !contentType)) {
+      fail('publish contentType must be a media type string such as "text/plain; charset=utf-8".');
+    }
+    if (data == null || data === '') {
+      fail('publish needs a non-empty message: Laharsub refuses empty bodies.');
+    }
+    if (binary) {
+      return { body: data, contentType: contentType || 'application/octet-stream' };
+    }
+    // A string is sent as it is, even with a JSON type (it is then taken to be JSON text already).
+    if (typeof data === 'string') {
+      return { body: data, contentType: contentType || 'text/plain; charset=utf-8' };
+    }
+    if (contentType && !jsonType.test(contentType)) {
+      fail('publish got ' + (Array.isArray(data) ? 'an array' : typeof data) + ' with content type "' + contentType +
+        '": pass a string or binary data for non-JSON types, or omit the type to send JSON.');
+    }
+    return { body: JSON.stringify(data), contentType: contentType || 'application/json' };
+  }
+
+  /** An Error carrying the HTTP status and the server's problem detail (RFC 9457) when there is one. */
+  function LaharsubError(message, status, problem, jqXHR) {
+    var error = new Error(message);
+    error.name = 'LaharsubError';
+    error.status = status;
+    error.problem = problem || null;
+    error.topicId = problem && isId(problem.topicId) ? problem.topicId : null;
+    error.retryAfter = jqXHR ? parseRetryAfter(jqXHR.getResponseHeader('Retry-After'), Date.now()) : null;
+    error.jqXHR = jqXHR || null;
+    return error;
+  }
+
+  function errorFrom(jqXHR, textStatus, what) {
+    var problem = null;
+    var contentType = jqXHR.getResponseHeader('Content-Type') || '';
+    if (/json/i.test(contentType) && jqXHR.responseText) {
+      try {
+        problem = JSON.parse(jqXHR.responseText);
+      } catch (e) {
+        problem = null;
+      }
+    }
+    var reason;
+    if (problem && (problem.detail || problem.title)) {
+      reason = problem.detail || problem.title;
+      if (problem.errors) {
+        reason += ' ' + $.map(problem.errors, function (messages, key) {
+          return key + ': ' + [].concat(messages).join(' ');
+        }).join('; ');
+      }
+    } else if (jqXHR.status) {
+      reason = 'HTTP ' + jqXHR.status + (jqXHR.statusText ? ' ' + jqXHR.statusText : '');
+    } else {
+      reason = textStatus === 'timeout' ? 'no answer in time' : 'the server could not be reached (' + (textStatus || 'network error') + ')';
+    }
+    return LaharsubError(what + ' failed: ' + reason, jqXHR.status || 0, problem, jqXHR);
+  }
+
+  function isRetryable(status) {
+    return status === 0 || status === 408 || status === 429 || status >= 500;
+  }
+
+  function report(callback, context, args) {
+    if (!callback) {
+      return;
+    }
+    try {
+      callback.apply(context, args);
+    } catch (e) {
+      // A page's callback that throws must not stop delivery to the others; surface it anyway.
+      setTimeout(function () { throw e; }, 0);
+    }
+  }
+
+  function Client(baseUrl, options) {
+    this.baseUrl = normalizeBaseUrl(baseUrl);
+    this.options = validateOptions(options || {});
+    this._subs = {};
+    this._order = [];
+    this._poll = null;
+    this._generation = 0;
+    this._retryTimer = null;
+    this._kickTimer = null;
+    this._attempt = 0;
+    this._earlyEmptyPolls = 0;
+    this._status = 'idle';
+    this._closed = false;
+  }
+
+  Client.prototype = {
+    constructor: Client,
+
+    /** Creates a topic; resolves with { topicId }. */
+    createTopic: function () {
+      return this._request('POST', '/topics', 'create topic');
+    },
+
+    /** Resolves with the topic's info (lastMessageId, firstRetainedMessageId, ...). */
+    getTopic: function (topicId) {
+      var id = toId(topicId, 'topicId');
+      return this._request('GET', '/topics/' + id, 'get topic ' + id);
+    },
+
+    /** Deletes a topic and its messages; its subscribers get onTopicDeleted. */
+    deleteTopic: function (topicId) {
+      var id = toId(topicId, 'topicId');
+      return this._request('DELETE', '/topics/' + id, 'delete topic ' + id);
+    },
+
+    /**
+     * Publishes one message; resolves with { topicId, messageId }. Objects go as JSON unless a
+     * contentType says otherwise; strings as text/plain; ArrayBuffer, typed arrays and Blobs as bytes.
+     * Not retried automatically: a retried publish whose first try did arrive would be stored twice.
+     */
+    publish: function (topicId, data, contentType) {
+      var id = toId(topicId, 'topicId');
+      var body = publishBody(data, contentType);
+      return this._request('POST', '/topics/' + id, 'publish to topic ' + id, {
+        data: body.body,
+        contentType: body.contentType,
+        processData: false
+      });
+    },
+
+    /**
+     * Subscribes to a topic from `from` (absent: the next message published). Returns a handle with
+     * unsubscribe(), cursor() and `ready`, a promise resolved once the subscription is in the poll.
+     */
+    subscribe: function (topicId, options) {
+      var id = toId(topicId, 'topicId');
+      var settings = validateSubscription(options);
+      if (this._closed) {
+        fail('this client is closed: create a new one with $.laharsub(baseUrl).');
+      }
+      if (this._subs[id]) {
+        fail('topic ' + id + ' is already subscribed on this client: unsubscribe it first.');
+      }
+      var client = this;
+      var ready = $.Deferred();
+      var sub = {
+        topicId: id,
+        cursor: settings.from,
+        options: settings,
+        active: true,
+        joined: false
+      };
+      var handle = {
+        topicId: id,
+        ready: ready.promise(),
+        /** The smallest message id still wanted: pass it as `from` to resume elsewhere. */
+        cursor: function () { return sub.cursor; },
+        active: function () { return sub.active; },
+        unsubscribe: function () { client._drop(sub); }
+      };
+      sub.handle = handle;
+      sub.ready = ready;
+      this._subs[id] = sub;
+      this._order.push(id);
+
+      if (sub.cursor != null) {
+        this._join(sub);
+      } else {
+        // Fix the cursor before joining: re-issuing the poll later without `from` would restart at
+        // the topic's end again and lose what was published in between.
+        this.getTopic(id).then(function (info) {
+          if (sub.active) {
+            sub.cursor = info.lastMessageId + 1;
+            client._join(sub);
+          }
+        }, function (error) {
+          if (sub.active) {
+            ready.reject(error);
+            client._drop(sub);
+            report(settings.onError, handle, [error, handle]);
+          }
+        });
+      }
+      return handle;
+    },
+
+    /** Every active subscription's cursor, by topic id. */
+    cursors: function () {
+      var result = {};
+      $.each(this._subs, function (id, sub) {
+        result[id] = sub.cursor;
+      });
+      return result;
+    },
+
+    /** The ids of the active subscriptions, in subscription order. */
+    topics: function () {
+      return this._order.slice();
+    },
+
+    /** Ends every subscription and the poll; the client cannot be used afterwards. */
+    close: function () {
+      var client = this;
+      if (this._closed) {
+        return;
+      }
+      $.each(this._order.slice(), function (i, id) {
+        client._subs[id].active = false;
+      });
+      this._subs = {};
+      this._order = [];
+      this._closed = true;
+      this._stopPoll();
+      this._setStatus('closed');
+    },
+
+    _request: function (method, path, what, extra) {
+      var client = this;
+      var result = $.Deferred();
+      if (this._closed) {
+        return result.reject(LaharsubError(what + ' failed: the client is closed.', 0, null, null)).promise();
+      }
+      $.ajax($.extend({}, this.options.ajax, {
+        url: this.baseUrl + path,
+        type: method,
+        dataType: method === 'DELETE' ? 'text' : 'json',
+        timeout: this.options.requestTimeout
+      }, extra)).then(function (data) {
+        result.resolve(method === 'DELETE' ? undefined : data);
+      }, function (jqXHR, textStatus) {
+        var error = errorFrom(jqXHR, textStatus, what);
+        report(client.options.onError, client, [error]);
+        result.reject(error);
+      });
+      return result.promise();
+    },
+
+    // From here on the cursor is fixed, so whatever is published next reaches the subscriber.
+    _join: function (sub) {
+      sub.joined = true;
+      sub.ready.resolve(sub.handle);
+      this._kick();
+    },
+
+    _drop: function (sub) {
+      if (!sub.active) {
+        return;
+      }
+      sub.active = false;
+      if (sub.ready.state() === 'pending') {
+        sub.ready.reject(LaharsubError('subscription to topic ' + sub.topicId + ' ended before it started.', 0, null, null));
+      }
+      delete this._subs[sub.topicId];
+      this._order = $.grep(this._order, function (id) { return id !== sub.topicId; });
+      if (sub.joined) {
+        this._kick();
+      }
+    },
+
+    _joined: function () {
+      var subs = this._subs;
+      return $.grep($.map(this._order, function (id) { return subs[id]; }), function (sub) { return sub.joined; });
+    },
+
+    _setStatus: function (status, info) {
+      if (status === this._status && status !== 'retrying') {
+        return;
+      }
+      this._status = status;
+      report(this.options.onStatus, this, [status, info || {}]);
+    },
+
+    // Replaces the waiting poll with one for the current set, once per burst of subscribe/unsubscribe
+    // calls (they often come several in a row), so at most one poll is ever outstanding.
+    _kick: function () {
+      var client = this;
+      if (this._closed || this._kickTimer) {
+        return;
+      }
+      this._kickTimer = setTimeout(function () {
+        client._kickTimer = null;
+        if (client._retryTimer) {
+          return;
+        }
+        client._stopPoll();
+        client._startPoll();
+      }, 0);
+    },
+
+    _stopPoll: function () {
+      this._generation++;
+      if (this._poll) {
+        var poll = this._poll;
+        this._poll = null;
+        poll.abort();
+      }
+      if (this._retryTimer) {
+        clearTimeout(this._retryTimer);
+        this._retryTimer = null;
+      }
+      if (this._kickTimer && this._closed) {
+        clearTimeout(this._kickTimer);
+        this._kickTimer = null;
+      }
+    },
+
+    _startPoll: function () {
+      var client = this;
+      var subs = this._joined();
+      if (this._closed || this._poll) {
+        return;
+      }
+      if (!subs.length) {
+        this._setStatus('idle');
+        return;
+      }
+      var generation = ++this._generation;
+      // Until a poll has been answered (first poll, or after a failure) ask for an answer at once, so
+      // that the page learns quickly that the server is reachable instead of after a whole poll.
+      var timeout = this._status === 'connected' ? this.options.pollTimeout : 0;
+      var started = Date.now();
+      if (this._status !== 'connected' && this._status !== 'retrying') {
+        this._setStatus('connecting');
+      }
+      this._poll = $.ajax($.extend({}, this.options.ajax, {
+        url: this.baseUrl + '/subscriptions?' + pollQuery(subs, timeout),
+        type: 'GET',
+        dataType: 'json',
+        timeout: (timeout + this.options.pollTimeoutMargin) * 1000
+      }));
+      this._poll.then(function (data, textStatus, jqXHR) {
+        if (generation !== client._generation) {
+          return;
+        }
+        client._poll = null;
+        client._attempt = 0;
+        client._setStatus('connected');
+        if (jqXHR.status === 204 || !data) {
+          client._afterEmptyPoll(Date.now() - started, timeout);
+          return;
+        }
+        client._earlyEmptyPolls = 0;
+        client._deliver(data);
+        client._startPoll();
+      }, function (jqXHR, textStatus) {
+        if (generation !== client._generation) {
+          return;
+        }
+        client._poll = null;
+        client._pollFailed(errorFrom(jqXHR, textStatus, 'poll'));
+      });
+    },
+
+    // 204 is the normal end of a quiet poll; 204 long before the timeout means the server is going
+    // away (shutdown answers polls at once with Connection: close). Poll again at once, but back off
+    // if it keeps happening, so a draining server is not hammered.
+    _afterEmptyPoll: function (elapsed, timeout) {
+      var early = timeout > 0 && elapsed < timeout * 500;
+      this._earlyEmptyPolls = early ? this._earlyEmptyPolls + 1 : 0;
+      if (this._earlyEmptyPolls > 1) {
+        this._retryLater(backoffDelay(this._earlyEmptyPolls - 2, this.options, Math.random()), null);
+      } else {
+        this._startPoll();
+      }
+    },
+
+    _pollFailed: function (error) {
+      var client = this;
+      if (isRetryable(error.status)) {
+        var delay = backoffDelay(this._attempt++, this.options, Math.random());
+        if (error.retryAfter != null) {
+          delay = error.retryAfter;
+        }
+        this._retryLater(delay, error);
+        return;
+      }
+      if (error.status === 404 && error.topicId != null) {
+        var sub = this._subs[error.topicId];
+        if (!sub) {
+          // Already unsubscribed meanwhile: the next poll no longer names it.
+          this._kick();
+          return;
+        }
+        // One unknown topic must not end the others: drop it, tell its owner, poll for the rest.
+        this._drop(sub);
+        report(sub.options.onError, sub.handle, [error, sub.handle]);
+        report(this.options.onError, this, [error]);
+        return;
+      }
+      // Any other 4xx would fail the same way again: end every subscription and say why.
+      var subs = this._joined();
+      $.each(subs, function (i, each) {
+        client._drop(each);
+        report(each.options.onError, each.handle, [error, each.handle]);
+      });
+      report(this.options.onError, this, [error]);
+      this._setStatus('idle', { error: error });
+    },
+
+    _retryLater: function (delay, error) {
+      var client = this;
+      this._setStatus('retrying', { delay: delay, error: error });
+      this._retryTimer = setTimeout(function () {
+        client._retryTimer = null;
+        client._startPoll();
+      }, delay);
+    },
+
+    // Applies one poll answer: notices first, then messages, following the protocol's cursor rule.
+    _deliver: function (data) {
+      var client = this;
+      $.each(data.notices || [], function (i, notice) {
+        var sub = client._subs[notice.topicId];
+        if (!sub || !sub.joined) {
+          return;
+        }
+        if (notice.type === 'gap') {
+          sub.cursor = Math.max(sub.cursor || 0, notice.toMessageId + 1);
+          report(sub.options.onGap, sub.handle, [notice, sub.handle]);
+        } else if (notice.type === 'reset') {
+          sub.cursor = notice.firstMessageId;
+          report(sub.options.onGap, sub.handle, [notice, sub.handle]);
+        } else if (notice.type === 'topicDeleted') {
+          client._drop(sub);
+          report(sub.options.onTopicDeleted, sub.handle, [notice, sub.handle]);
+        }
+      });
+      $.each(data.messages || [], function (i, message) {
+        var sub = client._subs[message.topicId];
+        // A message below the cursor was delivered by an earlier answer (e.g. one that raced an abort).
+        if (!sub || !sub.joined || (sub.cursor != null && message.messageId < sub.cursor)) {
+          return;
+        }
+        sub.cursor = message.messageId + 1;
+        report(sub.options.onMessage, sub.handle, [decodeMessage(message), sub.handle]);
+      });
+    }
+  };
+
+  /** Creates a client for the Laharsub API at `baseUrl` (e.g. "/ps"). */
+  $.laharsub = function (baseUrl, options) {
+    return new Client(baseUrl, options);
+  };
+  $.laharsub.defaults = defaults;
+  $.laharsub.Client = Client;
+  // Pure helpers, exposed for the client's unit tests; not a stable API.
+  $.laharsub._internal = {
+    backoffDelay: backoffDelay,
+    parseRetryAfter: parseRetryAfter,
+    pollQuery: pollQuery,
+    decodeMessage: decodeMessage,
+    publishBody: publishBody,
+    validateOptions: validateOptions
+  };
+  return $.laharsub;
+}));

@@ -1,0 +1,16 @@
+namespace Laharsub.Server.Storage;
+
+/// <summary>What happened to a message handed to <see cref="ILaharsubBackend.PublishAsync"/>.</summary>
+public enum PublishStatus
+{
+    /// <summary>Stored under <see cref="PublishResult.MessageId"/>.</summary>
+    Published,
+    /// <summary>No such topic; nothing stored.</summary>
+    TopicNotFound,
+    /// <summary>Larger than <c>MaxMessageBytes</c>, or empty; nothing stored.</summary>
+    InvalidSize,
+    /// <summary><c>MaxRetainedBytes</c> reached; nothing stored or dropped.</summary>
+    StorageFull,
+    /// <summary>The body contains the multipart boundary; nothing stored.</summary>
+    ContainsBoundary,
+}

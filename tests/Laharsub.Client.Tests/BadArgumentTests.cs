@@ -1,0 +1,101 @@
+using System.Text.Json.Serialization.Metadata;
+using Laharsub.Testing;
+
+namespace Laharsub.Client.Tests;
+
+public sealed class BadArgumentTests
+{
+    private static readonly Order AnOrder = new("tea", 1);
+
+    public static TheoryData<string, Func<LaharsubClient, Task>> ClientCalls => new()
+    {
+        { "GetTopicAsync(0)", c => c.GetTopicAsync(0) },
+        { "GetTopicAsync(-1)", c => c.GetTopicAsync(-1) },
+        { "DeleteTopicAsync(0)", c => c.DeleteTopicAsync(0) },
+        { "ListTopicsAsync(after: -1)", c => c.ListTopicsAsync(-1) },
+        { "ListTopicsAsync(limit: 0)", c => c.ListTopicsAsync(0, 0) },
+        { "ListTopicsAsync(limit: 1001)", c => c.ListTopicsAsync(0, 1001) },
+        { "ListAllTopicsAsync(pageSize: 0)", c => c.ListAllTopicsAsync(0).ToListAsync().AsTask() },
+        { "PublishAsync(topic 0)", c => c.PublishAsync(0, new byte[] { 1 }, "text/plain") },
+        { "PublishAsync(empty body)", c => c.PublishAsync(1, ReadOnlyMemory<byte>.Empty, "text/plain") },
+        { "PublishAsync(null content type)", c => c.PublishAsync(1, new byte[] { 1 }, null!) },
+        { "PublishAsync(empty content type)", c => c.PublishAsync(1, new byte[] { 1 }, "") },
+        { "PublishAsync(blank content type)", c => c.PublishAsync(1, new byte[] { 1 }, "  ") },
+        { "PublishAsync(unparseable content type)", c => c.PublishAsync(1, new byte[] { 1 }, "not a media type") },
+        { "PublishAsync(null text)", c => c.PublishAsync(1, (string)null!) },
+        { "PublishAsync(empty text)", c => c.PublishAsync(1, "") },
+        { "PublishAsync(text, empty content type)", c => c.PublishAsync(1, "x", "") },
+        { "PublishAsync(text, topic -3)", c => c.PublishAsync(-3, "x") },
+        { "PublishJsonAsync(null value)", c => c.PublishJsonAsync<Order>(1, null!) },
+        { "PublishJsonAsync(topic 0)", c => c.PublishJsonAsync(0, AnOrder) },
+        { "PublishJsonAsync(null type info)", c => c.PublishJsonAsync(1, AnOrder, (JsonTypeInfo<Order>)null!) },
+        { "PublishJsonAsync(type info, null value)", c => c.PublishJsonAsync(1, null!, TestJsonContext.Default.Order) },
+        { "Subscribe(null)", c => Task.FromResult(c.Subscribe(null!)) },
+        { "Subscribe(topic 0)", c => Task.FromResult(c.Subscribe([new(0, 1)])) },
+        { "Subscribe(cursor 0)", c => Task.FromResult(c.Subscribe([new(1, 0)])) },
+        { "Add(topic 0)", c => Do(() => c.Subscribe().Add(0, 1)) },
+        { "Add(cursor 0)", c => Do(() => c.Subscribe().Add(1, 0)) },
+        { "Add(cursor -5)", c => Do(() => c.Subscribe().Add(1, -5)) },
+        { "AddAsync(topic 0)", c => c.Subscribe().AddAsync(0) },
+    };
+
+    public static TheoryData<string, Action<Uri>> Constructions => new()
+    {
+        { "null address", api => _ = new LaharsubClient((Uri)null!) },
+        { "relative address", api => _ = new LaharsubClient(new Uri("/ps/", UriKind.Relative)) },
+        { "ftp address", api => _ = new LaharsubClient(new Uri("ftp://127.0.0.1/ps/")) },
+        { "address with a query", api => _ = new LaharsubClient(new Uri(api, "?x=1")) },
+        { "null HttpClient", api => _ = new LaharsubClient((HttpClient)null!) },
+        { "HttpClient without BaseAddress", api => _ = new LaharsubClient(new HttpClient()) },
+        { "HttpClient with a 5 s timeout", api => _ = new LaharsubClient(new HttpClient { BaseAddress = api, Timeout = TimeSpan.FromSeconds(5) }) },
+        { "PollTimeout 0", api => _ = new LaharsubClient(api, new LaharsubClientOptions { PollTimeout = TimeSpan.Zero }) },
+        { "PollTimeout 1.5 s", api => _ = new LaharsubClient(api, new LaharsubClientOptions { PollTimeout = TimeSpan.FromSeconds(1.5) }) },
+        { "PollTimeout 2 h", api => _ = new LaharsubClient(api, new LaharsubClientOptions { PollTimeout = TimeSpan.FromHours(2) }) },
+        { "unknown PollFormat", api => _ = new LaharsubClient(api, new LaharsubClientOptions { PollFormat = (PollFormat)7 }) },
+        { "RequestTimeout 0", api => _ = new LaharsubClient(api, new LaharsubClientOptions { RequestTimeout = TimeSpan.Zero }) },
+        { "RetryDelay 0", api => _ = new LaharsubClient(api, new LaharsubClientOptions { RetryDelay = TimeSpan.Zero }) },
+        { "MaxRetryDelay below RetryDelay", api => _ = new LaharsubClient(api, new LaharsubClientOptions { RetryDelay = TimeSpan.FromSeconds(2), MaxRetryDelay = TimeSpan.FromSeconds(1) }) },
+        { "MaxRequestAttempts 0", api => _ = new LaharsubClient(api, new LaharsubClientOptions { MaxRequestAttempts = 0 }) },
+    };
+
+    [Theory]
+    [MemberData(nameof(ClientCalls))]
+    public async Task EachBadArgumentThrowsArgumentExceptionBeforeAnyRequest(string call, Func<LaharsubClient, Task> act)
+    {
+        await using var server = await LaharsubTestServer.StartAsync();
+        using var handler = new CountingHandler();
+        using var http = handler.CreateClient(server.ApiAddress);
+        await using var client = new LaharsubClient(http, TestSupport.Options());
+
+        var error = await Assert.ThrowsAnyAsync<ArgumentException>(() => act(client).WaitAsync(TestSupport.Timeout));
+
+        Assert.False(string.IsNullOrWhiteSpace(error.ParamName), $"{call}: the exception names no parameter.");
+        Assert.Equal(0, handler.Requests);
+        Assert.Empty((await server.Backend.ListTopicsAsync(0, 10)));
+    }
+
+    [Theory]
+    [MemberData(nameof(Constructions))]
+    public void EachBadConstructionThrowsArgumentException(string construction, Action<Uri> construct)
+    {
+        var error = Assert.ThrowsAny<ArgumentException>(() => construct(new Uri("http://127.0.0.1:1/ps/")));
+
+        Assert.False(string.IsNullOrWhiteSpace(error.Message), $"{construction}: the exception says nothing.");
+    }
+
+    [Fact]
+    public async Task AnAddressWithoutATrailingSlashStillReachesTheApi()
+    {
+        await using var server = await LaharsubTestServer.StartAsync();
+        await using var client = new LaharsubClient(new Uri(server.ApiAddress.AbsoluteUri.TrimEnd('/')), TestSupport.Options());
+
+        Assert.Equal(1, await client.CreateTopicAsync().WaitAsync(TestSupport.Timeout));
+        Assert.Equal(server.ApiAddress, client.ApiAddress);
+    }
+
+    private static Task Do(Action action)
+    {
+        action();
+        return Task.CompletedTask;
+    }
+}

@@ -1,0 +1,217 @@
+using System.Diagnostics;
+using System.Net;
+using Laharsub.Server.Hosting;
+using Laharsub.Server.Storage;
+using Laharsub.Server.Storage.InMemory;
+using Laharsub.Server.Wire;
+using Laharsub.Testing;
+using Microsoft.Extensions.DependencyInjection;
+using Microsoft.Extensions.Options;
+
+namespace Laharsub.Client.Tests;
+
+public sealed class ReliabilityTests
+{
+    [Theory]
+    [InlineData(PollFormat.Multipart)]
+    [InlineData(PollFormat.Json)]
+    public async Task AfterARestartThatKeptTheDataTheSubscriptionReconnectsAndReportsWhatExpiredMeanwhile(PollFormat format)
+    {
+        await using var first = await LaharsubTestServer.StartAsync(o => o.MessageTimeToLive = TimeSpan.FromSeconds(2));
+        var backend = first.Backend;
+        var wire = first.Services.GetRequiredService<WireFormat>();
+        await using var client = first.CreateLaharsubClient(format);
+        var topic = await client.CreateTopicAsync().WaitAsync(TestSupport.Timeout);
+        await using var reader = new EventReader(client.Subscribe());
+        await reader.Subscription.AddAsync(topic).WaitAsync(TestSupport.Timeout);
+        await client.PublishAsync(topic, "before").WaitAsync(TestSupport.Timeout);
+        Assert.Equal("before", (await reader.NextAsync()).Text());
+        _ = reader.PendingStep;
+        await Eventually.HoldsAsync(async () => (await backend.GetTopicAsync(topic))!.WaitingPolls == 1, TestSupport.Timeout, "the poll waits");
+
+        await first.StopAsync();
+        // Published and expired while no server answers: this subscriber can never read them.
+        await backend.PublishAsync(topic, TestSupport.Utf8("lost 2"), "text/plain");
+        await backend.PublishAsync(topic, TestSupport.Utf8("lost 3"), "text/plain");
+        await Eventually.HoldsAsync(async () => (await backend.GetTopicAsync(topic))!.RetainedMessages == 0, TestSupport.Timeout, "the messages expire");
+        await using var second = await LaharsubTestServer.StartAsync(
+            o => o.MessageTimeToLive = TimeSpan.FromMinutes(5),
+            s => { s.AddSingleton(backend); s.AddSingleton(wire); },
+            port: first.BaseAddress.Port);
+        await client.PublishAsync(topic, "after").WaitAsync(TestSupport.Timeout);
+
+        var gap = Assert.IsType<GapNotice>(await reader.NextAsync());
+        var after = Assert.IsType<LaharsubMessage>(await reader.NextAsync());
+        Assert.Equal((topic, 2L, 3L), (gap.TopicId, gap.FromMessageId, gap.ToMessageId));
+        Assert.Equal((4L, "after"), (after.MessageId, after.GetString()));
+    }
+
+    [Theory]
+    [InlineData(PollFormat.Multipart)]
+    [InlineData(PollFormat.Json)]
+    public async Task AfterARestartThatLostTheDataTheSubscriptionIsResetOrToldTheTopicIsGone(PollFormat format)
+    {
+        await using var first = await LaharsubTestServer.StartAsync();
+        await using var client = first.CreateLaharsubClient(format);
+        var recreated = await client.CreateTopicAsync().WaitAsync(TestSupport.Timeout);
+        var vanished = await client.CreateTopicAsync().WaitAsync(TestSupport.Timeout);
+        for (var i = 1; i <= 3; i++)
+        {
+            await client.PublishAsync(recreated, $"old {i}").WaitAsync(TestSupport.Timeout);
+        }
+        await using var reader = new EventReader(client.Subscribe([new(recreated, 1), new(vanished, 1)]));
+        Assert.Equal(["old 1", "old 2", "old 3"], (await reader.TakeAsync(3)).Select(e => e.Text()));
+        _ = reader.PendingStep;
+        await Eventually.HoldsAsync(async () => (await first.Backend.GetTopicAsync(recreated))!.WaitingPolls == 1, TestSupport.Timeout, "the poll waits");
+
+        await first.StopAsync();
+        // A server without persistence comes back with only what was created since: topic 1 again, with one message.
+        var wire = new WireFormat();
+        var fresh = new InMemoryBackend(Options.Create(new LaharsubOptions()), wire, TimeProvider.System);
+        Assert.Equal(recreated, (await fresh.CreateTopicAsync())!.TopicId);
+        await fresh.PublishAsync(recreated, TestSupport.Utf8("new 1"), "text/plain");
+        await using var second = await LaharsubTestServer.StartAsync(
+            services: s => { s.AddSingleton<ILaharsubBackend>(fresh); s.AddSingleton(wire); },
+            port: first.BaseAddress.Port);
+
+        var events = await reader.TakeAsync(3);
+
+        var notFound = Assert.IsType<TopicNotFoundNotice>(events[0]);
+        var reset = Assert.IsType<ResetNotice>(events[1]);
+        var message = Assert.IsType<LaharsubMessage>(events[2]);
+        Assert.Equal(vanished, notFound.TopicId);
+        Assert.Equal((recreated, 4L, 1L, 1L), (reset.TopicId, reset.RequestedFrom, reset.FirstMessageId, reset.LastMessageId));
+        Assert.Equal((1L, "new 1"), (message.MessageId, message.GetString()));
+        Assert.Equal(new Dictionary<long, long> { [recreated] = 2 }, reader.Subscription.Cursors);
+    }
+
+    [Fact]
+    public async Task CancellingAReadEndsItWithinASecondAndAbortsThePoll()
+    {
+        await using var server = await LaharsubTestServer.StartAsync();
+        await using var client = new LaharsubClient(server.ApiAddress, TestSupport.Options(pollSeconds: 60));
+        var topic = await client.CreateTopicAsync().WaitAsync(TestSupport.Timeout);
+        using var cancellation = new CancellationTokenSource();
+        await using var reader = new EventReader(client.Subscribe([new(topic, 1)]), cancellation.Token);
+        var step = reader.PendingStep;
+        await Eventually.HoldsAsync(async () => (await client.GetTopicAsync(topic)).WaitingPolls == 1, TestSupport.Timeout, "the poll waits");
+
+        var stopwatch = Stopwatch.StartNew();
+        cancellation.Cancel();
+        await Assert.ThrowsAnyAsync<OperationCanceledException>(() => step.WaitAsync(TestSupport.Timeout));
+        stopwatch.Stop();
+
+        Assert.InRange(stopwatch.Elapsed, TimeSpan.Zero, TimeSpan.FromSeconds(1));
+        await Eventually.HoldsAsync(async () => (await client.GetTopicAsync(topic)).WaitingPolls == 0, TestSupport.Timeout, "the server sees the poll go");
+    }
+
+    [Fact]
+    public async Task DisposingASubscriptionEndsItsReadAndAbortsThePoll()
+    {
+        await using var server = await LaharsubTestServer.StartAsync();
+        await using var client = new LaharsubClient(server.ApiAddress, TestSupport.Options(pollSeconds: 60));
+        var topic = await client.CreateTopicAsync().WaitAsync(TestSupport.Timeout);
+        var subscription = client.Subscribe([new(topic, 1)]);
+        await using var events = subscription.ReadAllAsync().GetAsyncEnumerator();
+        var step = events.MoveNextAsync().AsTask();
+        await Eventually.HoldsAsync(async () => (await client.GetTopicAsync(topic)).WaitingPolls == 1, TestSupport.Timeout, "the poll waits");
+
+        await subscription.DisposeAsync();
+
+        Assert.False(await step.WaitAsync(TimeSpan.FromSeconds(1)));
+        await Eventually.HoldsAsync(async () => (await client.GetTopicAsync(topic)).WaitingPolls == 0, TestSupport.Timeout, "the server sees the poll go");
+    }
+
+    [Fact]
+    public async Task DisposingTheClientEndsItsSubscriptions()
+    {
+        await using var server = await LaharsubTestServer.StartAsync();
+        var client = new LaharsubClient(server.ApiAddress, TestSupport.Options(pollSeconds: 60));
+        var topic = await client.CreateTopicAsync().WaitAsync(TestSupport.Timeout);
+        await using var events = client.Subscribe([new(topic, 1)]).ReadAllAsync().GetAsyncEnumerator();
+        var step = events.MoveNextAsync().AsTask();
+        await Eventually.HoldsAsync(async () => (await server.Backend.GetTopicAsync(topic))!.WaitingPolls == 1, TestSupport.Timeout, "the poll waits");
+
+        await client.DisposeAsync();
+
+        Assert.False(await step.WaitAsync(TimeSpan.FromSeconds(1)));
+        await Assert.ThrowsAsync<ObjectDisposedException>(() => client.CreateTopicAsync().WaitAsync(TestSupport.Timeout));
+        await Eventually.HoldsAsync(async () => (await server.Backend.GetTopicAsync(topic))!.WaitingPolls == 0, TestSupport.Timeout, "the server sees the poll go");
+    }
+
+    [Fact]
+    public async Task PollsHeldForTheirWholeTimeoutEndAsEmptyAnswersNotClientTimeouts()
+    {
+        await using var server = await LaharsubTestServer.StartAsync();
+        using var handler = new CountingHandler();
+        using var http = handler.CreateClient(server.ApiAddress);
+        var options = TestSupport.Options(pollSeconds: 1);
+        options.RequestTimeout = TimeSpan.FromMilliseconds(500);
+        await using var client = new LaharsubClient(http, options);
+        var topic = await client.CreateTopicAsync().WaitAsync(TestSupport.Timeout);
+        await using var reader = new EventReader(client.Subscribe([new(topic, 1)]));
+        _ = reader.PendingStep;
+
+        await Eventually.HoldsAsync(() => Task.FromResult(handler.EmptyPolls >= 2), TestSupport.Timeout, "two polls end empty");
+        await client.PublishAsync(topic, "still listening").WaitAsync(TestSupport.Timeout);
+
+        Assert.Equal("still listening", (await reader.NextAsync()).Text());
+    }
+
+    [Fact]
+    public void AGivenHttpClientsTimeoutLowersThePollHoldTimeBelowIt()
+    {
+        using var http = new HttpClient { BaseAddress = new Uri("http://127.0.0.1:1/ps/") };
+        var options = new LaharsubClientOptions { PollTimeout = TimeSpan.FromSeconds(120) };
+
+        using var client = new LaharsubClient(http, options);
+        using var unbounded = new HttpClient { BaseAddress = http.BaseAddress, Timeout = Timeout.InfiniteTimeSpan };
+        using var unboundedClient = new LaharsubClient(unbounded, options);
+
+        Assert.Equal(TimeSpan.FromSeconds(90), client.PollTimeout);
+        Assert.Equal(TimeSpan.FromSeconds(120), unboundedClient.PollTimeout);
+    }
+
+    [Fact]
+    public async Task PublishingRetriesWhileTheServerRestartsAndStoresTheMessageOnce()
+    {
+        await using var first = await LaharsubTestServer.StartAsync();
+        var backend = first.Backend;
+        var wire = first.Services.GetRequiredService<WireFormat>();
+        var options = TestSupport.Options();
+        options.MaxRequestAttempts = 100;
+        await using var client = new LaharsubClient(first.ApiAddress, options);
+        var topic = await client.CreateTopicAsync().WaitAsync(TestSupport.Timeout);
+        await first.StopAsync();
+
+        var publishing = client.PublishAsync(topic, "through the restart");
+        await using var second = await LaharsubTestServer.StartAsync(
+            services: s => { s.AddSingleton(backend); s.AddSingleton(wire); },
+            port: first.BaseAddress.Port);
+        var published = await publishing.WaitAsync(TestSupport.Timeout);
+
+        Assert.Equal(1, published.MessageId);
+        Assert.Equal(1, (await client.GetTopicAsync(topic).WaitAsync(TestSupport.Timeout)).LastMessageId);
+    }
+
+    [Fact]
+    public async Task AFullServerIsRetriedNoSoonerThanItsRetryAfter()
+    {
+        await using var server = await LaharsubTestServer.StartAsync(o =>
+        {
+            o.MaxRetainedBytes = 10;
+            o.MaxMessageBytes = 10;
+            o.MessageTimeToLive = TimeSpan.FromMilliseconds(200);
+        });
+        await using var client = server.CreateLaharsubClient();
+        var topic = await client.CreateTopicAsync().WaitAsync(TestSupport.Timeout);
+        await client.PublishAsync(topic, "0123456789").WaitAsync(TestSupport.Timeout);
+
+        var stopwatch = Stopwatch.StartNew();
+        var published = await client.PublishAsync(topic, "full?").WaitAsync(TestSupport.Timeout);
+
+        // The server answered 507 with Retry-After: 1; the client's own backoff would retry after 50-300 ms.
+        Assert.InRange(stopwatch.Elapsed, TimeSpan.FromSeconds(0.95), TestSupport.Timeout);
+        Assert.Equal(2, published.MessageId);
+    }
+}

@@ -1,0 +1,103 @@
+using System.Text;
+using Laharsub.Client;
+using Laharsub.Testing;
+
+namespace Laharsub.Client.Tests;
+
+/// <summary>Bounds for every await, and clients tuned for tests (short retries, so restarts are noticed quickly).</summary>
+internal static class TestSupport
+{
+    public static readonly TimeSpan Timeout = TimeSpan.FromSeconds(20);
+
+    public static LaharsubClientOptions Options(PollFormat format = PollFormat.Multipart, int pollSeconds = 10) => new()
+    {
+        PollFormat = format,
+        PollTimeout = TimeSpan.FromSeconds(pollSeconds),
+        RequestTimeout = TimeSpan.FromSeconds(10),
+        RetryDelay = TimeSpan.FromMilliseconds(50),
+        MaxRetryDelay = TimeSpan.FromMilliseconds(300),
+    };
+
+    public static LaharsubClient CreateLaharsubClient(this LaharsubTestServer server, PollFormat format = PollFormat.Multipart) =>
+        new(server.ApiAddress, Options(format));
+
+    public static string Text(this SubscriptionEvent item) =>
+        item is LaharsubMessage message ? message.GetString() : throw new InvalidOperationException($"Expected a message, got {item}.");
+
+    public static byte[] Utf8(string text) => Encoding.UTF8.GetBytes(text);
+}
+
+/// <summary>
+/// Reads a subscription with every wait bounded. Disposing it disposes the subscription first, so that
+/// the enumeration ends by itself before the enumerator is released.
+/// </summary>
+internal sealed class EventReader : IAsyncDisposable
+{
+    private readonly LaharsubSubscription _subscription;
+    private readonly IAsyncEnumerator<SubscriptionEvent> _events;
+    private Task<bool>? _pending;
+
+    public EventReader(LaharsubSubscription subscription, CancellationToken cancellationToken = default)
+    {
+        _subscription = subscription;
+        _events = subscription.ReadAllAsync(cancellationToken).GetAsyncEnumerator(cancellationToken);
+    }
+
+    public LaharsubSubscription Subscription => _subscription;
+
+    /// <summary>The next event; fails if none comes within <paramref name="timeout"/> (default <see cref="TestSupport.Timeout"/>).</summary>
+    public async Task<SubscriptionEvent> NextAsync(TimeSpan? timeout = null)
+    {
+        _pending ??= _events.MoveNextAsync().AsTask();
+        var hasNext = await _pending.WaitAsync(timeout ?? TestSupport.Timeout);
+        _pending = null;
+        Assert.True(hasNext, "The subscription ended where an event was expected.");
+        return _events.Current;
+    }
+
+    public async Task<List<SubscriptionEvent>> TakeAsync(int count, TimeSpan? timeout = null)
+    {
+        var events = new List<SubscriptionEvent>(count);
+        while (events.Count < count)
+        {
+            events.Add(await NextAsync(timeout));
+        }
+        return events;
+    }
+
+    /// <summary>Whether the enumeration ends within <paramref name="timeout"/>.</summary>
+    public async Task<bool> EndsWithinAsync(TimeSpan timeout)
+    {
+        _pending ??= _events.MoveNextAsync().AsTask();
+        try
+        {
+            var hasNext = await _pending.WaitAsync(timeout);
+            _pending = null;
+            return !hasNext;
+        }
+        catch (TimeoutException)
+        {
+            return false;
+        }
+    }
+
+    /// <summary>The task of the outstanding (or next) step, to observe how it ends.</summary>
+    public Task<bool> PendingStep => _pending ??= _events.MoveNextAsync().AsTask();
+
+    public async ValueTask DisposeAsync()
+    {
+        await _subscription.DisposeAsync();
+        if (_pending is not null)
+        {
+            try
+            {
+                await _pending.WaitAsync(TestSupport.Timeout);
+            }
+            catch (Exception) when (_pending.IsFaulted || _pending.IsCanceled)
+            {
+                // The test already observed (or does not care) how the enumeration ended.
+            }
+        }
+        await _events.DisposeAsync();
+    }
+}

@@ -1,0 +1,133 @@
+using System.Net;
+using Laharsub.Server.Tests.Support;
+using Laharsub.Testing;
+
+namespace Laharsub.Server.Tests;
+
+/// <summary>Every kind of bad request gets a 4xx problem detail naming what was wrong, and changes nothing.</summary>
+public sealed class BadInputTests : IAsyncLifetime
+{
+    private LaharsubTestServer _server = null!;
+    private HttpClient _client = null!;
+    private long _topic;
+
+    public async Task InitializeAsync()
+    {
+        _server = await LaharsubTestServer.StartAsync(o => { o.MaxSubscriptionsPerPoll = 3; o.MaxPollTimeout = TimeSpan.FromSeconds(60); o.DefaultPollTimeout = TimeSpan.FromSeconds(1); });
+        _client = _server.CreateClient();
+        _topic = await _client.CreateTopicAsync();
+        await _client.CreateTopicAsync();
+        await _client.PublishTextAsync(_topic, "kept");
+    }
+
+    public async Task DisposeAsync()
+    {
+        _client.Dispose();
+        await _server.DisposeAsync();
+    }
+
+    [Theory]
+    [InlineData("", "subs")]
+    [InlineData("topics=abc", "topics")]
+    [InlineData("topics=-1", "topics")]
+    [InlineData("topics=0", "topics")]
+    [InlineData("topics=99999999999999999999", "topics")]
+    [InlineData("topics=1:0", "topics")]
+    [InlineData("topics=1:-5", "topics")]
+    [InlineData("topics=1:x", "topics")]
+    [InlineData("topics=1,,2", "topics")]
+    [InlineData("topics=1,1", "topics")]
+    [InlineData("topics=1,2,3,4", "topics")]
+    [InlineData("topics=1&topics=2", "topics")]
+    [InlineData("subs[0][topicid]=1&subs[1][topicid]=1", "subs[1][topicid]")]
+    [InlineData("subs[0][topicid]=1&subs[2][topicid]=2", "subs[1]")]
+    [InlineData("subs[1][topicid]=1", "subs[0]")]
+    [InlineData("subs[0][topicid]=1&subs[0][topicid]=2", "subs[0][topicid]")]
+    [InlineData("subs[0][from]=3", "subs[0][topicid]")]
+    [InlineData("subs[0][topicid]=x", "subs[0][topicid]")]
+    [InlineData("subs[0][topicid]=1&subs[0][from]=-1", "subs[0][from]")]
+    [InlineData("subs[0][topicid]=1&subs[01][topicid]=2", "subs[01][topicid]")]
+    [InlineData("subs[0][topic]=1", "subs[0][topic]")]
+    [InlineData("subs[5][topicid]=1", "subs")]
+    [InlineData("subs[0][topicid]=1&topics=2", "topics")]
+    [InlineData("topics=1&timeout=abc", "timeout")]
+    [InlineData("topics=1&timeout=-1", "timeout")]
+    [InlineData("topics=1&timeout=61", "timeout")]
+    [InlineData("topics=1&timeout=1.5", "timeout")]
+    [InlineData("topics=1&colour=blue", "colour")]
+    public async Task ABadPollIs400NamingTheParameter(string query, string parameter)
+    {
+        var (status, problem) = await _client.SendForProblemAsync(new HttpRequestMessage(HttpMethod.Get, "subscriptions?" + query));
+
+        Assert.Equal(HttpStatusCode.BadRequest, status);
+        var errors = problem.GetProperty("errors");
+        Assert.True(errors.TryGetProperty(parameter, out var messages), $"expected an error for '{parameter}', got {errors}");
+        Assert.False(string.IsNullOrWhiteSpace(messages[0].GetString()));
+        await AssertNothingChangedAsync();
+    }
+
+    [Theory]
+    [InlineData("GET", "topics/abc")]
+    [InlineData("GET", "topics/-3")]
+    [InlineData("GET", "topics/0")]
+    [InlineData("GET", "topics/9223372036854775808")]
+    [InlineData("DELETE", "topics/1x")]
+    [InlineData("POST", "topics/%20")]
+    [InlineData("GET", "topics?after=-1")]
+    [InlineData("GET", "topics?limit=0")]
+    [InlineData("GET", "topics?limit=5000")]
+    public async Task AMalformedIdOrPageIs400(string method, string path)
+    {
+        var request = new HttpRequestMessage(new HttpMethod(method), path) { Content = method == "POST" ? new ByteArrayContent([1]) : null };
+
+        var (status, problem) = await _client.SendForProblemAsync(request);
+
+        Assert.Equal(HttpStatusCode.BadRequest, status);
+        Assert.True(problem.TryGetProperty("errors", out _));
+        await AssertNothingChangedAsync();
+    }
+
+    [Fact]
+    public async Task AnEmptyMessageIs400()
+    {
+        var (status, problem) = await _client.SendForProblemAsync(new HttpRequestMessage(HttpMethod.Post, $"topics/{_topic}") { Content = new ByteArrayContent([]) });
+
+        Assert.Equal(HttpStatusCode.BadRequest, status);
+        Assert.Contains("empty", problem.GetProperty("errors").GetProperty("body")[0].GetString());
+        await AssertNothingChangedAsync();
+    }
+
+    [Fact]
+    public async Task AnUnparseableContentTypeIs400()
+    {
+        var request = new HttpRequestMessage(HttpMethod.Post, $"topics/{_topic}") { Content = new ByteArrayContent([1]) };
+        request.Content.Headers.TryAddWithoutValidation("Content-Type", "not a media type");
+
+        var (status, problem) = await _client.SendForProblemAsync(request);
+
+        Assert.Equal(HttpStatusCode.BadRequest, status);
+        Assert.True(problem.GetProperty("errors").TryGetProperty("Content-Type", out _));
+        await AssertNothingChangedAsync();
+    }
+
+    [Theory]
+    [InlineData("PUT", "topics/1")]
+    [InlineData("PATCH", "topics")]
+    [InlineData("DELETE", "topics")]
+    [InlineData("POST", "subscriptions")]
+    public async Task AWrongMethodIs405(string method, string path)
+    {
+        var (status, _) = await _client.SendForProblemAsync(new HttpRequestMessage(new HttpMethod(method), path));
+
+        Assert.Equal(HttpStatusCode.MethodNotAllowed, status);
+        await AssertNothingChangedAsync();
+    }
+
+    private async Task AssertNothingChangedAsync()
+    {
+        var info = await _client.GetTopicAsync(_topic);
+        Assert.Equal(1, info.GetProperty("lastMessageId").GetInt64());
+        Assert.Equal(0, info.GetProperty("waitingPolls").GetInt32());
+        Assert.Equal(2, (await _client.GetStringAsync("topics").WaitAsync(WireClient.Bound)).Split("\"topicId\"").Length - 1);
+    }
+}

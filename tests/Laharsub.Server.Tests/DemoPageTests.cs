@@ -1,0 +1,71 @@
+using System.Net;
+using Laharsub.Server.Hosting;
+using Laharsub.Testing;
+using Microsoft.AspNetCore.Builder;
+using Microsoft.AspNetCore.Hosting.Server;
+using Microsoft.AspNetCore.Hosting.Server.Features;
+using Microsoft.AspNetCore.Http.Features;
+using Microsoft.Extensions.DependencyInjection;
+using Microsoft.Extensions.Logging;
+
+namespace Laharsub.Server.Tests;
+
+/// <summary>The standalone server serves the demo chat and the jQuery client unless configured not to.</summary>
+public sealed class DemoPageTests
+{
+    private static readonly TimeSpan Timeout = TimeSpan.FromSeconds(10);
+
+    [Fact]
+    public async Task TheServerRootLeadsToTheDemoChatPage()
+    {
+        await using var server = await LaharsubTestServer.StartAsync().WaitAsync(Timeout);
+        using var http = new HttpClient(new HttpClientHandler { AllowAutoRedirect = false }) { BaseAddress = server.BaseAddress, Timeout = Timeout };
+
+        using var root = await http.GetAsync("/").WaitAsync(Timeout);
+        Assert.Equal(HttpStatusCode.Redirect, root.StatusCode);
+        Assert.Equal("/demo/", root.Headers.Location?.OriginalString);
+
+        using var page = await http.GetAsync("/demo/").WaitAsync(Timeout);
+        Assert.Equal(HttpStatusCode.OK, page.StatusCode);
+        Assert.Equal("text/html", page.Content.Headers.ContentType?.MediaType);
+        var html = await page.Content.ReadAsStringAsync().WaitAsync(Timeout);
+        Assert.Contains("<title>Laharsub Chat</title>", html, StringComparison.Ordinal);
+    }
+
+    [Theory]
+    [InlineData("/demo/jquery.laharsub.js", "$.laharsub = function")]
+    [InlineData("/demo/vendor/jquery-3.7.1.min.js", "jQuery v3.7.1")]
+    [InlineData("/demo/vendor/jquery-4.0.0.min.js", "jQuery v4.0.0")]
+    [InlineData("/demo/chat.js", "$.laharsub(apiBase")]
+    public async Task TheDemoServesTheClientAndBothJQueryVersions(string path, string expectedText)
+    {
+        await using var server = await LaharsubTestServer.StartAsync().WaitAsync(Timeout);
+        using var http = new HttpClient { BaseAddress = server.BaseAddress, Timeout = Timeout };
+
+        using var response = await http.GetAsync(path).WaitAsync(Timeout);
+
+        Assert.Equal(HttpStatusCode.OK, response.StatusCode);
+        Assert.Equal("text/javascript", response.Content.Headers.ContentType?.MediaType);
+        Assert.Contains(expectedText, await response.Content.ReadAsStringAsync().WaitAsync(Timeout), StringComparison.Ordinal);
+    }
+
+    [Fact]
+    public async Task TheDemoCanBeSwitchedOffInConfiguration()
+    {
+        // LaharsubTestServer takes no configuration, so this builds the same standalone composition with the setting.
+        await using var app = StandaloneHost.Build(["--urls", "http://127.0.0.1:0", $"--{StandaloneHost.DemoEnabledSetting}=false"],
+            builder => builder.Logging.ClearProviders());
+        await app.StartAsync().WaitAsync(Timeout);
+        var address = app.Services.GetRequiredService<IServer>().Features.GetRequiredFeature<IServerAddressesFeature>().Addresses.First();
+        using var http = new HttpClient { BaseAddress = new Uri(address), Timeout = Timeout };
+
+        using var page = await http.GetAsync("/demo/").WaitAsync(Timeout);
+        using var root = await http.GetAsync("/").WaitAsync(Timeout);
+        using var health = await http.GetAsync("/health").WaitAsync(Timeout);
+
+        Assert.Equal(HttpStatusCode.NotFound, page.StatusCode);
+        Assert.Equal(HttpStatusCode.NotFound, root.StatusCode);
+        Assert.Equal(HttpStatusCode.OK, health.StatusCode);
+        await app.StopAsync().WaitAsync(Timeout);
+    }
+}
