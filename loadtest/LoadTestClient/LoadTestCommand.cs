@@ -1,3 +1,4 @@
+using Laharsub.LoadTestClient.Hosting;
 using Laharsub.LoadTestClient.Load;
 using Laharsub.LoadTestClient.Reporting;
 
@@ -30,6 +31,18 @@ internal static class LoadTestCommand
         }
 
         var command = "dotnet run -c Release --project loadtest/LoadTestClient -- " + string.Join(' ', args);
+        if (options.Url is null && !options.NoBuild && ServerProcess.FindRepositoryRoot() is { } repository)
+        {
+            try
+            {
+                await ServerProcess.BuildAsync(repository, output, stop).ConfigureAwait(false);
+            }
+            catch (InvalidOperationException exception)
+            {
+                error.WriteLine("error: " + exception.Message);
+                return 1;
+            }
+        }
         var executor = new RunExecutor(options, output, command);
         var reports = new List<RunReport>();
         var failed = false;

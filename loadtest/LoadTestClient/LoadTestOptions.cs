@@ -51,6 +51,8 @@ internal sealed record LoadTestOptions
           --max-schedule-lag MS    A run is INVALID when the 99th percentile of publish start lag exceeds this (default 5).
           --url URL                Use a running server (its root, e.g. http://127.0.0.1:5000/; the API is at /ps/).
                                    Without it, this repository's Release server is started for each run on a free port.
+          --no-build               Start the server's existing Release build as it is (by default it is built
+                                   first, incrementally, so that a run never measures a stale build).
           --server-pid PID         With --url: sample this process's memory and CPU during the run.
           --server-setting K=V     Extra server setting for the server this tool starts, e.g. MaxTopics=200000 (repeatable).
           --server-env NAME=VALUE  Environment variable for the server this tool starts, e.g.
@@ -79,6 +81,7 @@ internal sealed record LoadTestOptions
     public IReadOnlyDictionary<string, string> ServerEnvironment { get; init; } = new Dictionary<string, string>();
     public string? OutputDirectory { get; init; }
     public bool Help { get; init; }
+    public bool NoBuild { get; init; }
 
     /// <summary>Set only in a child process: the file holding its plan.</summary>
     public string? WorkerPlanFile { get; init; }
@@ -89,12 +92,18 @@ internal sealed record LoadTestOptions
         var settings = new List<string>();
         var environment = new Dictionary<string, string>(StringComparer.Ordinal);
         var help = false;
+        var noBuild = false;
         for (var i = 0; i < args.Count; i++)
         {
             var arg = args[i];
             if (arg is "--help" or "-h" or "-?")
             {
                 help = true;
+                continue;
+            }
+            if (arg == "--no-build")
+            {
+                noBuild = true;
                 continue;
             }
             if (!arg.StartsWith("--", StringComparison.Ordinal) || !Known.Contains(arg))
@@ -153,6 +162,7 @@ internal sealed record LoadTestOptions
             Url = values.TryGetValue("--url", out var url) ? ParseUrl(url) : null,
             ServerPid = values.ContainsKey("--server-pid") ? Int(values, "--server-pid", 0, 1, int.MaxValue) : null,
             ServerSettings = settings,
+            NoBuild = noBuild,
             ServerEnvironment = environment,
             OutputDirectory = values.GetValueOrDefault("--out"),
             WorkerPlanFile = values.GetValueOrDefault("--worker"),

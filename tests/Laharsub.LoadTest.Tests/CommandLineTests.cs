@@ -16,6 +16,7 @@ public sealed class CommandLineTests
     [InlineData("--topics", "needs a value")]
     [InlineData("--server-pid 12", "--server-pid samples a server given with --url")]
     [InlineData("--url ftp://x/", "is not an http:// URL")]
+    [InlineData("--server-env FOO", "is not NAME=VALUE")]
     public async Task ABadOptionIsRefusedWithAClearMessage(string arguments, string message)
     {
         using var output = new StringWriter();

@@ -41,8 +41,8 @@ internal sealed partial class ServerProcess : IAsyncDisposable
         var dll = Path.Combine(repositoryRoot, DllRelativePath);
         if (!File.Exists(dll))
         {
-            log.WriteLine($"{DllRelativePath} is missing: building the server (dotnet build src/Server -c Release)...");
-            await RunToEndAsync("dotnet", ["build", Path.Combine(repositoryRoot, "src/Server"), "-c", "Release", "-nologo", "-v", "quiet"], cancellationToken).ConfigureAwait(false);
+            log.WriteLine($"{DllRelativePath} is missing.");
+            await BuildAsync(repositoryRoot, log, cancellationToken).ConfigureAwait(false);
         }
         var port = FreeLoopbackPort();
         var start = new ProcessStartInfo("dotnet")
@@ -89,6 +89,16 @@ internal sealed partial class ServerProcess : IAsyncDisposable
             throw;
         }
         return server;
+    }
+
+    /// <summary>
+    /// Builds the server's Release output (incrementally: seconds when it is up to date), so that a run
+    /// never measures a stale build of a server that has changed since.
+    /// </summary>
+    public static Task BuildAsync(string repositoryRoot, TextWriter log, CancellationToken cancellationToken)
+    {
+        log.WriteLine("building the server: dotnet build src/Server -c Release");
+        return RunToEndAsync("dotnet", ["build", Path.Combine(repositoryRoot, "src/Server"), "-c", "Release", "-nologo", "-v", "quiet"], cancellationToken);
     }
 
     /// <summary>The directory holding Laharsub.sln, searched upwards from here and from the tool's own location.</summary>
@@ -168,16 +178,17 @@ internal sealed partial class ServerProcess : IAsyncDisposable
 
     private static async Task RunToEndAsync(string file, string[] arguments, CancellationToken cancellationToken)
     {
-        var start = new ProcessStartInfo(file) { UseShellExecute = false };
+        var start = new ProcessStartInfo(file) { UseShellExecute = false, RedirectStandardOutput = true };
         foreach (var argument in arguments)
         {
             start.ArgumentList.Add(argument);
         }
         using var process = Process.Start(start) ?? throw new InvalidOperationException($"Could not start {file}.");
+        var output = await process.StandardOutput.ReadToEndAsync(cancellationToken).ConfigureAwait(false);
         await process.WaitForExitAsync(cancellationToken).ConfigureAwait(false);
         if (process.ExitCode != 0)
         {
-            throw new InvalidOperationException($"'{file} {string.Join(' ', arguments)}' failed with exit code {process.ExitCode}.");
+            throw new InvalidOperationException($"'{file} {string.Join(' ', arguments)}' failed with exit code {process.ExitCode}:{Environment.NewLine}{output}");
         }
     }
 
