@@ -1,4 +1,5 @@
 using System.Buffers;
+using System.Globalization;
 using System.Security.Cryptography;
 using System.Text;
 using System.Text.Encodings.Web;
@@ -43,54 +44,83 @@ public sealed class WireFormat
     public bool ContainsBoundary(ReadOnlySpan<byte> body) => body.IndexOf(DelimiterBytes.AsSpan(2)) >= 0;
 
     /// <summary>Builds a message and both of its wire forms.</summary>
+    /// <remarks>Runs under the topic's lock for every publish, so it allocates only what the message keeps.</remarks>
     internal Message Encode(long topicId, long messageId, DateTimeOffset publishedAt, string contentType, ReadOnlySpan<byte> body)
     {
-        var header = new StringBuilder(128 + contentType.Length)
-            .Append("--").Append(Boundary).Append("\r\n")
-            .Append("Content-Type: ").Append(contentType).Append("\r\n")
-            .Append("Laharsub-Topic-Id: ").Append(topicId).Append("\r\n")
-            .Append("Laharsub-Message-Id: ").Append(messageId).Append("\r\n")
-            .Append("Laharsub-Published-At: ").Append(FormatTimestamp(publishedAt)).Append("\r\n\r\n")
-            .ToString();
-        var headerLength = Encoding.ASCII.GetByteCount(header);
-        var part = new byte[headerLength + body.Length + 2];
-        Encoding.ASCII.GetBytes(header, part);
-        body.CopyTo(part.AsSpan(headerLength));
-        part[^2] = (byte)'\r';
-        part[^1] = (byte)'\n';
+        // Fixed text, the boundary, three numbers, a timestamp and the content type (up to 3 UTF-8 bytes a char).
+        var headerCapacity = 160 + Boundary.Length + contentType.Length * 3;
+        byte[]? rented = null;
+        var header = headerCapacity <= 1024 ? stackalloc byte[1024] : (rented = ArrayPool<byte>.Shared.Rent(headerCapacity));
+        try
+        {
+            if (!Utf8.TryWrite(header, CultureInfo.InvariantCulture,
+                $"--{Boundary}\r\nContent-Type: {contentType}\r\nLaharsub-Topic-Id: {topicId}\r\nLaharsub-Message-Id: {messageId}\r\nLaharsub-Published-At: {publishedAt.UtcDateTime:yyyy'-'MM'-'dd'T'HH':'mm':'ss'.'fff'Z'}\r\n\r\n",
+                out var headerLength))
+            {
+                throw new InvalidOperationException("The multipart header outgrew its computed capacity.");
+            }
+            var part = new byte[headerLength + body.Length + 2];
+            header[..headerLength].CopyTo(part);
+            body.CopyTo(part.AsSpan(headerLength));
+            part[^2] = (byte)'\r';
+            part[^1] = (byte)'\n';
 
-        return new Message(topicId, messageId, publishedAt, contentType, part, headerLength, body.Length,
-            EncodeJsonElement(topicId, messageId, publishedAt, contentType, body));
+            return new Message(topicId, messageId, publishedAt, contentType, part, headerLength, body.Length,
+                EncodeJsonElement(topicId, messageId, publishedAt, contentType, body));
+        }
+        finally
+        {
+            if (rented is not null)
+            {
+                ArrayPool<byte>.Shared.Return(rented);
+            }
+        }
     }
+
+    // One writer and buffer per thread, reused: encoding never awaits, so nothing else can use them meanwhile.
+    [ThreadStatic] private static ArrayBufferWriter<byte>? t_jsonBuffer;
+    [ThreadStatic] private static Utf8JsonWriter? t_jsonWriter;
 
     private static byte[] EncodeJsonElement(long topicId, long messageId, DateTimeOffset publishedAt, string contentType, ReadOnlySpan<byte> body)
     {
-        var buffer = new ArrayBufferWriter<byte>(160 + body.Length * 4 / 3);
-        using (var writer = new Utf8JsonWriter(buffer, JsonOptions))
+        var buffer = t_jsonBuffer ??= new ArrayBufferWriter<byte>(1024);
+        buffer.ResetWrittenCount();
+        var writer = t_jsonWriter ??= new Utf8JsonWriter(buffer, JsonOptions);
+        writer.Reset(buffer);
+
+        Span<byte> timestamp = stackalloc byte[32];
+        publishedAt.UtcDateTime.TryFormat(timestamp, out var timestampLength, TimestampFormat, CultureInfo.InvariantCulture);
+
+        writer.WriteStartObject();
+        writer.WriteNumber("topicId"u8, topicId);
+        writer.WriteNumber("messageId"u8, messageId);
+        writer.WriteString("publishedAt"u8, timestamp[..timestampLength]);
+        writer.WriteString("contentType"u8, contentType);
+        if (IsTextual(contentType) && Utf8.IsValid(body))
         {
-            writer.WriteStartObject();
-            writer.WriteNumber("topicId", topicId);
-            writer.WriteNumber("messageId", messageId);
-            writer.WriteString("publishedAt", FormatTimestamp(publishedAt));
-            writer.WriteString("contentType", contentType);
-            if (IsTextual(contentType) && Utf8.IsValid(body))
-            {
-                writer.WriteString("encoding", "text");
-                writer.WriteString("body", body);
-            }
-            else
-            {
-                writer.WriteString("encoding", "base64");
-                writer.WriteBase64String("body", body);
-            }
-            writer.WriteEndObject();
+            writer.WriteString("encoding"u8, "text"u8);
+            writer.WriteString("body"u8, body);
         }
-        return buffer.WrittenSpan.ToArray();
+        else
+        {
+            writer.WriteString("encoding"u8, "base64"u8);
+            writer.WriteBase64String("body"u8, body);
+        }
+        writer.WriteEndObject();
+        writer.Flush();
+        var element = buffer.WrittenSpan.ToArray();
+
+        // Do not keep a large message's buffer alive on the thread after it.
+        if (buffer.Capacity > 64 * 1024)
+        {
+            t_jsonBuffer = null;
+            t_jsonWriter = null;
+        }
+        return element;
     }
 
     /// <summary>UTC, millisecond precision: the same text in both formats.</summary>
-    private static string FormatTimestamp(DateTimeOffset timestamp) =>
-        timestamp.UtcDateTime.ToString("yyyy-MM-dd'T'HH:mm:ss.fff'Z'", System.Globalization.CultureInfo.InvariantCulture);
+    private const string TimestampFormat = "yyyy'-'MM'-'dd'T'HH':'mm':'ss'.'fff'Z'";
 
     /// <summary>Whether a content type names text, so that its body can travel in JSON as a string.</summary>
     internal static bool IsTextual(string contentType)
