@@ -145,10 +145,12 @@ public sealed class ReliabilityTests
         await using var server = await LaharsubTestServer.StartAsync();
         using var handler = new CountingHandler();
         using var http = handler.CreateClient(server.ApiAddress);
-        var options = TestSupport.Options(pollSeconds: 1);
-        options.RequestTimeout = TimeSpan.FromMilliseconds(500);
+        // The request timeout is below the hold time, so a client that forgot to add the two would see
+        // only timeouts; 1 s of margin keeps a busy CI machine from turning a 204 into one.
+        var options = TestSupport.Options(pollSeconds: 2);
+        options.RequestTimeout = TimeSpan.FromSeconds(1);
         await using var client = new LaharsubClient(http, options);
-        var topic = await client.CreateTopicAsync().WaitAsync(TestSupport.Timeout);
+        var topic = (await server.Backend.CreateTopicAsync().AsTask().WaitAsync(TestSupport.Timeout))!.TopicId;
         await using var reader = new EventReader(client.Subscribe([new(topic, 1)]));
         _ = reader.PendingStep;
 
@@ -201,7 +203,9 @@ public sealed class ReliabilityTests
         {
             o.MaxRetainedBytes = 10;
             o.MaxMessageBytes = 10;
-            o.MessageTimeToLive = TimeSpan.FromMilliseconds(200);
+            // Long enough that the server is surely still full when the second publish arrives on a
+            // busy machine, short enough that a retry after Retry-After finds room.
+            o.MessageTimeToLive = TimeSpan.FromSeconds(1.5);
         });
         await using var client = server.CreateLaharsubClient();
         var topic = await client.CreateTopicAsync().WaitAsync(TestSupport.Timeout);
