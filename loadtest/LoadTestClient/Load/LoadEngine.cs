@@ -32,14 +32,12 @@ internal sealed class LoadEngine : IDisposable
     private long _emptyPolls;
     private int _publishesInFlight;
 
-    /// <summary>Polls sent and not yet answered (field for interlocked updates by the clients).</summary>
-    internal int PollsInFlight;
-
     public LoadEngine(LoadPlan plan)
     {
         Plan = plan;
         var clientCount = plan.Last - plan.FirstClient;
-        Http = new LoadHttp(clientCount + plan.PublishConnections, plan.SourceAddresses);
+        // Polls have their own raw connections (RawPoller); the handler's pool is for publishing only.
+        Http = new LoadHttp(plan.PublishConnections, plan.SourceAddresses);
         Http.Client.BaseAddress = plan.ApiAddress;
         _topicIndex = plan.TopicIds.Select((id, i) => (id, i)).ToDictionary(p => p.id, p => p.i);
         _lastAcceptedId = new long[plan.TopicIds.Length];
@@ -78,7 +76,7 @@ internal sealed class LoadEngine : IDisposable
     public LatencyHistogram PublishRoundTrip { get; } = new();
 
     public int ClientCount => _clients.Length;
-    public int PollsWaiting => Volatile.Read(ref PollsInFlight);
+    public int PollsWaiting => Volatile.Read(ref Http.PollsWaiting);
     public long PublishesAccepted => Volatile.Read(ref _publishesAccepted);
     public long PublishesAttempted => Volatile.Read(ref _publishesAttempted);
     public long PublishesStarted => Volatile.Read(ref _publishesStarted);

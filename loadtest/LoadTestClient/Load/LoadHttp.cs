@@ -4,8 +4,9 @@ using System.Net.Sockets;
 namespace Laharsub.LoadTestClient.Load;
 
 /// <summary>
-/// The one HTTP stack every simulated client of a process shares: a single SocketsHttpHandler whose
-/// pool holds one connection per waiting poll plus a few for publishing. Connections are spread over
+/// The connections of one process: a single SocketsHttpHandler whose pool of a few connections
+/// carries the publishes, and the raw poll connections (<see cref="RawPoller"/>, one per simulated
+/// client) that it opens and counts. Connections are spread over
 /// several loopback source addresses so that tens of thousands of them do not exhaust one address's
 /// ephemeral ports, and every byte is counted on the way in and out.
 /// </summary>
@@ -60,7 +61,14 @@ internal sealed class LoadHttp : IDisposable
         _connectGate.Dispose();
     }
 
-    private async ValueTask<Stream> ConnectAsync(SocketsHttpConnectionContext context, CancellationToken cancellationToken)
+    /// <summary>Polls sent on raw connections (<see cref="RawPoller"/>) and not yet answered (field for interlocked updates).</summary>
+    internal int PollsWaiting;
+
+    /// <summary>
+    /// Opens a connection from the next source address, at most a few at a time; counted as open
+    /// until <see cref="CountClosed"/>.
+    /// </summary>
+    public async ValueTask<Socket> OpenSocketAsync(EndPoint server, CancellationToken cancellationToken)
     {
         var source = _sourceAddresses[(int)((uint)Interlocked.Increment(ref _nextSource) % (uint)_sourceAddresses.Length)];
         var socket = new Socket(AddressFamily.InterNetwork, SocketType.Stream, ProtocolType.Tcp) { NoDelay = true };
@@ -72,7 +80,7 @@ internal sealed class LoadHttp : IDisposable
                 socket.SetRawSocketOption(SolIp, IpBindAddressNoPort, BitConverter.GetBytes(1));
             }
             socket.Bind(new IPEndPoint(source, 0));
-            await socket.ConnectAsync(context.DnsEndPoint, cancellationToken).ConfigureAwait(false);
+            await socket.ConnectAsync(server, cancellationToken).ConfigureAwait(false);
         }
         catch
         {
@@ -84,8 +92,17 @@ internal sealed class LoadHttp : IDisposable
             _connectGate.Release();
         }
         Interlocked.Increment(ref _openConnections);
-        return new CountingStream(new NetworkStream(socket, ownsSocket: true), this);
+        return socket;
     }
+
+    public void CountSent(int count) => Interlocked.Add(ref _bytesSent, count);
+
+    public void CountReceived(int count) => Interlocked.Add(ref _bytesReceived, count);
+
+    public void CountClosed() => Interlocked.Decrement(ref _openConnections);
+
+    private async ValueTask<Stream> ConnectAsync(SocketsHttpConnectionContext context, CancellationToken cancellationToken) =>
+        new CountingStream(new NetworkStream(await OpenSocketAsync(context.DnsEndPoint, cancellationToken).ConfigureAwait(false), ownsSocket: true), this);
 
     /// <summary>Counts the bytes of one connection into its <see cref="LoadHttp"/>.</summary>
     private sealed class CountingStream(NetworkStream inner, LoadHttp owner) : Stream
@@ -113,12 +130,12 @@ internal sealed class LoadHttp : IDisposable
         public override void Write(ReadOnlySpan<byte> buffer)
         {
             inner.Write(buffer);
-            Interlocked.Add(ref owner._bytesSent, buffer.Length);
+            owner.CountSent(buffer.Length);
         }
 
         public override ValueTask WriteAsync(ReadOnlyMemory<byte> buffer, CancellationToken cancellationToken = default)
         {
-            Interlocked.Add(ref owner._bytesSent, buffer.Length);
+            owner.CountSent(buffer.Length);
             return inner.WriteAsync(buffer, cancellationToken);
         }
 
@@ -137,7 +154,7 @@ internal sealed class LoadHttp : IDisposable
         {
             if (disposing && Interlocked.Exchange(ref _disposed, 1) == 0)
             {
-                Interlocked.Decrement(ref owner._openConnections);
+                owner.CountClosed();
                 inner.Dispose();
             }
             base.Dispose(disposing);
@@ -145,7 +162,7 @@ internal sealed class LoadHttp : IDisposable
 
         private int Received(int count)
         {
-            Interlocked.Add(ref owner._bytesReceived, count);
+            owner.CountReceived(count);
             return count;
         }
     }

@@ -122,16 +122,21 @@ internal static class PollResponseReader
         }
     }
 
-    /// <summary>The boundary parameter of a multipart Content-Type, unquoted.</summary>
-    public static byte[] BoundaryOf(string contentType)
+    /// <summary>The boundary parameter of a multipart Content-Type (ASCII), unquoted.</summary>
+    public static ReadOnlySpan<byte> BoundaryOf(ReadOnlySpan<byte> contentType)
     {
-        const string parameter = "boundary=";
-        var start = contentType.IndexOf(parameter, StringComparison.OrdinalIgnoreCase);
-        Expect(start >= 0, $"the multipart Content-Type '{contentType}' has no boundary");
-        var value = contentType.AsSpan(start + parameter.Length);
-        var end = value.IndexOf(';');
-        value = (end >= 0 ? value[..end] : value).Trim().Trim('"');
-        return Encoding.ASCII.GetBytes(value.ToString());
+        var parameter = "boundary="u8;
+        var start = -1;
+        for (var i = 0; i + parameter.Length <= contentType.Length && start < 0; i++)
+        {
+            start = Ascii.EqualsIgnoreCase(contentType.Slice(i, parameter.Length), parameter) ? i : -1;
+        }
+        Expect(start >= 0, "the multipart Content-Type has no boundary");
+        var value = contentType[(start + parameter.Length)..];
+        var end = value.IndexOf((byte)';');
+        value = (end >= 0 ? value[..end] : value).Trim((byte)' ').Trim((byte)'"');
+        Expect(value.Length > 0, "the multipart boundary is empty");
+        return value;
     }
 
     private static void ReadJsonMessage(ref Utf8JsonReader reader, IPollResponseSink sink, ref byte[] scratch)

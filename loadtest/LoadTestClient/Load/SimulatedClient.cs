@@ -1,21 +1,20 @@
-using System.Buffers;
+using System.Buffers.Text;
 using System.Net;
-using System.Text;
 using Laharsub.LoadTestClient.Measurement;
 
 namespace Laharsub.LoadTestClient.Load;
 
 /// <summary>
-/// One simulated chat participant: a long-poll loop over its topics that resumes from its cursors and
-/// checks every delivered id, and (driven by the <see cref="PublishScheduler"/>) a publisher to its
-/// home topic.
+/// One simulated chat participant: a long-poll loop over its topics (on its own raw HTTP/1.1
+/// connection, <see cref="RawPoller"/>) that resumes from its cursors and checks every delivered id,
+/// and (driven by the <see cref="PublishScheduler"/>) a publisher to its home topic.
 /// </summary>
-internal sealed class SimulatedClient : IPollResponseSink
+internal sealed class SimulatedClient : IPollResponseSink, IRawPollHandler
 {
     private readonly LoadEngine _engine;
     private readonly DeliveryVerifier[] _topics;
     private readonly Dictionary<long, DeliveryVerifier>? _byTopicId;
-    private readonly StringBuilder _url = new(64);
+    private readonly RawPoller _poller;
     private byte[] _scratch = new byte[64];
     private long _receivedAt;
 
@@ -28,6 +27,7 @@ internal sealed class SimulatedClient : IPollResponseSink
         PhaseMicroseconds = phaseMicroseconds;
         _topics = subscribedTopicIds.Select(id => new DeliveryVerifier(id)).ToArray();
         _byTopicId = _topics.Length > 4 ? _topics.ToDictionary(t => t.TopicId) : null;
+        _poller = new RawPoller(engine.Http, engine.Plan.ApiAddress, engine.Plan.Format == WireFormatKind.Json ? "application/json" : "multipart/mixed");
     }
 
     public int Index { get; }
@@ -39,129 +39,86 @@ internal sealed class SimulatedClient : IPollResponseSink
 
     public IReadOnlyList<DeliveryVerifier> Topics => _topics;
 
-    public async Task PollLoopAsync(CancellationToken cancellationToken)
+    public Task PollLoopAsync(CancellationToken cancellationToken) => _poller.RunAsync(this, cancellationToken);
+
+    bool IRawPollHandler.TryWriteQuery(Span<byte> destination, out int written)
     {
-        var plan = _engine.Plan;
-        var accept = plan.Format == WireFormatKind.Json ? "application/json" : "multipart/mixed";
-        while (!cancellationToken.IsCancellationRequested)
+        written = 0;
+        if (!Append(destination, ref written, "timeout="u8) || !Append(destination, ref written, _engine.Plan.PollTimeoutSeconds)
+            || !Append(destination, ref written, "&topics="u8))
         {
-            try
+            return false;
+        }
+        for (var i = 0; i < _topics.Length; i++)
+        {
+            if ((i > 0 && !Append(destination, ref written, ","u8))
+                || !Append(destination, ref written, _topics[i].TopicId)
+                || !Append(destination, ref written, ":"u8)
+                || !Append(destination, ref written, _topics[i].Next))
             {
-                using var request = new HttpRequestMessage(HttpMethod.Get, BuildPollUrl(plan.PollTimeoutSeconds));
-                request.Headers.TryAddWithoutValidation("Accept", accept);
-                Interlocked.Increment(ref _engine.PollsInFlight);
-                HttpResponseMessage response;
-                try
-                {
-                    response = await _engine.Http.Client.SendAsync(request, HttpCompletionOption.ResponseHeadersRead, cancellationToken).ConfigureAwait(false);
-                }
-                finally
-                {
-                    Interlocked.Decrement(ref _engine.PollsInFlight);
-                }
-                using (response)
-                {
-                    await HandlePollResponseAsync(response, cancellationToken).ConfigureAwait(false);
-                }
-            }
-            catch (OperationCanceledException) when (cancellationToken.IsCancellationRequested)
-            {
-                return;
-            }
-            catch (Exception exception) when (exception is HttpRequestException or IOException or FormatException or OperationCanceledException)
-            {
-                if (exception is FormatException)
-                {
-                    _engine.Counters.AddStatus(0);
-                }
-                else
-                {
-                    _engine.Counters.AddTransportError();
-                }
-                // A refusing or broken server must not turn the generator into a busy loop.
-                try
-                {
-                    await Task.Delay(100, cancellationToken).ConfigureAwait(false);
-                }
-                catch (OperationCanceledException)
-                {
-                    return;
-                }
+                return false;
             }
         }
+        return true;
     }
 
-    private async Task HandlePollResponseAsync(HttpResponseMessage response, CancellationToken cancellationToken)
+    bool IRawPollHandler.OnResponse(int status, ReadOnlySpan<byte> contentType, ReadOnlySpan<byte> body)
     {
-        var status = (int)response.StatusCode;
+        // Every message of the response arrived now: one timestamp for all of them, as a browser
+        // client would see them.
+        _receivedAt = MonotonicClock.NowMicroseconds;
         if (status == (int)HttpStatusCode.NoContent)
         {
             _engine.CountEmptyPoll();
-            return;
+            return true;
         }
-        var length = (int)(response.Content.Headers.ContentLength ?? -1);
-        var buffer = ArrayPool<byte>.Shared.Rent(length > 0 ? length : 16 * 1024);
-        try
+        if (status != (int)HttpStatusCode.OK)
         {
-            var read = await ReadAllAsync(response, buffer, cancellationToken).ConfigureAwait(false);
-            // Every message of the response arrived now: one timestamp for all of them, as a browser
-            // client would see them.
-            _receivedAt = MonotonicClock.NowMicroseconds;
-            if (status != (int)HttpStatusCode.OK)
-            {
-                _engine.Counters.AddStatus(status);
-                await Task.Delay(100, cancellationToken).ConfigureAwait(false);
-                return;
-            }
-            var body = buffer.AsSpan(0, read);
-            if (_engine.Plan.Format == WireFormatKind.Json)
-            {
-                PollResponseReader.ReadJson(body, this, ref _scratch);
-            }
-            else
-            {
-                PollResponseReader.ReadMultipart(body, PollResponseReader.BoundaryOf(response.Content.Headers.ContentType?.ToString() ?? ""), this);
-            }
-            _engine.CountPoll();
+            _engine.Counters.AddStatus(status);
+            return false;
         }
-        finally
+        if (_engine.Plan.Format == WireFormatKind.Json)
         {
-            ArrayPool<byte>.Shared.Return(buffer);
+            PollResponseReader.ReadJson(body, this, ref _scratch);
+        }
+        else
+        {
+            PollResponseReader.ReadMultipart(body, PollResponseReader.BoundaryOf(contentType), this);
+        }
+        _engine.CountPoll();
+        return true;
+    }
+
+    void IRawPollHandler.OnError(Exception exception)
+    {
+        if (exception is FormatException)
+        {
+            _engine.Counters.AddStatus(0);
+        }
+        else
+        {
+            _engine.Counters.AddTransportError();
         }
     }
 
-    private static async Task<int> ReadAllAsync(HttpResponseMessage response, byte[] buffer, CancellationToken cancellationToken)
+    private static bool Append(Span<byte> destination, ref int written, ReadOnlySpan<byte> text)
     {
-        var stream = await response.Content.ReadAsStreamAsync(cancellationToken).ConfigureAwait(false);
-        var total = 0;
-        while (true)
+        if (!text.TryCopyTo(destination[written..]))
         {
-            if (total == buffer.Length)
-            {
-                // Only a response without Content-Length can outgrow its buffer; the server always sends one.
-                throw new FormatException("Unreadable poll response: larger than its buffer.");
-            }
-            var read = await stream.ReadAsync(buffer.AsMemory(total), cancellationToken).ConfigureAwait(false);
-            if (read == 0)
-            {
-                return total;
-            }
-            total += read;
+            return false;
         }
+        written += text.Length;
+        return true;
     }
 
-    private string BuildPollUrl(int timeoutSeconds)
+    private static bool Append(Span<byte> destination, ref int written, long number)
     {
-        _url.Clear().Append("subscriptions?timeout=").Append(timeoutSeconds).Append("&topics=");
-        for (var i = 0; i < _topics.Length; i++)
+        if (!Utf8Formatter.TryFormat(number, destination[written..], out var count))
         {
-            if (i > 0)
-            {
-                _url.Append(',');
-            }
-            _url.Append(_topics[i].TopicId).Append(':').Append(_topics[i].Next);
+            return false;
         }
-        return _url.ToString();
+        written += count;
+        return true;
     }
 
     void IPollResponseSink.OnMessage(long topicId, long messageId, ReadOnlySpan<byte> body)
