@@ -110,6 +110,19 @@ public sealed class BadInputTests : IAsyncLifetime
         await AssertNothingChangedAsync();
     }
 
+    [Fact]
+    public async Task AContentTypeLongerThan256CharactersIs400()
+    {
+        var request = new HttpRequestMessage(HttpMethod.Post, $"topics/{_topic}") { Content = new ByteArrayContent([1]) };
+        request.Content.Headers.TryAddWithoutValidation("Content-Type", "text/plain; x=" + new string('a', 300));
+
+        var (status, problem) = await _client.SendForProblemAsync(request);
+
+        Assert.Equal(HttpStatusCode.BadRequest, status);
+        Assert.Contains("256", problem.GetProperty("errors").GetProperty("Content-Type")[0].GetString());
+        await AssertNothingChangedAsync();
+    }
+
     [Theory]
     [InlineData("PUT", "topics/1")]
     [InlineData("PATCH", "topics")]

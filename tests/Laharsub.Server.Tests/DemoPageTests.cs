@@ -1,12 +1,6 @@
 using System.Net;
 using Laharsub.Server.Hosting;
 using Laharsub.Testing;
-using Microsoft.AspNetCore.Builder;
-using Microsoft.AspNetCore.Hosting.Server;
-using Microsoft.AspNetCore.Hosting.Server.Features;
-using Microsoft.AspNetCore.Http.Features;
-using Microsoft.Extensions.DependencyInjection;
-using Microsoft.Extensions.Logging;
 
 namespace Laharsub.Server.Tests;
 
@@ -52,12 +46,9 @@ public sealed class DemoPageTests
     [Fact]
     public async Task TheDemoCanBeSwitchedOffInConfiguration()
     {
-        // LaharsubTestServer takes no configuration, so this builds the same standalone composition with the setting.
-        await using var app = StandaloneHost.Build(["--urls", "http://127.0.0.1:0", $"--{StandaloneHost.DemoEnabledSetting}=false"],
-            builder => builder.Logging.ClearProviders());
-        await app.StartAsync().WaitAsync(Timeout);
-        var address = app.Services.GetRequiredService<IServer>().Features.GetRequiredFeature<IServerAddressesFeature>().Addresses.First();
-        using var http = new HttpClient { BaseAddress = new Uri(address), Timeout = Timeout };
+        await using var server = await LaharsubTestServer.StartAsync(
+            settings: new Dictionary<string, string?> { [StandaloneHost.DemoEnabledSetting] = "false" }).WaitAsync(Timeout);
+        using var http = new HttpClient { BaseAddress = server.BaseAddress, Timeout = Timeout };
 
         using var page = await http.GetAsync("/demo/").WaitAsync(Timeout);
         using var root = await http.GetAsync("/").WaitAsync(Timeout);
@@ -66,6 +57,5 @@ public sealed class DemoPageTests
         Assert.Equal(HttpStatusCode.NotFound, page.StatusCode);
         Assert.Equal(HttpStatusCode.NotFound, root.StatusCode);
         Assert.Equal(HttpStatusCode.OK, health.StatusCode);
-        await app.StopAsync().WaitAsync(Timeout);
     }
 }
