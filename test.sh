@@ -40,19 +40,28 @@ if [ -f tests/Browser/package.json ]; then
   browser_failed=${browser_failed:-1}
 fi
 
-# Count from the result files, not from console text.
+# Count from the result files, not from console text; name each failed test (on stderr) so that the
+# tail of a CI log says which one it was.
 read -r dotnet_passed dotnet_failed < <(python3 - "$results/dotnet" <<'PY'
 import glob, sys, xml.etree.ElementTree as ET
 passed = failed = 0
 for path in glob.glob(sys.argv[1] + "/*.trx"):
-    counters = ET.parse(path).getroot().find(".//{*}Counters")
+    run = ET.parse(path).getroot()
+    counters = run.find(".//{*}Counters")
     if counters is not None:
         passed += int(counters.get("passed", 0))
-        failed += int(counters.get("failed", 0)) + int(counters.get("error", 0)) + int(counters.get("timeout", 0)) + int(counters.get("aborted", 0))
+        failed += sum(int(counters.get(name, 0)) for name in ("failed", "error", "timeout", "aborted"))
+    for result in run.findall(".//{*}UnitTestResult"):
+        if result.get("outcome") not in ("Passed", "NotExecuted"):
+            message = result.find(".//{*}Message")
+            text = " | ".join((message.text or "").split("\n"))[:600] if message is not None else ""
+            print(f"FAILED {result.get('testName')}: {text}", file=sys.stderr)
 print(passed, failed)
 PY
 )
 if ! ls "$results"/dotnet/*.trx >/dev/null 2>&1; then dotnet_failed=$((dotnet_failed + 1)); status=1; fi
+
+if [ -f "$results/browser.tap" ]; then grep -E '^ *not ok' "$results/browser.tap" | sed 's/^ */FAILED browser: /' >&2; fi
 
 passed=$((dotnet_passed + browser_passed))
 failed=$((dotnet_failed + browser_failed))

@@ -103,7 +103,9 @@ public sealed class RawPollerTests
             Assert.Equal(0, response.OpenConnections);
         }
         Assert.Contains("after the restart", Encoding.UTF8.GetString(response.Body));
-        Assert.Equal(2, poller.Connects);
+        // At least one new connection. There can be more: a connect made while the first server shuts
+        // down may still be accepted into its listen backlog and then reset, which costs one retry.
+        Assert.True(poller.Connects >= 2, $"the poller connected {poller.Connects} time(s); expected a reconnect after the restart");
         await stop.CancelAsync();
         await running.WaitAsync(Timeout);
         Assert.Equal(0, http.OpenConnections);
