@@ -195,6 +195,90 @@ public sealed class PollTests
     }
 
     [Fact]
+    public async Task ACappedResponseGivesEachTopicItsShareBeforeABusyTopicTakesTheRest()
+    {
+        await using var server = await LaharsubTestServer.StartAsync(o => o.MaxMessagesPerPoll = 6);
+        using var client = server.CreateClient();
+        var busy = await client.CreateTopicAsync();
+        var quiet = await client.CreateTopicAsync();
+        for (var i = 0; i < 10; i++)
+        {
+            await client.PublishTextAsync(busy, $"busy {i}");
+        }
+        await client.PublishTextAsync(quiet, "quiet 0");
+
+        var response = await client.PollAsync($"topics={busy}:1,{quiet}:1&timeout=0");
+
+        // Shares of 3 each; the quiet topic leaves 2 of its share, which the busy topic then takes.
+        Assert.Equal(6, response.Messages.Count);
+        Assert.Equal([1L], response.Messages.Where(m => m.TopicId == quiet).Select(m => m.MessageId));
+        Assert.Equal([1L, 2, 3, 4, 5], response.Messages.Where(m => m.TopicId == busy).Select(m => m.MessageId));
+        AssertGroupedByTopic(response.Messages);
+    }
+
+    [Fact]
+    public async Task ACappedResponseInBytesGivesEachTopicItsShare()
+    {
+        await using var server = await LaharsubTestServer.StartAsync(o => o.MaxBytesPerPoll = 100);
+        using var client = server.CreateClient();
+        var busy = await client.CreateTopicAsync();
+        var quiet = await client.CreateTopicAsync();
+        for (var i = 0; i < 5; i++)
+        {
+            await client.PublishAsync(busy, new byte[40]);
+        }
+        await client.PublishAsync(quiet, new byte[40]);
+
+        var response = await client.PollAsync($"topics={busy}:1,{quiet}:1&timeout=0");
+
+        // Before fair shares, the busy topic's first two messages filled the response and the quiet one waited.
+        Assert.Equal([(busy, 1L), (quiet, 1L)], response.Messages.Select(m => (m.TopicId, m.MessageId)).Order());
+    }
+
+    [Fact]
+    public async Task WhenEvenTheSharesDoNotFitEveryTopicIsServedWithinAsManyPollsAsTopics()
+    {
+        await using var server = await LaharsubTestServer.StartAsync(o => o.MaxMessagesPerPoll = 2);
+        using var client = server.CreateClient();
+        var topics = new[] { await client.CreateTopicAsync(), await client.CreateTopicAsync(), await client.CreateTopicAsync() };
+        foreach (var topic in topics)
+        {
+            for (var i = 0; i < 5; i++)
+            {
+                await client.PublishTextAsync(topic, $"m{i}");
+            }
+        }
+
+        // Three busy topics, room for two messages: the topic that goes first rotates, so each topic is
+        // served in three consecutive polls although every one of them stays busy throughout.
+        var cursors = topics.ToDictionary(topic => topic, _ => 1L);
+        for (var poll = 0; poll < topics.Length; poll++)
+        {
+            var response = await client.PollAsync("topics=" + string.Join(',', topics.Select(t => $"{t}:{cursors[t]}")) + "&timeout=0");
+            Assert.Equal(2, response.Messages.Count);
+            foreach (var message in response.Messages)
+            {
+                Assert.Equal(cursors[message.TopicId], message.MessageId);
+                cursors[message.TopicId] = message.MessageId + 1;
+            }
+        }
+
+        Assert.All(topics, topic => Assert.True(cursors[topic] > 1, $"topic {topic} got nothing in {topics.Length} polls"));
+    }
+
+    private static void AssertGroupedByTopic(IReadOnlyList<ReceivedMessage> messages)
+    {
+        var seen = new HashSet<long>();
+        for (var i = 0; i < messages.Count; i++)
+        {
+            if (i == 0 || messages[i].TopicId != messages[i - 1].TopicId)
+            {
+                Assert.True(seen.Add(messages[i].TopicId), $"topic {messages[i].TopicId}'s messages are split in two groups");
+            }
+        }
+    }
+
+    [Fact]
     public async Task DeletingATopicWakesItsWaitingPollsWithATopicDeletedNotice()
     {
         await using var server = await LaharsubTestServer.StartAsync();

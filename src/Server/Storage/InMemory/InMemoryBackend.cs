@@ -1,4 +1,5 @@
 using System.Collections.Concurrent;
+using System.Runtime.InteropServices;
 using Laharsub.Server.Hosting;
 using Laharsub.Server.Wire;
 using Microsoft.Extensions.Options;
@@ -16,6 +17,7 @@ public sealed class InMemoryBackend(IOptions<LaharsubOptions> options, WireForma
     private long _lastTopicId;
     private int _topicCount;
     private long _retainedBytes;
+    private uint _collectRotation;
 
     public long RetainedBytes => Volatile.Read(ref _retainedBytes);
 
@@ -164,17 +166,82 @@ public sealed class InMemoryBackend(IOptions<LaharsubOptions> options, WireForma
         }
     }
 
+    /// <summary>
+    /// Gathers what the topics have for their cursors, or null when there is nothing yet. A capped
+    /// response is shared fairly, so that one busy topic cannot crowd the others out of every response:
+    /// each topic first takes up to an equal share of the cap, then the topics that had more fill what is
+    /// left. The topic that goes first rotates from poll to poll, so that when even the shares do not fit
+    /// (more busy topics than the cap has room for) no topic is always last. Whatever the rotation, the
+    /// response lists topics in the order of the subscriptions, each topic's messages together.
+    /// </summary>
     private PollResult? Collect(Topic[] topics, long[] cursors)
     {
         List<PollNotice>? notices = null;
         List<Message>? messages = null;
         var budget = new PollBudget(_options.MaxMessagesPerPoll, _options.MaxBytesPerPoll);
         var threshold = ExpiryThreshold();
-        for (var i = 0; i < topics.Length; i++)
+        var count = topics.Length;
+        if (count == 1)
         {
-            topics[i].Collect(ref cursors[i], ref budget, ref notices, ref messages, threshold, ref _retainedBytes);
+            topics[0].Collect(ref cursors[0], ref budget, PollBudget.Unlimited, ref notices, ref messages, threshold, ref _retainedBytes);
+            return Result(notices, messages);
         }
-        return notices is null && messages is null ? null : new PollResult(notices ?? [], messages ?? [], unknownTopicId: null);
+
+        // Round one, from the rotating first topic: every topic takes up to its share.
+        var first = (int)(Interlocked.Increment(ref _collectRotation) % (uint)count);
+        var share = PollBudget.ShareOf(_options.MaxMessagesPerPoll, _options.MaxBytesPerPoll, count);
+        var shareEnds = count <= 256 ? stackalloc int[count] : new int[count];
+        var cutShort = count <= 256 ? stackalloc bool[count] : new bool[count];
+        var anyCutShort = false;
+        var topicsWithMessages = 0;
+        for (var n = 0; n < count; n++)
+        {
+            var i = (first + n) % count;
+            cutShort[n] = topics[i].Collect(ref cursors[i], ref budget, share, ref notices, ref messages, threshold, ref _retainedBytes);
+            anyCutShort |= cutShort[n];
+            shareEnds[n] = messages?.Count ?? 0;
+            topicsWithMessages += shareEnds[n] > (n == 0 ? 0 : shareEnds[n - 1]) ? 1 : 0;
+        }
+
+        // Round two: the topics cut short by their share take what the response still has room for.
+        List<Message>?[]? extras = null;
+        if (anyCutShort && !budget.IsExhausted)
+        {
+            extras = new List<Message>?[count];
+            for (var n = 0; n < count && !budget.IsExhausted; n++)
+            {
+                if (cutShort[n])
+                {
+                    var i = (first + n) % count;
+                    topics[i].Collect(ref cursors[i], ref budget, PollBudget.Unlimited, ref notices, ref extras[n], threshold, ref _retainedBytes);
+                }
+            }
+        }
+
+        if (first != 0 && notices is { Count: > 1 })
+        {
+            notices = [.. notices.OrderBy(notice => Array.FindIndex(topics, topic => topic.Id == notice.TopicId))];
+        }
+        if (extras is null && (first == 0 || topicsWithMessages < 2))
+        {
+            return Result(notices, messages);
+        }
+
+        // Back into the order of the subscriptions, each topic's extras right after its share.
+        var ordered = new List<Message>(messages!.Count + (extras?.Sum(list => list?.Count ?? 0) ?? 0));
+        for (var i = 0; i < count; i++)
+        {
+            var n = (i - first + count) % count;
+            ordered.AddRange(CollectionsMarshal.AsSpan(messages)[(n == 0 ? 0 : shareEnds[n - 1])..shareEnds[n]]);
+            if (extras?[n] is { } more)
+            {
+                ordered.AddRange(more);
+            }
+        }
+        return Result(notices, ordered);
+
+        static PollResult? Result(List<PollNotice>? notices, List<Message>? messages) =>
+            notices is null && messages is null ? null : new PollResult(notices ?? [], messages ?? [], unknownTopicId: null);
     }
 
     private bool TryReserve(int bytes)

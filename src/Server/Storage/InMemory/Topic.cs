@@ -80,24 +80,26 @@ internal sealed class Topic(long id, DateTimeOffset createdAt)
     }
 
     /// <summary>
-    /// Adds what this topic has for the cursor to the poll's notices and messages, within the budget.
-    /// Resolves an absent cursor to the next message to be published.
+    /// Adds what this topic has for the cursor to the poll's notices and messages, within both the
+    /// response's <paramref name="budget"/> and this topic's <paramref name="share"/> of it, and moves the
+    /// cursor past what it took. Resolves an absent cursor to the next message to be published. Returns
+    /// true when the share, not the response, stopped it with messages left for the cursor.
     /// </summary>
-    public void Collect(ref long cursor, ref PollBudget budget, ref List<PollNotice>? notices, ref List<Message>? messages,
-        long expiredAtOrBeforeTicks, ref long retainedBytes)
+    public bool Collect(ref long cursor, ref PollBudget budget, PollBudget share, ref List<PollNotice>? notices,
+        ref List<Message>? messages, long expiredAtOrBeforeTicks, ref long retainedBytes)
     {
         lock (_lock)
         {
             if (_deleted)
             {
                 (notices ??= []).Add(new PollNotice(PollNoticeKind.TopicDeleted, Id));
-                return;
+                return false;
             }
             ExpireLocked(expiredAtOrBeforeTicks, ref retainedBytes);
             if (cursor == 0)
             {
                 cursor = _lastMessageId + 1;
-                return;
+                return false;
             }
 
             var first = FirstRetainedIdLocked();
@@ -115,12 +117,18 @@ internal sealed class Topic(long id, DateTimeOffset createdAt)
             for (var index = (int)(cursor - first); index < _log.Count; index++)
             {
                 var message = _log[index];
+                if (!share.TryTake(message.Body.Length))
+                {
+                    return true;
+                }
                 if (!budget.TryTake(message.Body.Length))
                 {
-                    return;
+                    return false;
                 }
                 (messages ??= []).Add(message);
+                cursor = message.MessageId + 1;
             }
+            return false;
         }
     }
 
