@@ -56,6 +56,7 @@ public sealed class BadArgumentTests
         { "RetryDelay 0", api => _ = new LaharsubClient(api, new LaharsubClientOptions { RetryDelay = TimeSpan.Zero }) },
         { "MaxRetryDelay below RetryDelay", api => _ = new LaharsubClient(api, new LaharsubClientOptions { RetryDelay = TimeSpan.FromSeconds(2), MaxRetryDelay = TimeSpan.FromSeconds(1) }) },
         { "MaxRequestAttempts 0", api => _ = new LaharsubClient(api, new LaharsubClientOptions { MaxRequestAttempts = 0 }) },
+        { "MaxRetryAfter negative", api => _ = new LaharsubClient(api, new LaharsubClientOptions { MaxRetryAfter = TimeSpan.FromSeconds(-1) }) },
     };
 
     [Theory]

@@ -24,6 +24,26 @@ public sealed class ErrorTests
     }
 
     [Fact]
+    public async Task ARateLimitThatAsksForALongerWaitThanMaxRetryAfterSurfacesAtOnce()
+    {
+        await using var server = await LaharsubTestServer.StartAsync(o =>
+        {
+            o.RateLimit.RequestsPerPeriod = 1;
+            o.RateLimit.Period = TimeSpan.FromHours(1);
+        });
+        using var handler = new CountingHandler();
+        using var http = handler.CreateClient(server.ApiAddress);
+        await using var client = new LaharsubClient(http, TestSupport.Options());
+        var topic = await client.CreateTopicAsync().WaitAsync(TestSupport.Timeout);
+
+        var error = await Assert.ThrowsAsync<LaharsubException>(() => client.PublishAsync(topic, "too soon").WaitAsync(TestSupport.Timeout));
+
+        Assert.Equal(HttpStatusCode.TooManyRequests, error.StatusCode);
+        Assert.Contains("Laharsub:RateLimit:RequestsPerPeriod", error.Detail);
+        Assert.Equal(2, handler.Requests);
+    }
+
+    [Fact]
     public async Task ATooLargeMessageSurfacesTheServersLimit()
     {
         await using var server = await LaharsubTestServer.StartAsync(o => o.MaxMessageBytes = 10);

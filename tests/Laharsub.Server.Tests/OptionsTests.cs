@@ -20,6 +20,8 @@ public sealed class OptionsTests
         { o => o.MaxBytesPerPoll = 0, "MaxBytesPerPoll" },
         { o => { o.MaxRetainedBytes = 10; o.MaxMessageBytes = 100; }, "MaxMessageBytes" },
         { o => o.Cors.AllowedOrigins = ["not an origin"], "AllowedOrigins" },
+        { o => o.RateLimit.RequestsPerPeriod = -1, "Laharsub:RateLimit:RequestsPerPeriod" },
+        { o => o.RateLimit.Period = TimeSpan.Zero, "Laharsub:RateLimit:Period" },
     };
 
     [Theory]

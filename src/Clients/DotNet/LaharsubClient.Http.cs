@@ -35,7 +35,7 @@ public sealed partial class LaharsubClient
                 {
                     return await readAnswer(response, timeout.Token).ConfigureAwait(false);
                 }
-                if (lastAttempt || RetryDelayFor(response, attempt) is not { } retryDelay)
+                if (lastAttempt || RetryDelayFor(response, attempt, _options.MaxRetryAfter) is not { } retryDelay)
                 {
                     throw await ReadProblemAsync(response, timeout.Token).ConfigureAwait(false);
                 }
@@ -82,8 +82,11 @@ public sealed partial class LaharsubClient
         _ => false,
     };
 
-    /// <summary>How long to wait before retrying an error answer; <see langword="null"/> when it must not be retried.</summary>
-    private TimeSpan? RetryDelayFor(HttpResponseMessage response, int attempt)
+    /// <summary>
+    /// How long to wait before retrying an error answer; <see langword="null"/> when it must not be
+    /// retried, or when the server asks for a wait longer than <paramref name="maxRetryAfter"/>.
+    /// </summary>
+    private TimeSpan? RetryDelayFor(HttpResponseMessage response, int attempt, TimeSpan maxRetryAfter)
     {
         var status = (int)response.StatusCode;
         if (status is not (429 or >= 500))
@@ -94,6 +97,10 @@ public sealed partial class LaharsubClient
         if (response.Headers.RetryAfter is { } retryAfter)
         {
             var wait = retryAfter.Delta ?? (retryAfter.Date - DateTimeOffset.UtcNow) ?? TimeSpan.Zero;
+            if (wait > maxRetryAfter)
+            {
+                return null;
+            }
             // At least what the server asked for, plus a little jitter so that its clients come back spread out.
             return (wait < TimeSpan.Zero ? TimeSpan.Zero : wait) + _options.RetryDelay * Random.Shared.NextDouble();
         }

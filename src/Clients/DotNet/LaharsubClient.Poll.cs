@@ -42,7 +42,7 @@ public sealed partial class LaharsubClient
                     // connection in the second case, probably reaching another instance.
                     return PollOutcome.Empty;
             }
-            if (RetryDelayFor(response, failures + 1) is { } delay)
+            if (RetryDelayFor(response, failures + 1, maxRetryAfter: TimeSpan.MaxValue) is { } delay)
             {
                 return PollOutcome.Retry(delay);
             }

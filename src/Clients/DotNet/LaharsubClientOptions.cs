@@ -33,6 +33,14 @@ public sealed class LaharsubClientOptions
     public TimeSpan MaxRetryDelay { get; set; } = TimeSpan.FromSeconds(30);
 
     /// <summary>
+    /// The longest <c>Retry-After</c> that a non-poll request waits out before trying again (default
+    /// 2 minutes). A server that asks for a longer wait, such as a rate limit counted per hour, gets the
+    /// request's <see cref="LaharsubException"/> thrown at once, so the caller decides what to do.
+    /// Subscriptions wait out any <c>Retry-After</c>.
+    /// </summary>
+    public TimeSpan MaxRetryAfter { get; set; } = TimeSpan.FromMinutes(2);
+
+    /// <summary>
     /// How many times a non-poll request is tried in all before its error is thrown (default 4).
     /// Subscriptions retry for as long as they run.
     /// </summary>
@@ -56,6 +64,10 @@ public sealed class LaharsubClientOptions
         if (RetryDelay <= TimeSpan.Zero || MaxRetryDelay < RetryDelay || MaxRetryDelay > TimeSpan.FromHours(1))
         {
             throw new ArgumentException($"RetryDelay is {RetryDelay} and MaxRetryDelay {MaxRetryDelay}: use a positive RetryDelay no greater than MaxRetryDelay, which is at most 1 hour.", "options");
+        }
+        if (MaxRetryAfter < TimeSpan.Zero || MaxRetryAfter > TimeSpan.FromDays(1))
+        {
+            throw new ArgumentException($"MaxRetryAfter is {MaxRetryAfter}: use a time from 0 (never wait out a Retry-After) to 1 day.", "options");
         }
         if (MaxRequestAttempts < 1)
         {

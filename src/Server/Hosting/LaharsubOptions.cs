@@ -56,4 +56,7 @@ public sealed class LaharsubOptions
 
     /// <summary>Cross-origin access.</summary>
     public LaharsubCorsOptions Cors { get; set; } = new();
+
+    /// <summary>The per-client limit on publishing, creating and deleting topics (off by default).</summary>
+    public LaharsubRateLimitOptions RateLimit { get; set; } = new();
 }

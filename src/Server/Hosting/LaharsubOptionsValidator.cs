@@ -1,3 +1,4 @@
+using System.ComponentModel.DataAnnotations;
 using Microsoft.Extensions.Options;
 
 namespace Laharsub.Server.Hosting;
@@ -22,6 +23,13 @@ internal sealed class LaharsubOptionsValidator : IValidateOptions<LaharsubOption
             {
                 failures.Add($"Laharsub:Cors:AllowedOrigins contains '{origin}', which is neither \"*\" nor an absolute origin such as https://app.example.com.");
             }
+        }
+        // Data annotations on LaharsubOptions do not reach into nested sections.
+        var rateLimitErrors = new List<ValidationResult>();
+        if (!Validator.TryValidateObject(options.RateLimit, new ValidationContext(options.RateLimit), rateLimitErrors, validateAllProperties: true))
+        {
+            failures.AddRange(rateLimitErrors.Select(error =>
+                $"Laharsub:RateLimit:{string.Join(",", error.MemberNames)}: {error.ErrorMessage}"));
         }
         return failures.Count == 0 ? ValidateOptionsResult.Success : ValidateOptionsResult.Fail(failures);
     }

@@ -16,7 +16,7 @@ public static class LaharsubServiceCollectionExtensions
 
     /// <summary>
     /// Adds Laharsub's services: options bound from the <c>Laharsub</c> section and validated at start,
-    /// problem details, CORS, a health check, and the in-memory backend unless another
+    /// problem details, CORS, the rate limiter policy, a health check, and the in-memory backend unless another
     /// <see cref="ILaharsubBackend"/> was registered first.
     /// </summary>
     public static IServiceCollection AddLaharsub(this IServiceCollection services, Action<LaharsubOptions>? configure = null)
@@ -37,6 +37,7 @@ public static class LaharsubServiceCollectionExtensions
         services.AddHostedService<RetentionSweeper>();
 
         services.AddProblemDetails();
+        services.AddRateLimiter(limiter => limiter.AddPolicy<string, LaharsubRateLimiterPolicy>(LaharsubRateLimiterPolicy.Name));
         services.AddCors();
         services.TryAddEnumerable(ServiceDescriptor.Singleton<IConfigureOptions<CorsOptions>, ConfigureLaharsubCors>());
         services.AddHealthChecks().AddCheck<LaharsubHealthCheck>("laharsub");

@@ -34,6 +34,7 @@ public static class StandaloneHost
         app.UseExceptionHandler();
         app.UseStatusCodePages();
         app.UseCors();
+        app.UseRateLimiter();
         app.MapLaharsub("/ps");
         app.MapHealthChecks("/health");
         MapDemo(app);

@@ -22,11 +22,11 @@ internal static partial class TopicEndpoints
     public static RouteGroupBuilder MapTopics(this RouteGroupBuilder group)
     {
         var topics = group.MapGroup("/topics");
-        topics.MapPost("/", CreateTopic);
+        topics.MapPost("/", CreateTopic).RequireRateLimiting(LaharsubRateLimiterPolicy.Name);
         topics.MapGet("/", ListTopics);
         topics.MapGet("/{topicId}", GetTopic);
-        topics.MapDelete("/{topicId}", DeleteTopic);
-        topics.MapPost("/{topicId}", Publish);
+        topics.MapDelete("/{topicId}", DeleteTopic).RequireRateLimiting(LaharsubRateLimiterPolicy.Name);
+        topics.MapPost("/{topicId}", Publish).RequireRateLimiting(LaharsubRateLimiterPolicy.Name);
         return topics;
     }
 

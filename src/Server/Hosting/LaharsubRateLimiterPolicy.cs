@@ -1,0 +1,59 @@
+using System.Globalization;
+using System.Threading.RateLimiting;
+using Microsoft.AspNetCore.Http;
+using Microsoft.AspNetCore.RateLimiting;
+using Microsoft.Extensions.Options;
+
+namespace Laharsub.Server.Hosting;
+
+/// <summary>
+/// ASP.NET Core's rate limiter applied to Laharsub's state-changing endpoints: a token bucket per
+/// client address, sized by <see cref="LaharsubRateLimitOptions"/>. A refused request gets 429 with
+/// <c>Retry-After</c> and a problem detail; the policy answers for itself, so the host's own rate
+/// limiter settings are left alone.
+/// </summary>
+internal sealed class LaharsubRateLimiterPolicy(IOptions<LaharsubOptions> options, IProblemDetailsService problemDetails)
+    : IRateLimiterPolicy<string>
+{
+    public const string Name = "Laharsub";
+
+    private readonly LaharsubRateLimitOptions _limit = options.Value.RateLimit;
+
+    public RateLimitPartition<string> GetPartition(HttpContext httpContext)
+    {
+        if (_limit.RequestsPerPeriod == 0)
+        {
+            return RateLimitPartition.GetNoLimiter(string.Empty);
+        }
+        var client = httpContext.Connection.RemoteIpAddress?.ToString() ?? string.Empty;
+        return RateLimitPartition.GetTokenBucketLimiter(client, _ => new TokenBucketRateLimiterOptions
+        {
+            TokenLimit = _limit.Burst == 0 ? _limit.RequestsPerPeriod : _limit.Burst,
+            TokensPerPeriod = _limit.RequestsPerPeriod,
+            ReplenishmentPeriod = _limit.Period,
+            QueueLimit = 0,
+            AutoReplenishment = true,
+        });
+    }
+
+    public Func<OnRejectedContext, CancellationToken, ValueTask>? OnRejected => async (context, _) =>
+    {
+        var response = context.HttpContext.Response;
+        response.StatusCode = StatusCodes.Status429TooManyRequests;
+        var retryAfter = context.Lease.TryGetMetadata(MetadataName.RetryAfter, out var wait) ? wait : _limit.Period;
+        var seconds = Math.Max(1, (int)Math.Ceiling(retryAfter.TotalSeconds));
+        response.Headers.RetryAfter = seconds.ToString(CultureInfo.InvariantCulture);
+        await problemDetails.WriteAsync(new ProblemDetailsContext
+        {
+            HttpContext = context.HttpContext,
+            ProblemDetails =
+            {
+                Status = StatusCodes.Status429TooManyRequests,
+                Title = "Too many requests",
+                Detail = $"This client may publish, create or delete topics {_limit.RequestsPerPeriod} times per {_limit.Period} " +
+                    $"(bursts of {(_limit.Burst == 0 ? _limit.RequestsPerPeriod : _limit.Burst)}). Nothing was changed: retry after {seconds} s, " +
+                    "or ask the operator to raise Laharsub:RateLimit:RequestsPerPeriod.",
+            },
+        }).ConfigureAwait(false);
+    };
+}
