@@ -2,6 +2,9 @@ using System.Net;
 using System.Text;
 using Laharsub.Server.Tests.Support;
 using Laharsub.Testing;
+using Microsoft.AspNetCore.RateLimiting;
+using Microsoft.AspNetCore.Routing;
+using Microsoft.Extensions.DependencyInjection;
 
 namespace Laharsub.Server.Tests;
 
@@ -77,5 +80,9 @@ public sealed class RateLimitTests
         }
 
         Assert.Equal(200, (await client.GetTopicAsync(topic)).GetProperty("lastMessageId").GetInt64());
+        // Not even a no-op limiter: without rate limit metadata the middleware passes requests straight on.
+        var endpoints = server.Services.GetRequiredService<EndpointDataSource>().Endpoints;
+        Assert.NotEmpty(endpoints);
+        Assert.All(endpoints, endpoint => Assert.Null(endpoint.Metadata.GetMetadata<EnableRateLimitingAttribute>()));
     }
 }

@@ -3,6 +3,8 @@ using Laharsub.Server.Topics;
 using Microsoft.AspNetCore.Builder;
 using Microsoft.AspNetCore.Routing;
 using Microsoft.AspNetCore.Http;
+using Microsoft.Extensions.DependencyInjection;
+using Microsoft.Extensions.Options;
 
 namespace Laharsub.Server.Hosting;
 
@@ -20,7 +22,8 @@ public static class LaharsubEndpointRouteBuilderExtensions
         var group = endpoints.MapGroup(prefix)
             .RequireCors(LaharsubServiceCollectionExtensions.CorsPolicyName)
             .WithTags("Laharsub");
-        group.MapTopics();
+        var options = endpoints.ServiceProvider.GetRequiredService<IOptions<LaharsubOptions>>().Value;
+        group.MapTopics(rateLimited: options.RateLimit.RequestsPerPeriod > 0);
         group.MapSubscriptions();
         return group;
     }

@@ -7,8 +7,8 @@ using Microsoft.Extensions.Options;
 namespace Laharsub.Server.Hosting;
 
 /// <summary>
-/// ASP.NET Core's rate limiter applied to Laharsub's state-changing endpoints: a token bucket per
-/// client address, sized by <see cref="LaharsubRateLimitOptions"/>. A refused request gets 429 with
+/// ASP.NET Core's rate limiter applied to Laharsub's state-changing endpoints when
+/// <see cref="LaharsubRateLimitOptions.RequestsPerPeriod"/> is set: a token bucket per client address. A refused request gets 429 with
 /// <c>Retry-After</c> and a problem detail; the policy answers for itself, so the host's own rate
 /// limiter settings are left alone.
 /// </summary>
@@ -21,10 +21,6 @@ internal sealed class LaharsubRateLimiterPolicy(IOptions<LaharsubOptions> option
 
     public RateLimitPartition<string> GetPartition(HttpContext httpContext)
     {
-        if (_limit.RequestsPerPeriod == 0)
-        {
-            return RateLimitPartition.GetNoLimiter(string.Empty);
-        }
         var client = httpContext.Connection.RemoteIpAddress?.ToString() ?? string.Empty;
         return RateLimitPartition.GetTokenBucketLimiter(client, _ => new TokenBucketRateLimiterOptions
         {

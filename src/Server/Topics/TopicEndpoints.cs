@@ -19,14 +19,31 @@ internal static partial class TopicEndpoints
     private const int DefaultPageSize = 100;
     private const int MaxPageSize = 1000;
 
-    public static RouteGroupBuilder MapTopics(this RouteGroupBuilder group)
+    /// <summary>Maps the topic endpoints into <paramref name="group"/>.</summary>
+    /// <param name="group">The group that MapLaharsub made for its prefix.</param>
+    /// <param name="rateLimited">
+    /// Whether the state-changing endpoints carry the rate limit policy. Without it they carry no rate
+    /// limit metadata at all, so ASP.NET Core's rate limiter (whose partition lookup takes a lock shared
+    /// by every request) stays off the publish path.
+    /// </param>
+    public static RouteGroupBuilder MapTopics(this RouteGroupBuilder group, bool rateLimited)
     {
         var topics = group.MapGroup("/topics");
-        topics.MapPost("/", CreateTopic).RequireRateLimiting(LaharsubRateLimiterPolicy.Name);
         topics.MapGet("/", ListTopics);
         topics.MapGet("/{topicId}", GetTopic);
-        topics.MapDelete("/{topicId}", DeleteTopic).RequireRateLimiting(LaharsubRateLimiterPolicy.Name);
-        topics.MapPost("/{topicId}", Publish).RequireRateLimiting(LaharsubRateLimiterPolicy.Name);
+        IEndpointConventionBuilder[] changes =
+        [
+            topics.MapPost("/", CreateTopic),
+            topics.MapDelete("/{topicId}", DeleteTopic),
+            topics.MapPost("/{topicId}", Publish),
+        ];
+        if (rateLimited)
+        {
+            foreach (var endpoint in changes)
+            {
+                endpoint.RequireRateLimiting(LaharsubRateLimiterPolicy.Name);
+            }
+        }
         return topics;
     }
 
