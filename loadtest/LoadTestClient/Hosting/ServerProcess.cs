@@ -11,7 +11,7 @@ namespace Laharsub.LoadTestClient.Hosting;
 /// </summary>
 internal sealed partial class ServerProcess : IAsyncDisposable
 {
-    private const string DllRelativePath = "src/Server/bin/Release/net10.0/Laharsub.Server.dll";
+    private const string DllRelativePath = "src/Server/Host/bin/Release/net10.0/Laharsub.Server.Host.dll";
     private const int SigTerm = 15;
 
     /// <summary>The generator's own socket tuning, which must not leak into the server it measures.</summary>
@@ -97,8 +97,8 @@ internal sealed partial class ServerProcess : IAsyncDisposable
     /// </summary>
     public static Task BuildAsync(string repositoryRoot, TextWriter log, CancellationToken cancellationToken)
     {
-        log.WriteLine("building the server: dotnet build src/Server -c Release");
-        return RunToEndAsync("dotnet", ["build", Path.Combine(repositoryRoot, "src/Server"), "-c", "Release", "-nologo", "-v", "quiet"], cancellationToken);
+        log.WriteLine("building the server: dotnet build src/Server/Host -c Release");
+        return RunToEndAsync("dotnet", ["build", Path.Combine(repositoryRoot, "src/Server/Host"), "-c", "Release", "-nologo", "-v", "quiet"], cancellationToken);
     }
 
     /// <summary>The directory holding Laharsub.sln, searched upwards from here and from the tool's own location.</summary>

@@ -9,7 +9,7 @@ module.exports = {
   repo,
   clientDir,
   clientScript: path.join(clientDir, 'jquery.laharsub.js'),
-  serverDll: path.join(repo, 'src', 'Server', 'bin', 'Release', 'net10.0', 'Laharsub.Server.dll'),
+  serverDll: path.join(repo, 'src', 'Server', 'Host', 'bin', 'Release', 'net10.0', 'Laharsub.Server.Host.dll'),
   // The jQuery builds the demo vendors; every test runs against each.
   jqueryVersions: {
     '3.7.1': path.join(clientDir, 'demo', 'vendor', 'jquery-3.7.1.min.js'),

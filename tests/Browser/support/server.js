@@ -25,7 +25,7 @@ function freePort() {
  */
 async function startServer({ port, settings = {}, timeoutMs = 30000 } = {}) {
   if (!fs.existsSync(paths.serverDll)) {
-    throw new Error(`${paths.serverDll} is missing: build the server first (dotnet build src/Server -c Release).`);
+    throw new Error(`${paths.serverDll} is missing: build the server first (dotnet build src/Server/Host -c Release).`);
   }
   port = port || await freePort();
   const url = `http://127.0.0.1:${port}`;
