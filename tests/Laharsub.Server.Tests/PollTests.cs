@@ -266,6 +266,30 @@ public sealed class PollTests
         Assert.All(topics, topic => Assert.True(cursors[topic] > 1, $"topic {topic} got nothing in {topics.Length} polls"));
     }
 
+    [Fact]
+    public async Task WhenTheSharesDoNotFitEachGapIsStillReportedOnceAndInSubscriptionOrder()
+    {
+        await using var server = await LaharsubTestServer.StartAsync(o => { o.MaxMessagesPerPoll = 2; o.MaxMessagesPerTopic = 3; });
+        using var client = server.CreateClient();
+        var topics = new[] { await client.CreateTopicAsync(), await client.CreateTopicAsync(), await client.CreateTopicAsync() };
+        foreach (var topic in topics)
+        {
+            for (var i = 0; i < 5; i++)
+            {
+                await client.PublishTextAsync(topic, $"m{i}");
+            }
+        }
+
+        // Messages 1 and 2 of every topic were evicted; the gathering starts over from a rotated topic
+        // because three busy topics do not fit in two messages, and must not lose or repeat a notice.
+        var response = await client.PollAsync("topics=" + string.Join(',', topics.Select(t => $"{t}:1")) + "&timeout=0");
+
+        Assert.Equal(topics.Select(t => ("gap", t, 1L, 2L)), response.Notices.Select(n => (n.Type, n.TopicId, n.Get("fromMessageId"), n.Get("toMessageId"))));
+        Assert.Equal(2, response.Messages.Count);
+        Assert.All(response.Messages, m => Assert.Equal(3, m.MessageId));
+        Assert.Equal(response.Messages.Select(m => m.TopicId).Order(), response.Messages.Select(m => m.TopicId));
+    }
+
     private static void AssertGroupedByTopic(IReadOnlyList<ReceivedMessage> messages)
     {
         var seen = new HashSet<long>();

@@ -170,79 +170,106 @@ public sealed class InMemoryBackend(IOptions<LaharsubOptions> options, WireForma
     /// Gathers what the topics have for their cursors, or null when there is nothing yet. A capped
     /// response is shared fairly, so that one busy topic cannot crowd the others out of every response:
     /// each topic first takes up to an equal share of the cap, then the topics that had more fill what is
-    /// left. The topic that goes first rotates from poll to poll, so that when even the shares do not fit
-    /// (more busy topics than the cap has room for) no topic is always last. Whatever the rotation, the
-    /// response lists topics in the order of the subscriptions, each topic's messages together.
+    /// left. When even the shares do not fit (more busy topics than the cap has room for), the gathering
+    /// starts over from a topic that rotates from one such poll to the next, so that no topic is always
+    /// last. Whatever happens, the response lists topics in the order of the subscriptions, each topic's
+    /// messages together.
     /// </summary>
     private PollResult? Collect(Topic[] topics, long[] cursors)
     {
         List<PollNotice>? notices = null;
         List<Message>? messages = null;
-        var budget = new PollBudget(_options.MaxMessagesPerPoll, _options.MaxBytesPerPoll);
         var threshold = ExpiryThreshold();
         var count = topics.Length;
         if (count == 1)
         {
-            topics[0].Collect(ref cursors[0], ref budget, PollBudget.Unlimited, ref notices, ref messages, threshold, ref _retainedBytes);
+            var whole = new PollBudget(_options.MaxMessagesPerPoll, _options.MaxBytesPerPoll);
+            topics[0].Collect(ref cursors[0], ref whole, PollBudget.Unlimited, ref notices, ref messages, threshold, ref _retainedBytes);
             return Result(notices, messages);
         }
 
-        // Round one, from the rotating first topic: every topic takes up to its share.
-        var first = (int)(Interlocked.Increment(ref _collectRotation) % (uint)count);
         var share = PollBudget.ShareOf(_options.MaxMessagesPerPoll, _options.MaxBytesPerPoll, count);
         var shareEnds = count <= 256 ? stackalloc int[count] : new int[count];
-        var cutShort = count <= 256 ? stackalloc bool[count] : new bool[count];
-        var anyCutShort = false;
-        var topicsWithMessages = 0;
-        for (var n = 0; n < count; n++)
+        var outcomes = count <= 256 ? stackalloc CollectOutcome[count] : new CollectOutcome[count];
+        var startingCursors = count <= 256 ? stackalloc long[count] : new long[count];
+        cursors.CopyTo(startingCursors);
+        PollBudget budget;
+        var first = 0;
+        while (true)
         {
-            var i = (first + n) % count;
-            cutShort[n] = topics[i].Collect(ref cursors[i], ref budget, share, ref notices, ref messages, threshold, ref _retainedBytes);
-            anyCutShort |= cutShort[n];
-            shareEnds[n] = messages?.Count ?? 0;
-            topicsWithMessages += shareEnds[n] > (n == 0 ? 0 : shareEnds[n - 1]) ? 1 : 0;
+            // Round one: every topic takes up to its share, in subscription order unless rotated.
+            budget = new PollBudget(_options.MaxMessagesPerPoll, _options.MaxBytesPerPoll);
+            var sharesDidNotFit = false;
+            for (int n = 0, i = first; n < count; n++, i = i + 1 == count ? 0 : i + 1)
+            {
+                outcomes[n] = topics[i].Collect(ref cursors[i], ref budget, share, ref notices, ref messages, threshold, ref _retainedBytes);
+                sharesDidNotFit |= outcomes[n] == CollectOutcome.ResponseFull;
+                shareEnds[n] = messages?.Count ?? 0;
+            }
+            if (!sharesDidNotFit || first != 0)
+            {
+                break;
+            }
+            first = (int)(Interlocked.Increment(ref _collectRotation) % (uint)count);
+            if (first == 0)
+            {
+                break;
+            }
+            startingCursors.CopyTo(cursors);
+            notices = null;
+            messages = null;
         }
 
         // Round two: the topics cut short by their share take what the response still has room for.
         List<Message>?[]? extras = null;
-        if (anyCutShort && !budget.IsExhausted)
+        if (outcomes.Contains(CollectOutcome.ShareFull) && !budget.IsExhausted)
         {
             extras = new List<Message>?[count];
-            for (var n = 0; n < count && !budget.IsExhausted; n++)
+            for (int n = 0, i = first; n < count && !budget.IsExhausted; n++, i = i + 1 == count ? 0 : i + 1)
             {
-                if (cutShort[n])
+                if (outcomes[n] == CollectOutcome.ShareFull)
                 {
-                    var i = (first + n) % count;
                     topics[i].Collect(ref cursors[i], ref budget, PollBudget.Unlimited, ref notices, ref extras[n], threshold, ref _retainedBytes);
                 }
             }
         }
 
-        if (first != 0 && notices is { Count: > 1 })
-        {
-            notices = [.. notices.OrderBy(notice => Array.FindIndex(topics, topic => topic.Id == notice.TopicId))];
-        }
-        if (extras is null && (first == 0 || topicsWithMessages < 2))
+        if (extras is null && first == 0)
         {
             return Result(notices, messages);
         }
+        if (first != 0 && notices is { Count: > 1 })
+        {
+            notices = InSubscriptionOrder(notices, topics);
+        }
 
         // Back into the order of the subscriptions, each topic's extras right after its share.
-        var ordered = new List<Message>(messages!.Count + (extras?.Sum(list => list?.Count ?? 0) ?? 0));
+        var ordered = new List<Message>((messages?.Count ?? 0) + (extras?.Sum(list => list?.Count ?? 0) ?? 0));
         for (var i = 0; i < count; i++)
         {
             var n = (i - first + count) % count;
-            ordered.AddRange(CollectionsMarshal.AsSpan(messages)[(n == 0 ? 0 : shareEnds[n - 1])..shareEnds[n]]);
+            if (messages is not null)
+            {
+                ordered.AddRange(CollectionsMarshal.AsSpan(messages)[(n == 0 ? 0 : shareEnds[n - 1])..shareEnds[n]]);
+            }
             if (extras?[n] is { } more)
             {
                 ordered.AddRange(more);
             }
         }
-        return Result(notices, ordered);
+        return Result(notices, ordered.Count == 0 ? null : ordered);
 
         static PollResult? Result(List<PollNotice>? notices, List<Message>? messages) =>
             notices is null && messages is null ? null : new PollResult(notices ?? [], messages ?? [], unknownTopicId: null);
     }
+
+    /// <summary>
+    /// Sorts notices (rare: a few per response at most) by their topic's place in the poll. A method of
+    /// its own because a lambda over <paramref name="topics"/> inside Collect would allocate its closure
+    /// on every call of Collect, not only when notices need sorting.
+    /// </summary>
+    private static List<PollNotice> InSubscriptionOrder(List<PollNotice> notices, Topic[] topics) =>
+        [.. notices.OrderBy(notice => Array.FindIndex(topics, topic => topic.Id == notice.TopicId))];
 
     private bool TryReserve(int bytes)
     {

@@ -83,9 +83,9 @@ internal sealed class Topic(long id, DateTimeOffset createdAt)
     /// Adds what this topic has for the cursor to the poll's notices and messages, within both the
     /// response's <paramref name="budget"/> and this topic's <paramref name="share"/> of it, and moves the
     /// cursor past what it took. Resolves an absent cursor to the next message to be published. Returns
-    /// true when the share, not the response, stopped it with messages left for the cursor.
+    /// whether it took everything or what stopped it.
     /// </summary>
-    public bool Collect(ref long cursor, ref PollBudget budget, PollBudget share, ref List<PollNotice>? notices,
+    public CollectOutcome Collect(ref long cursor, ref PollBudget budget, PollBudget share, ref List<PollNotice>? notices,
         ref List<Message>? messages, long expiredAtOrBeforeTicks, ref long retainedBytes)
     {
         lock (_lock)
@@ -93,13 +93,13 @@ internal sealed class Topic(long id, DateTimeOffset createdAt)
             if (_deleted)
             {
                 (notices ??= []).Add(new PollNotice(PollNoticeKind.TopicDeleted, Id));
-                return false;
+                return CollectOutcome.Complete;
             }
             ExpireLocked(expiredAtOrBeforeTicks, ref retainedBytes);
             if (cursor == 0)
             {
                 cursor = _lastMessageId + 1;
-                return false;
+                return CollectOutcome.Complete;
             }
 
             var first = FirstRetainedIdLocked();
@@ -119,16 +119,16 @@ internal sealed class Topic(long id, DateTimeOffset createdAt)
                 var message = _log[index];
                 if (!share.TryTake(message.Body.Length))
                 {
-                    return true;
+                    return CollectOutcome.ShareFull;
                 }
                 if (!budget.TryTake(message.Body.Length))
                 {
-                    return false;
+                    return CollectOutcome.ResponseFull;
                 }
                 (messages ??= []).Add(message);
                 cursor = message.MessageId + 1;
             }
-            return false;
+            return CollectOutcome.Complete;
         }
     }
 
