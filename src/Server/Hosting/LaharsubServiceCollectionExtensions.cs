@@ -17,7 +17,7 @@ public static class LaharsubServiceCollectionExtensions
 
     /// <summary>
     /// Adds Laharsub's services: options bound from the <c>Laharsub</c> section and validated at start,
-    /// problem details, CORS, the rate limiter policy, a health check, and the in-memory backend unless another
+    /// metrics, problem details, CORS, the rate limiter policy, a health check, and the in-memory backend unless another
     /// <see cref="ILaharsubBackend"/> was registered first.
     /// </summary>
     public static IServiceCollection AddLaharsub(this IServiceCollection services, Action<LaharsubOptions>? configure = null)
@@ -37,6 +37,8 @@ public static class LaharsubServiceCollectionExtensions
         services.TryAddSingleton<ILaharsubBackend, InMemoryBackend>();
         services.AddHostedService<RetentionSweeper>();
 
+        services.AddMetrics();
+        services.TryAddSingleton<LaharsubMetrics>();
         services.AddProblemDetails();
         services.AddRateLimiter(limiter => limiter.AddPolicy<string, LaharsubRateLimiterPolicy>(LaharsubRateLimiterPolicy.Name));
         services.AddCors();

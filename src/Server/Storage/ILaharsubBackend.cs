@@ -30,4 +30,7 @@ public interface ILaharsubBackend
 
     /// <summary>Body bytes retained by the whole backend, for health checks and metrics.</summary>
     long RetainedBytes { get; }
+
+    /// <summary>Topics that exist, for metrics.</summary>
+    int TopicCount { get; }
 }

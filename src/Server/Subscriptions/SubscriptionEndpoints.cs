@@ -21,7 +21,8 @@ internal static class SubscriptionEndpoints
     }
 
     private static async Task<Results<PollHttpResult, NoContent, EmptyHttpResult, ValidationProblem, ProblemHttpResult>> Poll(
-        HttpContext context, ILaharsubBackend backend, WireFormat wire, IOptions<LaharsubOptions> options, IHostApplicationLifetime lifetime)
+        HttpContext context, ILaharsubBackend backend, WireFormat wire, IOptions<LaharsubOptions> options, IHostApplicationLifetime lifetime,
+        LaharsubMetrics metrics)
     {
         context.Response.Headers.CacheControl = "no-store";
         var query = SubscriptionQuery.Parse(context.Request.Query, options.Value);
@@ -41,25 +42,41 @@ internal static class SubscriptionEndpoints
         using var wait = CancellationTokenSource.CreateLinkedTokenSource(clientGone, stopping);
         wait.CancelAfter(query.Timeout);
 
-        var result = await backend.PollAsync(query.Subscriptions, wait.Token).ConfigureAwait(false);
+        PollResult result;
+        metrics.PollStarted();
+        try
+        {
+            result = await backend.PollAsync(query.Subscriptions, wait.Token).ConfigureAwait(false);
+        }
+        catch
+        {
+            metrics.PollEnded("error", messages: 0);
+            throw;
+        }
         if (result.UnknownTopicId is { } unknown)
         {
+            metrics.PollEnded("not_found", messages: 0);
             return Problems.TopicNotFound(unknown);
         }
         if (!result.IsEmpty)
         {
+            metrics.PollEnded("answered", result.Messages.Count);
             return new PollHttpResult(result, format, wire);
         }
         if (clientGone.IsCancellationRequested)
         {
+            metrics.PollEnded("aborted", messages: 0);
             return TypedResults.Empty;
         }
         if (stopping.IsCancellationRequested)
         {
+            metrics.PollEnded("shutdown", messages: 0);
             // Closing the connection makes the client's next poll open a new one, which a load
             // balancer can send to an instance that is not going away.
             context.Response.Headers.Connection = "close";
+            return TypedResults.NoContent();
         }
+        metrics.PollEnded("timeout", messages: 0);
         return TypedResults.NoContent();
     }
 

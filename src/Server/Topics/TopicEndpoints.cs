@@ -106,7 +106,8 @@ internal static partial class TopicEndpoints
     }
 
     private static async Task<Results<Created<PublishedMessage>, ValidationProblem, ProblemHttpResult>> Publish(
-        string topicId, HttpContext context, ILaharsubBackend backend, IOptions<LaharsubOptions> options, ILoggerFactory loggers, CancellationToken cancellationToken)
+        string topicId, HttpContext context, ILaharsubBackend backend, IOptions<LaharsubOptions> options, ILoggerFactory loggers,
+        LaharsubMetrics metrics, CancellationToken cancellationToken)
     {
         if (!Problems.TryParseId(topicId, out var id))
         {
@@ -127,6 +128,10 @@ internal static partial class TopicEndpoints
         try
         {
             var result = await backend.PublishAsync(id, body.Value.Memory, contentType, cancellationToken).ConfigureAwait(false);
+            if (result.Status == PublishStatus.Published)
+            {
+                metrics.Published();
+            }
             return result.Status switch
             {
                 PublishStatus.Published => TypedResults.Created((string?)null, new PublishedMessage(id, result.MessageId)),

@@ -21,6 +21,9 @@ public sealed class InMemoryBackend(IOptions<LaharsubOptions> options, WireForma
 
     public long RetainedBytes => Volatile.Read(ref _retainedBytes);
 
+    // A creation refused at the limit counts itself for an instant before it backs out.
+    public int TopicCount => Math.Min(Volatile.Read(ref _topicCount), _options.MaxTopics);
+
     public ValueTask<TopicInfo?> CreateTopicAsync(CancellationToken cancellationToken = default)
     {
         if (Interlocked.Increment(ref _topicCount) > _options.MaxTopics)
