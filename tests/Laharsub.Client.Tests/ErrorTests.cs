@@ -101,6 +101,30 @@ public sealed class ErrorTests
     }
 
     [Fact]
+    public async Task APollLongerThanTheServersRequestLineSaysToSplitTheTopics()
+    {
+        // Kestrel answers a bare 414 before Laharsub sees the request: the client supplies the advice.
+        await using var server = await LaharsubTestServer.StartAsync(settings: new Dictionary<string, string?>
+        {
+            ["Kestrel:Limits:MaxRequestLineSize"] = "300",
+        });
+        await using var client = server.CreateLaharsubClient();
+        var topics = new List<KeyValuePair<long, long>>();
+        // About 6 bytes per topic in the compact form: 100 topics overflow 300 bytes twice over.
+        for (var i = 0; i < 100; i++)
+        {
+            topics.Add(new(await client.CreateTopicAsync().WaitAsync(TestSupport.Timeout), 1));
+        }
+        await using var reader = new EventReader(client.Subscribe(topics));
+
+        var error = await Assert.ThrowsAsync<LaharsubException>(() => reader.NextAsync());
+
+        Assert.Equal(HttpStatusCode.RequestUriTooLong, error.StatusCode);
+        Assert.Contains("Split the topics over several subscriptions", error.Message);
+        Assert.Contains("Kestrel:Limits:MaxRequestLineSize", error.Message);
+    }
+
+    [Fact]
     public async Task APollTimeoutAboveTheServersMaximumSurfacesTheServersLimit()
     {
         await using var server = await LaharsubTestServer.StartAsync(o => (o.MaxPollTimeout, o.DefaultPollTimeout) = (TimeSpan.FromSeconds(5), TimeSpan.FromSeconds(5)));

@@ -408,6 +408,23 @@ public sealed class PollTests
         Assert.Equal("last", Assert.Single(response.Messages).Text);
     }
 
+    [Fact]
+    public async Task AnOperatorsOwnRequestLineLimitWinsOverTheRaisedDefault()
+    {
+        await using var server = await LaharsubTestServer.StartAsync(settings: new Dictionary<string, string?>
+        {
+            ["Kestrel:Limits:MaxRequestLineSize"] = "300",
+        });
+        using var client = server.CreateClient();
+        var topic = await client.CreateTopicAsync();
+
+        using var shortPoll = await client.GetAsync($"subscriptions?topics={topic}:1&timeout=0").WaitAsync(WireClient.Bound);
+        using var longPoll = await client.GetAsync($"subscriptions?topics={topic}:1&timeout=0&_={new string('x', 400)}").WaitAsync(WireClient.Bound);
+
+        Assert.Equal(HttpStatusCode.NoContent, shortPoll.StatusCode);
+        Assert.Equal(HttpStatusCode.RequestUriTooLong, longPoll.StatusCode);
+    }
+
     internal static Task WaitForWaitersAsync(HttpClient client, long topic, int count) =>
         Eventually.HoldsAsync(async () => (await client.GetTopicAsync(topic)).GetProperty("waitingPolls").GetInt32() == count,
             TimeSpan.FromSeconds(20), $"topic {topic} has {count} waiting polls");

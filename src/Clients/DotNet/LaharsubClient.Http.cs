@@ -158,6 +158,13 @@ public sealed partial class LaharsubClient
             }
         }
         var text = Encoding.UTF8.GetString(body).Trim();
+        if (status == HttpStatusCode.RequestUriTooLong && text.Length == 0)
+        {
+            // Kestrel refuses an over-long request line before Laharsub sees it, so there is no problem detail.
+            return new LaharsubException(status, "URI too long",
+                "The poll names more topics than fit in the server's request line. Split the topics over several subscriptions, " +
+                "or ask the operator to raise Kestrel:Limits:MaxRequestLineSize.");
+        }
         return new LaharsubException(status, null, text.Length == 0 ? null : text.Length > 1000 ? text[..1000] + "..." : text);
     }
 

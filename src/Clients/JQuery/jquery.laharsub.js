@@ -240,6 +240,10 @@
           return key + ': ' + [].concat(messages).join(' ');
         }).join('; ');
       }
+    } else if (jqXHR.status === 414) {
+      // Kestrel refuses an over-long request line before Laharsub sees it, so there is no problem detail.
+      reason = 'HTTP 414: the poll names more topics than fit in the server\'s request line. ' +
+        'Split the topics over several clients, or ask the operator to raise Kestrel:Limits:MaxRequestLineSize.';
     } else if (jqXHR.status) {
       reason = 'HTTP ' + jqXHR.status + (jqXHR.statusText ? ' ' + jqXHR.statusText : '');
     } else {

@@ -1,6 +1,7 @@
 using Microsoft.AspNetCore.Builder;
 using Microsoft.AspNetCore.Hosting;
 using Microsoft.AspNetCore.Http;
+using Microsoft.AspNetCore.Server.Kestrel.Core;
 using Microsoft.Extensions.Configuration;
 using Microsoft.Extensions.DependencyInjection;
 using Microsoft.Extensions.FileProviders;
@@ -51,6 +52,9 @@ public static class StandaloneHost
     {
         const int RequestLineBytes = 128 * 1024;
         var limits = builder.Configuration.GetSection("Kestrel:Limits");
+        // Kestrel itself reads only endpoints and certificates from its section; binding the section
+        // is what makes Kestrel:Limits (and the other options) settable from configuration.
+        builder.Services.Configure<KestrelServerOptions>(builder.Configuration.GetSection("Kestrel"));
         builder.WebHost.ConfigureKestrel(kestrel =>
         {
             if (limits["MaxRequestLineSize"] is null)

@@ -228,6 +228,16 @@ for (const version of Object.keys(paths.jqueryVersions)) {
       same(client.topics(), []);
     });
 
+    test('a bare 414 says that the poll names too many topics and what to do', async () => {
+      newClient();
+      const errors = [];
+      client.subscribe(1, { from: 1, onError: (e) => errors.push(e) });
+      (await network.nextPoll()).respond(414);
+      await until(() => errors.length === 1, 2000, 'the subscription to hear of the error');
+      assert.equal(errors[0].status, 414);
+      assert.match(errors[0].message, /more topics than fit.*MaxRequestLineSize/);
+    });
+
     test('polls answered at once with 204 again and again back off instead of spinning', async () => {
       newClient({ pollTimeout: 30, retryJitter: 0 });
       client.subscribe(1, { from: 1 });
