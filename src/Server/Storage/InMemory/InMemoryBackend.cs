@@ -183,25 +183,49 @@ public sealed class InMemoryBackend(IOptions<LaharsubOptions> options, WireForma
         List<PollNotice>? notices = null;
         List<Message>? messages = null;
         var threshold = ExpiryThreshold();
+        var budget = new PollBudget(_options.MaxMessagesPerPoll, _options.MaxBytesPerPoll);
         var count = topics.Length;
         if (count == 1)
         {
-            var whole = new PollBudget(_options.MaxMessagesPerPoll, _options.MaxBytesPerPoll);
-            topics[0].Collect(ref cursors[0], ref whole, PollBudget.Unlimited, ref notices, ref messages, threshold, ref _retainedBytes);
+            topics[0].Collect(ref cursors[0], ref budget, PollBudget.Unlimited, ref notices, ref messages, threshold, ref _retainedBytes);
             return Result(notices, messages);
         }
 
-        var share = PollBudget.ShareOf(_options.MaxMessagesPerPoll, _options.MaxBytesPerPoll, count);
         var shareEnds = count <= 256 ? stackalloc int[count] : new int[count];
         var outcomes = count <= 256 ? stackalloc CollectOutcome[count] : new CollectOutcome[count];
+        var first = CollectShares(topics, cursors, threshold, shareEnds, outcomes, ref budget, ref notices, ref messages);
+        var extras = CollectExtras(topics, cursors, threshold, first, outcomes, ref budget, ref notices);
+        if (extras is null && first == 0)
+        {
+            return Result(notices, messages);
+        }
+        if (first != 0 && notices is { Count: > 1 })
+        {
+            notices = InSubscriptionOrder(notices, topics);
+        }
+        var ordered = InSubscriptionOrder(messages, shareEnds, extras, first);
+        return Result(notices, ordered.Count == 0 ? null : ordered);
+
+        static PollResult? Result(List<PollNotice>? notices, List<Message>? messages) =>
+            notices is null && messages is null ? null : new PollResult(notices ?? [], messages ?? [], unknownTopicId: null);
+    }
+
+    /// <summary>
+    /// Round one: every topic takes up to its fair share, in subscription order. If the response filled
+    /// before every topic had its share, starts over (cursors restored) from the next topic of the
+    /// rotation. Returns the topic it started from; slot n of <paramref name="shareEnds"/> and
+    /// <paramref name="outcomes"/> is the n-th topic from there.
+    /// </summary>
+    private int CollectShares(Topic[] topics, long[] cursors, long threshold, Span<int> shareEnds, Span<CollectOutcome> outcomes,
+        ref PollBudget budget, ref List<PollNotice>? notices, ref List<Message>? messages)
+    {
+        var count = topics.Length;
+        var share = PollBudget.ShareOf(_options.MaxMessagesPerPoll, _options.MaxBytesPerPoll, count);
         var startingCursors = count <= 256 ? stackalloc long[count] : new long[count];
         cursors.CopyTo(startingCursors);
-        PollBudget budget;
         var first = 0;
         while (true)
         {
-            // Round one: every topic takes up to its share, in subscription order unless rotated.
-            budget = new PollBudget(_options.MaxMessagesPerPoll, _options.MaxBytesPerPoll);
             var sharesDidNotFit = false;
             for (int n = 0, i = first; n < count; n++, i = i + 1 == count ? 0 : i + 1)
             {
@@ -211,59 +235,61 @@ public sealed class InMemoryBackend(IOptions<LaharsubOptions> options, WireForma
             }
             if (!sharesDidNotFit || first != 0)
             {
-                break;
+                return first;
             }
             first = (int)(Interlocked.Increment(ref _collectRotation) % (uint)count);
             if (first == 0)
             {
-                break;
+                return first;
             }
             startingCursors.CopyTo(cursors);
+            budget = new PollBudget(_options.MaxMessagesPerPoll, _options.MaxBytesPerPoll);
             notices = null;
             messages = null;
         }
+    }
 
-        // Round two: the topics cut short by their share take what the response still has room for.
-        List<Message>?[]? extras = null;
-        if (outcomes.Contains(CollectOutcome.ShareFull) && !budget.IsExhausted)
+    /// <summary>
+    /// Round two: the topics whose share was full take, in the same order, what room the response has
+    /// left. Returns each one's extra messages by slot, or null when there was no round two.
+    /// </summary>
+    private List<Message>?[]? CollectExtras(Topic[] topics, long[] cursors, long threshold, int first, ReadOnlySpan<CollectOutcome> outcomes,
+        ref PollBudget budget, ref List<PollNotice>? notices)
+    {
+        if (!outcomes.Contains(CollectOutcome.ShareFull) || budget.IsExhausted)
         {
-            extras = new List<Message>?[count];
-            for (int n = 0, i = first; n < count && !budget.IsExhausted; n++, i = i + 1 == count ? 0 : i + 1)
+            return null;
+        }
+        var count = topics.Length;
+        var extras = new List<Message>?[count];
+        for (int n = 0, i = first; n < count && !budget.IsExhausted; n++, i = i + 1 == count ? 0 : i + 1)
+        {
+            if (outcomes[n] == CollectOutcome.ShareFull)
             {
-                if (outcomes[n] == CollectOutcome.ShareFull)
-                {
-                    topics[i].Collect(ref cursors[i], ref budget, PollBudget.Unlimited, ref notices, ref extras[n], threshold, ref _retainedBytes);
-                }
+                topics[i].Collect(ref cursors[i], ref budget, PollBudget.Unlimited, ref notices, ref extras[n], threshold, ref _retainedBytes);
             }
         }
+        return extras;
+    }
 
-        if (extras is null && first == 0)
-        {
-            return Result(notices, messages);
-        }
-        if (first != 0 && notices is { Count: > 1 })
-        {
-            notices = InSubscriptionOrder(notices, topics);
-        }
-
-        // Back into the order of the subscriptions, each topic's extras right after its share.
-        var ordered = new List<Message>((messages?.Count ?? 0) + (extras?.Sum(list => list?.Count ?? 0) ?? 0));
+    /// <summary>Puts each topic's share and then its extras together, topics in subscription order.</summary>
+    private static List<Message> InSubscriptionOrder(List<Message>? shares, ReadOnlySpan<int> shareEnds, List<Message>?[]? extras, int first)
+    {
+        var count = shareEnds.Length;
+        var ordered = new List<Message>((shares?.Count ?? 0) + (extras?.Sum(list => list?.Count ?? 0) ?? 0));
         for (var i = 0; i < count; i++)
         {
             var n = (i - first + count) % count;
-            if (messages is not null)
+            if (shares is not null)
             {
-                ordered.AddRange(CollectionsMarshal.AsSpan(messages)[(n == 0 ? 0 : shareEnds[n - 1])..shareEnds[n]]);
+                ordered.AddRange(CollectionsMarshal.AsSpan(shares)[(n == 0 ? 0 : shareEnds[n - 1])..shareEnds[n]]);
             }
             if (extras?[n] is { } more)
             {
                 ordered.AddRange(more);
             }
         }
-        return Result(notices, ordered.Count == 0 ? null : ordered);
-
-        static PollResult? Result(List<PollNotice>? notices, List<Message>? messages) =>
-            notices is null && messages is null ? null : new PollResult(notices ?? [], messages ?? [], unknownTopicId: null);
+        return ordered;
     }
 
     /// <summary>
