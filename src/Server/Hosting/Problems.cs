@@ -19,7 +19,10 @@ internal static class Problems
         TypedResults.Problem(title: title, detail: detail, statusCode: statusCode);
 
     /// <summary>Parses a topic id from a path or query: a positive 64-bit integer in plain digits.</summary>
-    public static bool TryParseId(string? text, out long id) =>
+    public static bool TryParseId(string? text, out long id) => TryParseId(text.AsSpan(), out id);
+
+    /// <inheritdoc cref="TryParseId(string?, out long)"/>
+    public static bool TryParseId(ReadOnlySpan<char> text, out long id) =>
         long.TryParse(text, System.Globalization.NumberStyles.None, System.Globalization.CultureInfo.InvariantCulture, out id) && id > 0;
 
     public static string NotAnId(string? text, string what) =>

@@ -22,11 +22,12 @@ internal sealed class SubscriptionQuery
 
     private SubscriptionQuery(string errorParameter, string error)
     {
+        Subscriptions = [];
         ErrorParameter = errorParameter;
         Error = error;
     }
 
-    public List<Subscription> Subscriptions { get; } = [];
+    public List<Subscription> Subscriptions { get; }
     public TimeSpan Timeout { get; }
     public string? ErrorParameter { get; }
     public string? Error { get; }
@@ -85,7 +86,7 @@ internal sealed class SubscriptionQuery
         {
             return Fail("topics", "Both subs[N][...] and topics are given; use one form per poll.");
         }
-        var subscriptions = new List<Subscription>();
+        var subscriptions = new List<Subscription>(indexed?.Count ?? (compact is null ? 0 : Math.Min(compact.Count(','), options.MaxSubscriptionsPerPoll) + 1));
         var error = indexed is not null ? ParseIndexed(indexed, subscriptions)
             : compact is not null ? ParseCompact(compact, options, subscriptions)
             : ("subs", $"No subscription: name at least one topic, e.g. ?topics=14 or ?subs[0][topicid]=14. {Usage}");
@@ -98,7 +99,7 @@ internal sealed class SubscriptionQuery
 
     private static (string Parameter, string Message)? ParseIndexed(Dictionary<int, (string? TopicId, string? From)> indexed, List<Subscription> subscriptions)
     {
-        var seen = new Dictionary<long, int>(indexed.Count);
+        var duplicates = new DuplicateFinder(subscriptions);
         for (var index = 0; index < indexed.Count; index++)
         {
             if (!indexed.TryGetValue(index, out var entry))
@@ -122,11 +123,10 @@ internal sealed class SubscriptionQuery
                 }
                 from = cursor;
             }
-            if (seen.TryGetValue(topicId, out var first))
+            if (duplicates.IndexOf(topicId) is var first and >= 0)
             {
                 return ($"subs[{index}][topicid]", $"Topic {topicId} appears twice (also in subs[{first}]); subscribe to each topic once per poll.");
             }
-            seen[topicId] = index;
             subscriptions.Add(new Subscription(topicId, from));
         }
         return null;
@@ -134,18 +134,20 @@ internal sealed class SubscriptionQuery
 
     private static (string Parameter, string Message)? ParseCompact(string compact, LaharsubOptions options, List<Subscription> subscriptions)
     {
-        var seen = new HashSet<long>();
-        foreach (var item in compact.Split(','))
+        // Span slices rather than Split and substrings: a poll should not allocate per subscription.
+        var duplicates = new DuplicateFinder(subscriptions);
+        foreach (var range in compact.AsSpan().Split(','))
         {
             if (subscriptions.Count == options.MaxSubscriptionsPerPoll)
             {
-                return TooManyMessage("topics", compact.Split(',').Length, options);
+                return TooManyMessage("topics", compact.Count(',') + 1, options);
             }
+            var item = compact.AsSpan(range);
             var colon = item.IndexOf(':');
             var topicText = colon < 0 ? item : item[..colon];
             if (!Problems.TryParseId(topicText, out var topicId))
             {
-                return ("topics", $"In topics='{compact}': " + Problems.NotAnId(topicText, "topic id") + " Write topics=ID or ID:FROM, separated by commas.");
+                return ("topics", $"In topics='{compact}': " + Problems.NotAnId(topicText.ToString(), "topic id") + " Write topics=ID or ID:FROM, separated by commas.");
             }
             long? from = null;
             if (colon >= 0)
@@ -153,17 +155,57 @@ internal sealed class SubscriptionQuery
                 var fromText = item[(colon + 1)..];
                 if (!Problems.TryParseId(fromText, out var cursor))
                 {
-                    return ("topics", $"In topics='{compact}': " + Problems.NotAnId(fromText, "message id") + " Use 1 for everything retained, or write the topic alone for new messages only.");
+                    return ("topics", $"In topics='{compact}': " + Problems.NotAnId(fromText.ToString(), "message id") + " Use 1 for everything retained, or write the topic alone for new messages only.");
                 }
                 from = cursor;
             }
-            if (!seen.Add(topicId))
+            if (duplicates.IndexOf(topicId) >= 0)
             {
                 return ("topics", $"Topic {topicId} appears twice in topics='{compact}'; subscribe to each topic once per poll.");
             }
             subscriptions.Add(new Subscription(topicId, from));
         }
         return null;
+    }
+
+    /// <summary>
+    /// Finds a topic already among the parsed subscriptions: by scanning them while they are few (no
+    /// allocation for the common poll of a handful of topics), through a dictionary once they are many.
+    /// </summary>
+    private struct DuplicateFinder(List<Subscription> subscriptions)
+    {
+        private const int ScanLimit = 16;
+        private Dictionary<long, int>? _indexes;
+
+        /// <summary>The index of the subscription to <paramref name="topicId"/>, or -1; call before adding it.</summary>
+        public int IndexOf(long topicId)
+        {
+            if (subscriptions.Count < ScanLimit)
+            {
+                for (var i = 0; i < subscriptions.Count; i++)
+                {
+                    if (subscriptions[i].TopicId == topicId)
+                    {
+                        return i;
+                    }
+                }
+                return -1;
+            }
+            if (_indexes is null)
+            {
+                _indexes = new Dictionary<long, int>(subscriptions.Capacity);
+                for (var i = 0; i < subscriptions.Count; i++)
+                {
+                    _indexes[subscriptions[i].TopicId] = i;
+                }
+            }
+            if (_indexes.TryGetValue(topicId, out var index))
+            {
+                return index;
+            }
+            _indexes[topicId] = subscriptions.Count;
+            return -1;
+        }
     }
 
     /// <summary>Recognises <c>subs[N][topicid]</c> and <c>subs[N][from]</c>, case-insensitively, with N in plain decimal.</summary>
