@@ -19,12 +19,16 @@ internal sealed class LaharsubRateLimiterPolicy(IOptions<LaharsubOptions> option
 
     private readonly LaharsubRateLimitOptions _limit = options.Value.RateLimit;
 
+    private int Burst => _limit.Burst == 0 ? _limit.RequestsPerPeriod : _limit.Burst;
+
+    public Func<OnRejectedContext, CancellationToken, ValueTask>? OnRejected => RejectAsync;
+
     public RateLimitPartition<string> GetPartition(HttpContext httpContext)
     {
         var client = httpContext.Connection.RemoteIpAddress?.ToString() ?? string.Empty;
         return RateLimitPartition.GetTokenBucketLimiter(client, _ => new TokenBucketRateLimiterOptions
         {
-            TokenLimit = _limit.Burst == 0 ? _limit.RequestsPerPeriod : _limit.Burst,
+            TokenLimit = Burst,
             TokensPerPeriod = _limit.RequestsPerPeriod,
             ReplenishmentPeriod = _limit.Period,
             QueueLimit = 0,
@@ -32,7 +36,7 @@ internal sealed class LaharsubRateLimiterPolicy(IOptions<LaharsubOptions> option
         });
     }
 
-    public Func<OnRejectedContext, CancellationToken, ValueTask>? OnRejected => async (context, _) =>
+    private async ValueTask RejectAsync(OnRejectedContext context, CancellationToken cancellationToken)
     {
         var response = context.HttpContext.Response;
         response.StatusCode = StatusCodes.Status429TooManyRequests;
@@ -47,9 +51,9 @@ internal sealed class LaharsubRateLimiterPolicy(IOptions<LaharsubOptions> option
                 Status = StatusCodes.Status429TooManyRequests,
                 Title = "Too many requests",
                 Detail = $"This client may publish, create or delete topics {_limit.RequestsPerPeriod} times per {_limit.Period} " +
-                    $"(bursts of {(_limit.Burst == 0 ? _limit.RequestsPerPeriod : _limit.Burst)}). Nothing was changed: retry after {seconds} s, " +
+                    $"(bursts of {Burst}). Nothing was changed: retry after {seconds} s, " +
                     "or ask the operator to raise Laharsub:RateLimit:RequestsPerPeriod.",
             },
         }).ConfigureAwait(false);
-    };
+    }
 }
