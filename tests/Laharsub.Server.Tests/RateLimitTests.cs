@@ -1,7 +1,15 @@
+using System.Collections.Concurrent;
 using System.Net;
 using System.Text;
 using Laharsub.Server.Tests.Support;
+using Laharsub.Server.Hosting;
 using Laharsub.Testing;
+using Microsoft.AspNetCore.Builder;
+using Microsoft.AspNetCore.Hosting;
+using Microsoft.AspNetCore.Hosting.Server;
+using Microsoft.AspNetCore.Hosting.Server.Features;
+using Microsoft.AspNetCore.Http.Features;
+using Microsoft.Extensions.Logging;
 using Microsoft.AspNetCore.RateLimiting;
 using Microsoft.AspNetCore.Routing;
 using Microsoft.Extensions.DependencyInjection;
@@ -14,11 +22,12 @@ public sealed class RateLimitTests
     public async Task AClientOverItsLimitGets429WithRetryAfterAndAProblemAndNothingChanges()
     {
         // A period of an hour: no token comes back while the test runs, however slow the machine.
+        var logs = new WarningRecorder();
         await using var server = await LaharsubTestServer.StartAsync(o =>
         {
             o.RateLimit.RequestsPerPeriod = 3;
             o.RateLimit.Period = TimeSpan.FromHours(1);
-        });
+        }, services: s => s.AddSingleton<ILoggerProvider>(logs));
         using var client = server.CreateClient();
         var topic = await client.CreateTopicAsync();
         await client.PublishTextAsync(topic, "one");
@@ -44,6 +53,8 @@ public sealed class RateLimitTests
         }
         var poll = await client.PollAsync($"topics={topic}:1&timeout=0");
         Assert.Equal(["one", "two"], poll.Messages.Select(m => m.Text));
+        // The standalone host has the rate limiter in its pipeline: no warning that it is missing.
+        Assert.DoesNotContain(logs.Warnings, warning => warning.Contains("UseRateLimiter"));
     }
 
     [Fact]
@@ -65,6 +76,59 @@ public sealed class RateLimitTests
         }
 
         Assert.Equal([.. Enumerable.Repeat(HttpStatusCode.Created, 4), HttpStatusCode.TooManyRequests, HttpStatusCode.TooManyRequests], statuses);
+    }
+
+    [Fact]
+    public async Task AHostThatForgetsUseRateLimiterIsWarnedOnceInTheLog()
+    {
+        // An application embedding Laharsub the README's way, minus app.UseRateLimiter(). (Without
+        // UseCors() ASP.NET Core itself refuses to run the endpoints, naming the missing middleware.)
+        var builder = WebApplication.CreateSlimBuilder();
+        builder.WebHost.UseUrls("http://127.0.0.1:0");
+        var logs = new WarningRecorder();
+        builder.Logging.ClearProviders().AddProvider(logs);
+        builder.Services.AddLaharsub(o =>
+        {
+            o.RateLimit.RequestsPerPeriod = 1;
+            o.RateLimit.Period = TimeSpan.FromHours(1);
+        });
+        await using var app = builder.Build();
+        app.UseCors();
+        app.MapLaharsub("/ps");
+        await app.StartAsync().WaitAsync(WireClient.Bound);
+        var address = app.Services.GetRequiredService<IServer>().Features.GetRequiredFeature<IServerAddressesFeature>().Addresses.First();
+        using var client = new HttpClient { BaseAddress = new Uri(address + "/ps/"), Timeout = WireClient.Bound };
+
+        var topic = await client.CreateTopicAsync();
+        await client.PublishTextAsync(topic, "not limited: the middleware is missing");
+        await client.PublishTextAsync(topic, "and still not limited");
+
+        var warning = Assert.Single(logs.Warnings);
+        Assert.Contains("app.UseRateLimiter()", warning);
+        await app.StopAsync().WaitAsync(WireClient.Bound);
+    }
+
+    private sealed class WarningRecorder : ILoggerProvider, ILogger
+    {
+        public ConcurrentQueue<string> Warnings { get; } = new();
+
+        public ILogger CreateLogger(string categoryName) => this;
+
+        public IDisposable? BeginScope<TState>(TState state) where TState : notnull => null;
+
+        public bool IsEnabled(LogLevel logLevel) => logLevel >= LogLevel.Warning;
+
+        public void Log<TState>(LogLevel logLevel, EventId eventId, TState state, Exception? exception, Func<TState, Exception?, string> formatter)
+        {
+            if (IsEnabled(logLevel))
+            {
+                Warnings.Enqueue(formatter(state, exception));
+            }
+        }
+
+        public void Dispose()
+        {
+        }
     }
 
     [Fact]

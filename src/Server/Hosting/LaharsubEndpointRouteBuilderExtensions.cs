@@ -14,7 +14,7 @@ public static class LaharsubEndpointRouteBuilderExtensions
     /// <summary>
     /// Maps the topic and subscription endpoints under <paramref name="prefix"/> (default <c>/ps</c>).
     /// The host should also call <c>UseCors()</c> (cross-origin pages), <c>UseRateLimiter()</c> (without
-    /// it <c>Laharsub:RateLimit</c> has no effect), and <c>UseExceptionHandler()</c> with
+    /// it <c>Laharsub:RateLimit</c> has no effect, and the first limited request logs a warning saying so), and <c>UseExceptionHandler()</c> with
     /// <c>UseStatusCodePages()</c> so that every error, 405 included, is a problem detail.
     /// </summary>
     public static RouteGroupBuilder MapLaharsub(this IEndpointRouteBuilder endpoints, string prefix = "/ps")

@@ -2,6 +2,8 @@ using System.Globalization;
 using System.Threading.RateLimiting;
 using Microsoft.AspNetCore.Http;
 using Microsoft.AspNetCore.RateLimiting;
+using Microsoft.Extensions.DependencyInjection;
+using Microsoft.Extensions.Logging;
 using Microsoft.Extensions.Options;
 
 namespace Laharsub.Server.Hosting;
@@ -12,7 +14,7 @@ namespace Laharsub.Server.Hosting;
 /// <c>Retry-After</c> and a problem detail; the policy answers for itself, so the host's own rate
 /// limiter settings are left alone.
 /// </summary>
-internal sealed class LaharsubRateLimiterPolicy(IOptions<LaharsubOptions> options, IProblemDetailsService problemDetails)
+internal sealed partial class LaharsubRateLimiterPolicy(IOptions<LaharsubOptions> options, IProblemDetailsService problemDetails)
     : IRateLimiterPolicy<string>
 {
     public const string Name = "Laharsub";
@@ -25,6 +27,7 @@ internal sealed class LaharsubRateLimiterPolicy(IOptions<LaharsubOptions> option
 
     public RateLimitPartition<string> GetPartition(HttpContext httpContext)
     {
+        httpContext.Features.Set(RateLimiterRan.Instance);
         var client = httpContext.Connection.RemoteIpAddress?.ToString() ?? string.Empty;
         return RateLimitPartition.GetTokenBucketLimiter(client, _ => new TokenBucketRateLimiterOptions
         {
@@ -55,5 +58,43 @@ internal sealed class LaharsubRateLimiterPolicy(IOptions<LaharsubOptions> option
                     "or ask the operator to raise Laharsub:RateLimit:RequestsPerPeriod.",
             },
         }).ConfigureAwait(false);
+    }
+
+    /// <summary>
+    /// Logs, once, that a request reached a rate-limited endpoint without passing ASP.NET Core's rate
+    /// limiter: the host did not call <c>UseRateLimiter()</c>, so <c>Laharsub:RateLimit</c> has no effect.
+    /// </summary>
+    internal static ValueTask<object?> WarnIfBypassedAsync(EndpointFilterInvocationContext context, EndpointFilterDelegate next)
+    {
+        var httpContext = context.HttpContext;
+        if (httpContext.Features.Get<RateLimiterRan>() is null)
+        {
+            httpContext.RequestServices.GetRequiredService<BypassWarning>().Log();
+        }
+        return next(context);
+    }
+
+    /// <summary>The mark the policy leaves on a request the rate limiter has seen.</summary>
+    private sealed class RateLimiterRan
+    {
+        public static readonly RateLimiterRan Instance = new();
+    }
+
+    /// <summary>Remembers, per application, that the warning was given.</summary>
+    internal sealed partial class BypassWarning(ILogger<LaharsubRateLimiterPolicy> logger)
+    {
+        private int _logged;
+
+        public void Log()
+        {
+            if (Interlocked.Exchange(ref _logged, 1) == 0)
+            {
+                RateLimiterMissing(logger);
+            }
+        }
+
+        [LoggerMessage(EventId = 10, Level = LogLevel.Warning,
+            Message = "Laharsub:RateLimit is set, but requests reach Laharsub without passing the rate limiter: call app.UseRateLimiter() before app.MapLaharsub(). Until then nothing is limited.")]
+        private static partial void RateLimiterMissing(ILogger logger);
     }
 }

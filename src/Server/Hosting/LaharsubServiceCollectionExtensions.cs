@@ -41,6 +41,7 @@ public static class LaharsubServiceCollectionExtensions
         services.TryAddSingleton<LaharsubMetrics>();
         services.AddProblemDetails();
         services.AddRateLimiter(limiter => limiter.AddPolicy<string, LaharsubRateLimiterPolicy>(LaharsubRateLimiterPolicy.Name));
+        services.TryAddSingleton<LaharsubRateLimiterPolicy.BypassWarning>();
         services.AddCors();
         services.TryAddEnumerable(ServiceDescriptor.Singleton<IConfigureOptions<CorsOptions>, ConfigureLaharsubCors>());
         services.AddHealthChecks().AddCheck<LaharsubHealthCheck>("laharsub");

@@ -31,7 +31,7 @@ internal static partial class TopicEndpoints
         var topics = group.MapGroup("/topics");
         topics.MapGet("/", ListTopics);
         topics.MapGet("/{topicId}", GetTopic);
-        IEndpointConventionBuilder[] changes =
+        RouteHandlerBuilder[] changes =
         [
             topics.MapPost("/", CreateTopic),
             topics.MapDelete("/{topicId}", DeleteTopic),
@@ -41,7 +41,8 @@ internal static partial class TopicEndpoints
         {
             foreach (var endpoint in changes)
             {
-                endpoint.RequireRateLimiting(LaharsubRateLimiterPolicy.Name);
+                endpoint.RequireRateLimiting(LaharsubRateLimiterPolicy.Name)
+                    .AddEndpointFilter(LaharsubRateLimiterPolicy.WarnIfBypassedAsync);
             }
         }
         return topics;
