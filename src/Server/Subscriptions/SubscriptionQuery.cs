@@ -34,7 +34,8 @@ internal sealed class SubscriptionQuery
 
     public static SubscriptionQuery Parse(IQueryCollection query, LaharsubOptions options)
     {
-        Dictionary<int, (string? TopicId, string? From)>? indexed = null;
+        // Slot N holds subs[N]'s values; N is bounded by MaxSubscriptionsPerPoll, so a list beats a dictionary.
+        List<(string? TopicId, string? From)>? indexed = null;
         string? compact = null;
         var timeout = options.DefaultPollTimeout;
 
@@ -68,8 +69,12 @@ internal sealed class SubscriptionQuery
                 {
                     return TooMany("subs", index + 1, options);
                 }
-                indexed ??= [];
-                indexed.TryGetValue(index, out var entry);
+                indexed ??= new(index + 1);
+                while (indexed.Count <= index)
+                {
+                    indexed.Add(default);
+                }
+                var entry = indexed[index];
                 if ((isFrom ? entry.From : entry.TopicId) is not null)
                 {
                     return Fail(key, $"'{key}' is given more than once (index {index} repeats); give each subscription one index.");
@@ -97,12 +102,13 @@ internal sealed class SubscriptionQuery
         return new SubscriptionQuery(subscriptions, timeout);
     }
 
-    private static (string Parameter, string Message)? ParseIndexed(Dictionary<int, (string? TopicId, string? From)> indexed, List<Subscription> subscriptions)
+    private static (string Parameter, string Message)? ParseIndexed(List<(string? TopicId, string? From)> indexed, List<Subscription> subscriptions)
     {
         var duplicates = new DuplicateFinder(subscriptions);
         for (var index = 0; index < indexed.Count; index++)
         {
-            if (!indexed.TryGetValue(index, out var entry))
+            var entry = indexed[index];
+            if (entry is (null, null))
             {
                 return ($"subs[{index}]", $"subs[{index}] is missing: indexes must start at 0 and be consecutive.");
             }
