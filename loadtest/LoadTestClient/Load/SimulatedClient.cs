@@ -18,10 +18,9 @@ internal sealed class SimulatedClient : IPollResponseSink, IRawPollHandler
     private byte[] _scratch = new byte[64];
     private long _receivedAt;
 
-    public SimulatedClient(LoadEngine engine, int index, long homeTopicId, IReadOnlyList<long> subscribedTopicIds, long phaseMicroseconds)
+    public SimulatedClient(LoadEngine engine, long homeTopicId, IReadOnlyList<long> subscribedTopicIds, long phaseMicroseconds)
     {
         _engine = engine;
-        Index = index;
         HomeTopicId = homeTopicId;
         PublishPath = $"topics/{homeTopicId}";
         PhaseMicroseconds = phaseMicroseconds;
@@ -30,7 +29,6 @@ internal sealed class SimulatedClient : IPollResponseSink, IRawPollHandler
         _poller = new RawPoller(engine.Http, engine.Plan.ApiAddress, engine.Plan.Format == WireFormatKind.Json ? "application/json" : "multipart/mixed");
     }
 
-    public int Index { get; }
     public long HomeTopicId { get; }
     public string PublishPath { get; }
 

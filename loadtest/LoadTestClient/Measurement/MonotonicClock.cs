@@ -10,14 +10,10 @@ namespace Laharsub.LoadTestClient.Measurement;
 internal static class MonotonicClock
 {
     private static readonly double MicrosecondsPerTick = 1_000_000.0 / Stopwatch.Frequency;
-    private static readonly double TicksPerMicrosecond = Stopwatch.Frequency / 1_000_000.0;
 
     /// <summary>Microseconds on the machine-wide monotonic clock.</summary>
     public static long NowMicroseconds => TicksToMicroseconds(Stopwatch.GetTimestamp());
 
     public static long TicksToMicroseconds(long ticks) =>
         Stopwatch.Frequency == 1_000_000_000 ? ticks / 1000 : (long)(ticks * MicrosecondsPerTick);
-
-    public static long MicrosecondsToTicks(long microseconds) =>
-        Stopwatch.Frequency == 1_000_000_000 ? microseconds * 1000 : (long)(microseconds * TicksPerMicrosecond);
 }
