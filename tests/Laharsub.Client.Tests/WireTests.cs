@@ -86,6 +86,30 @@ public sealed class WireTests
         }
     }
 
+    [Fact]
+    public async Task AValueOfTheWrongTypeOrFormatIsReportedAsMalformed()
+    {
+        await using var server = await LaharsubTestServer.StartAsync(o => o.MaxMessagesPerTopic = 3);
+        var (topic, _) = await PublishAssortedMessagesAsync(server);
+        using var http = server.CreateClient();
+
+        // Well-formed JSON whose values are not what the protocol says: Utf8JsonReader throws
+        // InvalidOperationException or FormatException for these, not JsonException.
+        foreach (var format in new[] { "multipart/mixed", "application/json" })
+        {
+            var raw = await FetchPollAsync(http, topic, format);
+            var text = Encoding.Latin1.GetString(raw.Body);
+            foreach (var mangled in new[] { text.Replace($"\"topicId\":{topic}", $"\"topicId\":\"{topic}\""), text.Replace("\"publishedAt\":\"", "\"publishedAt\":\"x") })
+            {
+                if (mangled == text)
+                {
+                    continue; // this format does not carry the value in JSON
+                }
+                await Assert.ThrowsAsync<InvalidDataException>(() => ReadAllAsync(CreateReader(raw, new MemoryStream(Encoding.Latin1.GetBytes(mangled)))));
+            }
+        }
+    }
+
     /// <summary>Five messages (the first two evicted, so the answer starts with a gap): text, binary, and a large one that spans many reads.</summary>
     private static async Task<(long Topic, List<byte[]> Published)> PublishAssortedMessagesAsync(LaharsubTestServer server)
     {

@@ -110,12 +110,9 @@ public sealed partial class LaharsubClient
     /// <summary>Capped exponential backoff with full jitter: uniformly random below <c>min(max, base * 2^(failures-1))</c>.</summary>
     internal TimeSpan Backoff(int failures)
     {
-        var ceiling = _options.RetryDelay * Math.Pow(2, Math.Min(failures - 1, 30));
-        if (ceiling > _options.MaxRetryDelay)
-        {
-            ceiling = _options.MaxRetryDelay;
-        }
-        return ceiling * Random.Shared.NextDouble();
+        // The factor is capped before multiplying: RetryDelay * 2^30 overflows TimeSpan for long delays.
+        var factor = Math.Min(Math.Pow(2, Math.Min(failures - 1, 30)), _options.MaxRetryDelay / _options.RetryDelay);
+        return _options.RetryDelay * factor * Random.Shared.NextDouble();
     }
 
     /// <summary>Turns an error answer into an exception carrying the server's problem details.</summary>
@@ -190,12 +187,7 @@ public sealed partial class LaharsubClient
     private static async Task<byte[]> ReadAtMostAsync(Stream stream, int limit, CancellationToken cancellationToken)
     {
         var buffer = new byte[limit];
-        var length = 0;
-        int read;
-        while (length < limit && (read = await stream.ReadAsync(buffer.AsMemory(length), cancellationToken).ConfigureAwait(false)) > 0)
-        {
-            length += read;
-        }
-        return buffer.AsSpan(0, length).ToArray();
+        var length = await stream.ReadAtLeastAsync(buffer, limit, throwOnEndOfStream: false, cancellationToken).ConfigureAwait(false);
+        return length == limit ? buffer : buffer[..length];
     }
 }

@@ -88,7 +88,8 @@
   function validateOptions(options) {
     checkKnown(options, defaults, 'client');
     var settings = $.extend({}, defaults, options);
-    checkNumber(settings, 'pollTimeout', 0);
+    // At least 1: a poll that may not wait is answered 204 at once, and polling again at once would spin.
+    checkNumber(settings, 'pollTimeout', 1);
     checkNumber(settings, 'pollTimeoutMargin', 1);
     checkNumber(settings, 'requestTimeout', 1);
     checkNumber(settings, 'retryDelay', 1);

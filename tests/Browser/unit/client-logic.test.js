@@ -289,6 +289,7 @@ for (const version of Object.keys(paths.jqueryVersions)) {
       assert.throws(() => $.laharsub(''), /baseUrl must be the Laharsub API root/);
       assert.throws(() => $.laharsub('/ps', { pollTimout: 5 }), /unknown client option "pollTimout"/);
       assert.throws(() => $.laharsub('/ps', { pollTimeout: 1.5 }), /whole seconds/);
+      assert.throws(() => $.laharsub('/ps', { pollTimeout: 0 }), /pollTimeout must be a number >= 1/);
       assert.throws(() => $.laharsub('/ps', { retryJitter: 2 }), /between 0 and 1/);
       assert.throws(() => $.laharsub('/ps', { onError: 'x' }), /onError must be a function/);
       const c = $.laharsub('/ps', { pollTimeout: 5 });

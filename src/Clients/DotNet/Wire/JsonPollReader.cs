@@ -34,7 +34,7 @@ internal sealed class JsonPollReader(Stream stream) : IPollReader
             {
                 complete = TryRead(out item);
             }
-            catch (JsonException exception)
+            catch (Exception exception) when (Notices.IsMalformedJson(exception))
             {
                 throw new InvalidDataException($"The JSON poll response is malformed: {exception.Message}", exception);
             }

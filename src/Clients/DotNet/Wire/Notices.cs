@@ -50,13 +50,28 @@ internal static class Notices
     /// <summary>Reads a notice from a multipart part's body.</summary>
     public static SubscriptionEvent? Parse(ReadOnlySpan<byte> json)
     {
-        var reader = new Utf8JsonReader(json);
-        if (!reader.Read() || reader.TokenType != JsonTokenType.StartObject)
+        try
         {
-            throw new InvalidDataException("A notice part's body is not a JSON object.");
+            var reader = new Utf8JsonReader(json);
+            if (!reader.Read() || reader.TokenType != JsonTokenType.StartObject)
+            {
+                throw new InvalidDataException("A notice part's body is not a JSON object.");
+            }
+            return Read(ref reader);
         }
-        return Read(ref reader);
+        catch (Exception exception) when (IsMalformedJson(exception))
+        {
+            throw new InvalidDataException($"A notice part's body is malformed: {exception.Message}", exception);
+        }
     }
+
+    /// <summary>
+    /// What Utf8JsonReader throws for data that is not what the protocol says: broken JSON, and also a
+    /// value of the wrong type or format (a string where a number belongs, a bad date), which come as
+    /// InvalidOperationException and FormatException. All of it means a malformed answer.
+    /// </summary>
+    internal static bool IsMalformedJson(Exception exception) =>
+        exception is JsonException or FormatException or InvalidOperationException;
 
     internal static long ReadInt64(ref Utf8JsonReader reader)
     {
