@@ -105,6 +105,26 @@ public sealed class PublishTests
     }
 
     [Fact]
+    public async Task MaxMessageBytesWinsOverALowerKestrelBodyLimitAndItsRefusalIsLaharsubs()
+    {
+        // Kestrel's own limit is raised for publishes up to MaxMessageBytes, and a body beyond that
+        // still gets Laharsub's 413 problem rather than Kestrel's bare one.
+        await using var server = await LaharsubTestServer.StartAsync(o => o.MaxMessageBytes = 1000,
+            settings: new Dictionary<string, string?> { ["Kestrel:Limits:MaxRequestBodySize"] = "100" });
+        using var client = server.CreateClient();
+        var topic = await client.CreateTopicAsync();
+
+        var accepted = await client.PublishAsync(topic, new byte[500]);
+        var chunked = new StreamContent(new MemoryStream(new byte[1500]));
+        var (status, problem) = await client.SendForProblemAsync(new HttpRequestMessage(HttpMethod.Post, $"topics/{topic}") { Content = chunked });
+
+        Assert.Equal(1, accepted);
+        Assert.Equal(HttpStatusCode.RequestEntityTooLarge, status);
+        Assert.Contains("Laharsub:MaxMessageBytes", problem.GetProperty("detail").GetString());
+        Assert.Equal(1, (await client.GetTopicAsync(topic)).GetProperty("lastMessageId").GetInt64());
+    }
+
+    [Fact]
     public async Task WhenRetentionIsFullPublishingIs507AndNothingIsDropped()
     {
         await using var server = await LaharsubTestServer.StartAsync(o => { o.MaxRetainedBytes = 1000; o.MaxMessageBytes = 600; });

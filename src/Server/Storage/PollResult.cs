@@ -9,10 +9,11 @@ public sealed class PollResult
     /// <summary>Nothing to deliver (the poll timed out or was cancelled).</summary>
     public static PollResult Empty { get; } = new(NoNotices, NoMessages, unknownTopicId: null);
 
-    internal PollResult(List<PollNotice> notices, List<Message> messages, long? unknownTopicId)
+    /// <summary>A null list means none: the shared empty list is used instead of allocating one.</summary>
+    internal PollResult(List<PollNotice>? notices, List<Message>? messages, long? unknownTopicId)
     {
-        Notices = notices;
-        Messages = messages;
+        Notices = notices ?? NoNotices;
+        Messages = messages ?? NoMessages;
         UnknownTopicId = unknownTopicId;
     }
 

@@ -83,9 +83,22 @@ internal static class SubscriptionEndpoints
     /// <summary>Chooses the response format from <c>Accept</c>: JSON by default, multipart when preferred, null if neither is acceptable.</summary>
     internal static PollFormat? Negotiate(HttpRequest request)
     {
-        if (request.Headers.Accept.Count == 0)
+        var accept = request.Headers.Accept;
+        if (accept.Count == 0)
         {
             return PollFormat.Json;
+        }
+        // What clients send almost always: one plain media type, recognised without parsing it into objects.
+        if (accept.Count == 1 && accept[0] is { } only)
+        {
+            if (only.Equals("application/json", StringComparison.OrdinalIgnoreCase) || only == "*/*")
+            {
+                return PollFormat.Json;
+            }
+            if (only.Equals("multipart/mixed", StringComparison.OrdinalIgnoreCase))
+            {
+                return PollFormat.Multipart;
+            }
         }
         var accepted = request.GetTypedHeaders().Accept;
         if (accepted.Count == 0)

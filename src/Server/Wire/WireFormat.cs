@@ -151,20 +151,20 @@ public sealed class WireFormat
             switch (notice.Kind)
             {
                 case PollNoticeKind.Gap:
-                    writer.WriteString("type", "gap");
+                    writer.WriteString("type", NoticeName(notice.Kind));
                     writer.WriteNumber("topicId", notice.TopicId);
                     writer.WriteNumber("fromMessageId", notice.FromMessageId);
                     writer.WriteNumber("toMessageId", notice.ToMessageId);
                     break;
                 case PollNoticeKind.Reset:
-                    writer.WriteString("type", "reset");
+                    writer.WriteString("type", NoticeName(notice.Kind));
                     writer.WriteNumber("topicId", notice.TopicId);
                     writer.WriteNumber("requestedFrom", notice.FromMessageId);
                     writer.WriteNumber("firstMessageId", notice.FirstMessageId);
                     writer.WriteNumber("lastMessageId", notice.ToMessageId);
                     break;
                 default:
-                    writer.WriteString("type", "topicDeleted");
+                    writer.WriteString("type", NoticeName(notice.Kind));
                     writer.WriteNumber("topicId", notice.TopicId);
                     break;
             }

@@ -18,6 +18,7 @@ public sealed class InMemoryBackend(IOptions<LaharsubOptions> options, WireForma
     private int _topicCount;
     private long _retainedBytes;
     private uint _collectRotation;
+    private int _sweepingWhenFull;
 
     public long RetainedBytes => Volatile.Read(ref _retainedBytes);
 
@@ -88,7 +89,19 @@ public sealed class InMemoryBackend(IOptions<LaharsubOptions> options, WireForma
         // later dropped. Expired messages are swept first so a full server frees what it can.
         if (!TryReserve(body.Length))
         {
-            Sweep();
+            // One inline sweep at a time: a full server's retrying publishers would otherwise each
+            // walk every topic, contending for the topics' locks just when the server is busiest.
+            if (Interlocked.CompareExchange(ref _sweepingWhenFull, 1, 0) == 0)
+            {
+                try
+                {
+                    Sweep();
+                }
+                finally
+                {
+                    Volatile.Write(ref _sweepingWhenFull, 0);
+                }
+            }
             if (!TryReserve(body.Length))
             {
                 return ValueTask.FromResult(new PublishResult(PublishStatus.StorageFull));
@@ -199,7 +212,8 @@ public sealed class InMemoryBackend(IOptions<LaharsubOptions> options, WireForma
         {
             return Result(notices, messages);
         }
-        if (first != 0 && notices is { Count: > 1 })
+        // Round two may add a notice too (a topic deleted between the rounds), after round one's.
+        if (notices is { Count: > 1 })
         {
             notices = InSubscriptionOrder(notices, topics);
         }
@@ -207,7 +221,7 @@ public sealed class InMemoryBackend(IOptions<LaharsubOptions> options, WireForma
         return Result(notices, ordered.Count == 0 ? null : ordered);
 
         static PollResult? Result(List<PollNotice>? notices, List<Message>? messages) =>
-            notices is null && messages is null ? null : new PollResult(notices ?? [], messages ?? [], unknownTopicId: null);
+            notices is null && messages is null ? null : new PollResult(notices, messages, unknownTopicId: null);
     }
 
     /// <summary>
@@ -276,7 +290,12 @@ public sealed class InMemoryBackend(IOptions<LaharsubOptions> options, WireForma
     private static List<Message> InSubscriptionOrder(List<Message>? shares, ReadOnlySpan<int> shareEnds, List<Message>?[]? extras, int first)
     {
         var count = shareEnds.Length;
-        var ordered = new List<Message>((shares?.Count ?? 0) + (extras?.Sum(list => list?.Count ?? 0) ?? 0));
+        var capacity = shares?.Count ?? 0;
+        foreach (var more in extras ?? [])
+        {
+            capacity += more?.Count ?? 0;
+        }
+        var ordered = new List<Message>(capacity);
         for (var i = 0; i < count; i++)
         {
             var n = (i - first + count) % count;
