@@ -201,6 +201,37 @@ public sealed class ReliabilityTests
     }
 
     [Fact]
+    public async Task ASubscriptionThatCannotReachTheServerSaysWhyBeforeEachRetry()
+    {
+        Uri address;
+        await using (var gone = await LaharsubTestServer.StartAsync())
+        {
+            address = gone.ApiAddress;
+        }
+        var options = TestSupport.Options();
+        await using var client = new LaharsubClient(address, options);
+        await using var subscription = client.Subscribe([new(1, 1)]);
+        var retries = System.Threading.Channels.Channel.CreateUnbounded<(Exception Error, TimeSpan Delay)>();
+        subscription.Retrying += (error, delay) => retries.Writer.TryWrite((error, delay));
+        using var stop = new CancellationTokenSource();
+        var reading = Task.Run(async () =>
+        {
+            await foreach (var _ in subscription.ReadAllAsync(stop.Token))
+            {
+            }
+        });
+
+        var first = await retries.Reader.ReadAsync().AsTask().WaitAsync(TestSupport.Timeout);
+        var second = await retries.Reader.ReadAsync().AsTask().WaitAsync(TestSupport.Timeout);
+
+        Assert.IsType<HttpRequestException>(first.Error);
+        Assert.IsType<HttpRequestException>(second.Error);
+        Assert.InRange(first.Delay, TimeSpan.Zero, options.MaxRetryDelay);
+        await stop.CancelAsync();
+        await Assert.ThrowsAnyAsync<OperationCanceledException>(() => reading.WaitAsync(TestSupport.Timeout));
+    }
+
+    [Fact]
     public async Task AFullServerIsRetriedNoSoonerThanItsRetryAfter()
     {
         await using var server = await LaharsubTestServer.StartAsync(o =>

@@ -44,7 +44,7 @@ public sealed partial class LaharsubClient
             }
             if (RetryDelayFor(response, failures + 1, maxRetryAfter: TimeSpan.MaxValue) is { } delay)
             {
-                return PollOutcome.Retry(delay);
+                return PollOutcome.Retry(delay, await ReadProblemAsync(response, poll.Token).ConfigureAwait(false));
             }
             var problem = await ReadProblemAsync(response, poll.Token).ConfigureAwait(false);
             if (problem.StatusCode == HttpStatusCode.NotFound && problem.TopicId is { } missing)

@@ -42,6 +42,15 @@ public sealed class LaharsubSubscription : IAsyncDisposable
     }
 
     /// <summary>
+    /// Raised before each retry of a failed poll, with why it failed (a network error, a timeout, a
+    /// malformed answer, or a <see cref="LaharsubException"/> for a 5xx or 429) and how long the
+    /// subscription waits before polling again. The subscription itself never gives up on such
+    /// failures; this is how an application sees that it is not getting through (a wrong address, a
+    /// server that is down) and decides whether to go on. Runs on the enumerating thread: keep it short.
+    /// </summary>
+    public event Action<Exception, TimeSpan>? Retrying;
+
+    /// <summary>
     /// A snapshot of each subscribed topic's cursor: the smallest message id not yet delivered. It
     /// covers every event <see cref="ReadAllAsync"/> has already returned, so saving it after
     /// processing an event and passing it to <see cref="LaharsubClient.Subscribe(IEnumerable{KeyValuePair{long, long}})"/>
@@ -132,12 +141,18 @@ public sealed class LaharsubSubscription : IAsyncDisposable
                 {
                     case PollOutcomeKind.Retry:
                         failures++;
+                        Retrying?.Invoke(outcome.Error!, outcome.Delay);
                         await WaitAsync(outcome.Delay, CancellationToken.None, cancellationToken).ConfigureAwait(false);
                         continue;
                     case PollOutcomeKind.TopicNotFound:
                         failures = 0;
                         if (!Drop(outcome.TopicId))
                         {
+                            if (ChangedSince(changed))
+                            {
+                                // The caller removed the topic while the poll was out: nothing to report.
+                                continue;
+                            }
                             throw new LaharsubException(System.Net.HttpStatusCode.NotFound, "Topic not found",
                                 $"The server reports topic {outcome.TopicId} unknown, but this subscription did not ask for it: {outcome.Detail}", topicId: outcome.TopicId);
                         }
@@ -159,7 +174,7 @@ public sealed class LaharsubSubscription : IAsyncDisposable
                         break;
                     }
                     cancellationToken.ThrowIfCancellationRequested();
-                    if (Apply(item))
+                    if (Apply(item, changed))
                     {
                         yield return item;
                     }
@@ -227,15 +242,28 @@ public sealed class LaharsubSubscription : IAsyncDisposable
         }
     }
 
-    /// <summary>
-    /// Applies the protocol's cursor rule for one event; <see langword="false"/> when the event must not
-    /// be delivered (its topic was removed, or the message was delivered already).
-    /// </summary>
-    private bool Apply(SubscriptionEvent item)
+    /// <summary>Whether the topic set changed after the snapshot whose token is <paramref name="changed"/>.</summary>
+    private bool ChangedSince(CancellationToken changed)
     {
         lock (_gate)
         {
-            if (!_cursors.TryGetValue(item.TopicId, out var from))
+            return _changed.Token != changed;
+        }
+    }
+
+    /// <summary>
+    /// Applies the protocol's cursor rule for one event of the answer to the poll made with the snapshot
+    /// whose token is <paramref name="changed"/>; <see langword="false"/> when the event must not be
+    /// delivered: its topic was removed, the message was delivered already, or the topic set changed
+    /// since that snapshot. The last is checked here, under the lock that a change takes, because a
+    /// check before this call could pass just before an Add moves a cursor back, and applying the old
+    /// answer would then move it past messages the caller asked for again.
+    /// </summary>
+    private bool Apply(SubscriptionEvent item, CancellationToken changed)
+    {
+        lock (_gate)
+        {
+            if (_changed.Token != changed || !_cursors.TryGetValue(item.TopicId, out var from))
             {
                 return false;
             }

@@ -17,7 +17,7 @@ internal sealed class PollOutcome
     /// <summary>How long to wait before the next poll, after a failure.</summary>
     public TimeSpan Delay { get; private init; }
 
-    /// <summary>Why the poll failed, if an exception said so.</summary>
+    /// <summary>Why the poll failed (set for <see cref="PollOutcomeKind.Retry"/>).</summary>
     public Exception? Error { get; private init; }
 
     /// <summary>The topic the server does not know.</summary>
@@ -28,7 +28,7 @@ internal sealed class PollOutcome
 
     public static PollOutcome Delivered(IReadOnlyList<SubscriptionEvent> events) => new(PollOutcomeKind.Delivered) { Events = events };
 
-    public static PollOutcome Retry(TimeSpan delay, Exception? error = null) => new(PollOutcomeKind.Retry) { Delay = delay, Error = error };
+    public static PollOutcome Retry(TimeSpan delay, Exception error) => new(PollOutcomeKind.Retry) { Delay = delay, Error = error };
 
     public static PollOutcome TopicNotFound(long topicId, string? detail) => new(PollOutcomeKind.TopicNotFound) { TopicId = topicId, Detail = detail };
 }
