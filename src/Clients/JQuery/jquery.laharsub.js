@@ -465,7 +465,14 @@
     // calls (they often come several in a row), so at most one poll is ever outstanding.
     _kick: function () {
       var client = this;
-      if (this._closed || this._kickTimer) {
+      if (this._closed) {
+        return;
+      }
+      // From now on an answer to the poll made for the old set is not applied (jQuery runs its
+      // handlers later, so one can still arrive before the timer below): applying it could move a
+      // cursor past messages that the new set asks for again. The next poll fetches them instead.
+      this._generation++;
+      if (this._kickTimer) {
         return;
       }
       this._kickTimer = setTimeout(function () {
@@ -504,6 +511,11 @@
       if (!subs.length) {
         this._setStatus('idle');
         return;
+      }
+      // This poll is for the current set: a kick still pending would only abort it and ask again.
+      if (this._kickTimer) {
+        clearTimeout(this._kickTimer);
+        this._kickTimer = null;
       }
       var generation = ++this._generation;
       // Until a poll has been answered (first poll, or after a failure) ask for an answer at once, so
@@ -600,7 +612,13 @@
     // Applies one poll answer: notices first, then messages, following the protocol's cursor rule.
     _deliver: function (data) {
       var client = this;
+      // A callback that subscribes or unsubscribes changes the set: the rest of this answer is then
+      // left for the next poll, which asks with the cursors as they stand.
+      var generation = client._generation;
       $.each(data.notices || [], function (i, notice) {
+        if (client._generation !== generation) {
+          return false;
+        }
         var sub = client._subs[notice.topicId];
         if (!sub || !sub.joined) {
           return;
@@ -617,6 +635,9 @@
         }
       });
       $.each(data.messages || [], function (i, message) {
+        if (client._generation !== generation) {
+          return false;
+        }
         var sub = client._subs[message.topicId];
         // A message below the cursor was delivered by an earlier answer (e.g. one that raced an abort).
         if (!sub || !sub.joined || (sub.cursor != null && message.messageId < sub.cursor)) {

@@ -67,6 +67,28 @@ for (const version of Object.keys(paths.jqueryVersions)) {
       assert.deepEqual(received, [[1, 1], [3, 1]]);
     });
 
+    test('an answer for the old set is not applied after the set changed, so a cursor moved back is honoured', async () => {
+      newClient();
+      const received = [];
+      const onMessage = (m) => received.push(m.messageId);
+      let handle = client.subscribe(1, { from: 5, onMessage });
+      const old = await network.nextPoll();
+      assert.deepEqual(old.poll.subs, [[1, 5]]);
+
+      // The answer arrives, and before jQuery runs its handler the page resubscribes from 2.
+      old.respond(200, { notices: [], messages: [message(1, 5, 'e'), message(1, 6, 'f')] });
+      handle.unsubscribe();
+      handle = client.subscribe(1, { from: 2, onMessage });
+
+      const next = await network.nextPoll();
+      assert.deepEqual(next.poll.subs, [[1, 2]]);
+      assert.deepEqual(received, []);
+      next.respond(200, { notices: [], messages: [2, 3, 4, 5, 6].map((id) => message(1, id, 'x')) });
+      await until(() => received.length === 5, 2000, 'the messages from 2 on');
+      assert.deepEqual(received, [2, 3, 4, 5, 6]);
+      assert.equal(handle.cursor(), 7);
+    });
+
     test('the first poll answers at once and later polls ask for the configured timeout', async () => {
       newClient({ pollTimeout: 25 });
       client.subscribe(1, { from: 1 });
