@@ -182,13 +182,24 @@ internal sealed record LoadTestOptions
             {
                 throw new UsageException($"--topics-per-client {options.TopicsPerClient} needs at least that many topics (run {run.Name} has {run.Topics}).");
             }
-            if (run.Topics * run.ClientsPerTopic < options.Processes)
+            // As long: topics x clients per topic can overflow an int long before any check below sees it.
+            var clients = (long)run.Topics * run.ClientsPerTopic;
+            if (clients > MaxClients)
             {
-                throw new UsageException($"--processes {options.Processes} is more than the {run.Topics * run.ClientsPerTopic} clients of run {run.Name}.");
+                throw new UsageException($"Run {run.Name} would simulate {clients} clients ({run.Topics} topics x {run.ClientsPerTopic}); one run holds at most {MaxClients}.");
+            }
+            if (clients < options.Processes)
+            {
+                throw new UsageException($"--processes {options.Processes} is more than the {clients} clients of run {run.Name}.");
             }
         }
         return options;
     }
+
+    private const int MaxTopics = 1_000_000;
+
+    /// <summary>Far above what one machine's file limits allow; it only keeps the arithmetic honest.</summary>
+    private const long MaxClients = 10_000_000;
 
     private static readonly HashSet<string> Known =
     [
@@ -206,13 +217,13 @@ internal sealed record LoadTestOptions
         int[]? topics = null;
         if (values.TryGetValue("--topics", out _))
         {
-            topics = [Int(values, "--topics", 0, 1, 1_000_000)];
+            topics = [Int(values, "--topics", 0, 1, MaxTopics)];
         }
         else if (values.TryGetValue("--sweep", out var sweep))
         {
-            topics = sweep.Split(',').Select(t => int.TryParse(t, NumberStyles.None, CultureInfo.InvariantCulture, out var n) && n > 0
+            topics = sweep.Split(',').Select(t => int.TryParse(t, NumberStyles.None, CultureInfo.InvariantCulture, out var n) && n is > 0 and <= MaxTopics
                 ? n
-                : throw new UsageException($"--sweep '{sweep}': '{t}' is not a topic count; write positive integers separated by commas, e.g. --sweep 400,1000,2000.")).ToArray();
+                : throw new UsageException($"--sweep '{sweep}': '{t}' is not a topic count; write integers from 1 to {MaxTopics} separated by commas, e.g. --sweep 400,1000,2000.")).ToArray();
         }
 
         var presets = values.TryGetValue("--preset", out var presetNames)

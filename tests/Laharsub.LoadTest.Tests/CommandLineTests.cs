@@ -17,6 +17,11 @@ public sealed class CommandLineTests
     [InlineData("--server-pid 12", "--server-pid samples a server given with --url")]
     [InlineData("--url ftp://x/", "is not an http:// URL")]
     [InlineData("--server-env FOO", "is not NAME=VALUE")]
+    [InlineData("--sweep 10,2000000", "'2000000' is not a topic count; write integers from 1 to 1000000")]
+    [InlineData("--topics 1000000 --clients-per-topic 10000", "would simulate 10000000000 clients")]
+    [InlineData("--topics 5 --topics-per-client 6", "--topics-per-client 6 needs at least that many topics")]
+    [InlineData("--topics 1 --clients-per-topic 2 --processes 3", "--processes 3 is more than the 2 clients")]
+    [InlineData("--url http://127.0.0.1:1/ --server-setting A=B", "with --url, configure your server yourself")]
     public async Task ABadOptionIsRefusedWithAClearMessage(string arguments, string message)
     {
         using var output = new StringWriter();
