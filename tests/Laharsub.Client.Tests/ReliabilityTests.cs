@@ -234,7 +234,8 @@ public sealed class ReliabilityTests
     {
         await using var server = await LaharsubTestServer.StartAsync(o =>
         {
-            o.MaxRetainedBytes = 10;
+            // Room for one 10-byte message (670 bytes with its encodings and overhead), not two.
+            o.MaxRetainedBytes = 1000;
             o.MaxMessageBytes = 10;
             // Long enough that the server is surely still full when the second publish arrives on a
             // busy machine, short enough that a retry after Retry-After finds room.
@@ -247,7 +248,7 @@ public sealed class ReliabilityTests
         var stopwatch = Stopwatch.StartNew();
         var published = await client.PublishAsync(topic, "full?").WaitAsync(TestSupport.Timeout);
 
-        // The server answered 507 with Retry-After: 1; the client's own backoff would retry after 50-300 ms.
+        // The server answered 507 with Retry-After (when the first message expires, 2 s rounded up); the client's own backoff would retry after 50-300 ms.
         Assert.InRange(stopwatch.Elapsed, TimeSpan.FromSeconds(0.95), TestSupport.Timeout);
         Assert.Equal(2, published.MessageId);
     }
