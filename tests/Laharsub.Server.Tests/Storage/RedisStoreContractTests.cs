@@ -25,5 +25,5 @@ public sealed class RedisStoreContractTests : StoreContractTests
             signals, TimeProvider.System, NullLogger<RedisStore>.Instance);
     }
 
-    protected override Task LetRetentionPassAsync() => Task.Delay(ShortTimeToLive + TimeSpan.FromMilliseconds(100));
+    protected override Task LetTimePassAsync(TimeSpan time) => Task.Delay(time);
 }

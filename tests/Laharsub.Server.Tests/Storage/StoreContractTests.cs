@@ -2,6 +2,7 @@ using System.Text;
 using Laharsub.Server.Hosting;
 using Laharsub.Server.Storage;
 using Laharsub.Server.Subscriptions;
+using Laharsub.Testing;
 using Microsoft.Extensions.Options;
 
 namespace Laharsub.Server.Tests.Storage;
@@ -22,8 +23,11 @@ public abstract class StoreContractTests : IAsyncLifetime
     /// <summary>A time to live that <see cref="LetRetentionPassAsync"/> can get past.</summary>
     protected abstract TimeSpan ShortTimeToLive { get; }
 
-    /// <summary>Lets <see cref="ShortTimeToLive"/> pass for the store (a fake clock where it can, the store's own clock where it cannot).</summary>
-    protected abstract Task LetRetentionPassAsync();
+    /// <summary>Lets <paramref name="time"/> pass for the store (a fake clock where it can, the store's own clock where it cannot).</summary>
+    protected abstract Task LetTimePassAsync(TimeSpan time);
+
+    /// <summary>Lets <see cref="ShortTimeToLive"/> pass, and a little more.</summary>
+    protected Task LetRetentionPassAsync() => LetTimePassAsync(ShortTimeToLive + ShortTimeToLive / 3);
 
     public Task InitializeAsync() => Task.CompletedTask;
 
@@ -390,6 +394,32 @@ public abstract class StoreContractTests : IAsyncLifetime
         Assert.True(stored >= 1, "at least one message fits");
         Assert.Equal(stored, (await backend.PollAtOnceAsync(new Subscription(topic, 1))).Messages.Count);
         Assert.InRange((await backend.Store.GetStatisticsAsync()).RetainedBytes, stored * 500, 3000);
+    }
+
+    [Fact]
+    public async Task ATopicWithNoMessageAndNoPollForTheIdleTimeToLiveIsDeleted()
+    {
+        var idleTimeToLive = ShortTimeToLive * 4;
+        var backend = await StartAsync(o =>
+        {
+            o.TopicIdleTimeToLive = idleTimeToLive;
+            o.RetentionSweepInterval = TimeSpan.FromMilliseconds(50);
+        });
+        var idle = await backend.CreateAsync();
+        var busy = await backend.CreateAsync();
+
+        // Time passes in steps well under the idle time to live; the busy topic is read at every step.
+        var deleted = false;
+        for (var step = 0; step < 40 && !deleted; step++)
+        {
+            await LetTimePassAsync(ShortTimeToLive / 2);
+            Assert.Null((await backend.PollAtOnceAsync(new Subscription(busy, 1))).UnknownTopicId);
+            deleted = await backend.Store.GetTopicAsync(idle) is null;
+        }
+
+        Assert.True(deleted, "the idle topic was deleted by the sweep");
+        Assert.Equal(idle, (await backend.PollAtOnceAsync(new Subscription(idle, 1))).UnknownTopicId);
+        Assert.NotNull(await backend.Store.GetTopicAsync(busy));
     }
 
     [Fact]

@@ -165,26 +165,37 @@ public sealed class InMemoryStore : ILaharsubStore, IDisposable
     public ValueTask ReadAsync(ReadOnlyMemory<TopicReadRequest> requests, Memory<TopicReadResult> results, List<Message> messages,
         CancellationToken cancellationToken = default)
     {
-        var threshold = ExpiryThreshold();
+        var now = _timeProvider.GetUtcNow().UtcTicks;
+        var threshold = now - _options.MessageTimeToLive.Ticks;
         var requestSpan = requests.Span;
         var resultSpan = results.Span;
         for (var i = 0; i < requestSpan.Length; i++)
         {
             resultSpan[i] = _topics.TryGetValue(requestSpan[i].TopicId, out var topic)
-                ? topic.Read(requestSpan[i], messages, threshold, ref _retainedBytes)
+                ? topic.Read(requestSpan[i], messages, now, threshold, ref _retainedBytes)
                 : TopicReadResult.Missing;
         }
         return ValueTask.CompletedTask;
     }
 
-    /// <summary>Drops expired messages from every topic; runs on a timer, and inline when the store is full.</summary>
+    /// <summary>
+    /// Drops expired messages from every topic, and topics idle for <c>TopicIdleTimeToLive</c>; runs on
+    /// a timer, and inline when the store is full.
+    /// </summary>
     internal void Sweep()
     {
-        var threshold = ExpiryThreshold();
+        var now = _timeProvider.GetUtcNow().UtcTicks;
+        var threshold = now - _options.MessageTimeToLive.Ticks;
+        var idleBefore = _options.TopicIdleTimeToLive > TimeSpan.Zero ? now - _options.TopicIdleTimeToLive.Ticks : long.MinValue;
         // Enumerating the dictionary itself takes no lock and copies nothing (.Values would do both).
-        foreach (var (_, topic) in _topics)
+        foreach (var (id, topic) in _topics)
         {
-            if (topic.MayHoldMessages)
+            if (topic.LastUsedTicks < idleBefore)
+            {
+                // No message and no poll for longer than any poll may wait: nobody is reading it.
+                _ = DeleteTopicAsync(id);
+            }
+            else if (topic.MayHoldMessages)
             {
                 topic.Expire(threshold, ref _retainedBytes);
             }

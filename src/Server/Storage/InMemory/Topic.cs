@@ -9,6 +9,7 @@ internal sealed class Topic(long id, string epoch, DateTimeOffset createdAt)
     private readonly Lock _lock = new();
     private readonly MessageLog _log = new();
     private long _lastMessageId;
+    private long _lastUsedTicks = createdAt.UtcTicks;
     private bool _deleted;
 
     public long Id { get; } = id;
@@ -17,6 +18,9 @@ internal sealed class Topic(long id, string epoch, DateTimeOffset createdAt)
 
     /// <summary>Whether the topic holds messages; read without the lock, so only a hint for sweeping.</summary>
     public bool MayHoldMessages => _log.Count > 0;
+
+    /// <summary>When a message was last published to or read from the topic (or it was created); read without the lock.</summary>
+    public long LastUsedTicks => Volatile.Read(ref _lastUsedTicks);
 
     /// <summary>When the oldest retained message was published, if any; read without the lock, a hint for Retry-After.</summary>
     public DateTimeOffset? OldestPublishedAt => _log.Count > 0 ? _log.Oldest.PublishedAt : null;
@@ -43,6 +47,7 @@ internal sealed class Topic(long id, string epoch, DateTimeOffset createdAt)
                 return 0;
             }
             ExpireLocked(expiredAtOrBeforeTicks, ref retainedBytes);
+            _lastUsedTicks = now.UtcTicks;
             if (_log.Count >= maxMessages)
             {
                 Interlocked.Add(ref retainedBytes, -_log.RemoveOldest());
@@ -75,7 +80,7 @@ internal sealed class Topic(long id, string epoch, DateTimeOffset createdAt)
     }
 
     /// <summary>Reads the topic's state and the messages <paramref name="request"/> asks for; see <see cref="ILaharsubStore.ReadAsync"/>.</summary>
-    public TopicReadResult Read(in TopicReadRequest request, List<Message> messages, long expiredAtOrBeforeTicks, ref long retainedBytes)
+    public TopicReadResult Read(in TopicReadRequest request, List<Message> messages, long nowTicks, long expiredAtOrBeforeTicks, ref long retainedBytes)
     {
         lock (_lock)
         {
@@ -83,6 +88,7 @@ internal sealed class Topic(long id, string epoch, DateTimeOffset createdAt)
             {
                 return TopicReadResult.Missing;
             }
+            _lastUsedTicks = nowTicks;
             ExpireLocked(expiredAtOrBeforeTicks, ref retainedBytes);
             var first = FirstRetainedIdLocked();
             var count = 0;
