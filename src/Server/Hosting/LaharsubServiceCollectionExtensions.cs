@@ -2,6 +2,7 @@ using Laharsub.Server.Storage;
 using Laharsub.Server.Storage.InMemory;
 using Laharsub.Server.Wire;
 using Microsoft.AspNetCore.Builder;
+using Microsoft.AspNetCore.Diagnostics;
 using Microsoft.AspNetCore.Cors.Infrastructure;
 using Microsoft.Extensions.DependencyInjection;
 using Microsoft.Extensions.DependencyInjection.Extensions;
@@ -17,7 +18,7 @@ public static class LaharsubServiceCollectionExtensions
 
     /// <summary>
     /// Adds Laharsub's services: options bound from the <c>Laharsub</c> section and validated at start,
-    /// metrics, problem details, CORS, the rate limiter policy, a health check, and the in-memory backend unless another
+    /// metrics, problem details (malformed requests answered with their own 4xx status), CORS, the rate limiter policy, a health check, and the in-memory backend unless another
     /// <see cref="ILaharsubBackend"/> was registered first.
     /// </summary>
     public static IServiceCollection AddLaharsub(this IServiceCollection services, Action<LaharsubOptions>? configure = null)
@@ -40,6 +41,7 @@ public static class LaharsubServiceCollectionExtensions
         services.AddMetrics();
         services.TryAddSingleton<LaharsubMetrics>();
         services.AddProblemDetails();
+        services.TryAddEnumerable(ServiceDescriptor.Singleton<IExceptionHandler, BadRequestExceptionHandler>());
         services.AddRateLimiter(limiter => limiter.AddPolicy<string, LaharsubRateLimiterPolicy>(LaharsubRateLimiterPolicy.Name));
         services.TryAddSingleton<LaharsubRateLimiterPolicy.BypassWarning>();
         services.AddCors();

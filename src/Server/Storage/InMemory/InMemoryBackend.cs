@@ -46,9 +46,14 @@ public sealed class InMemoryBackend(IOptions<LaharsubOptions> options, WireForma
         ArgumentOutOfRangeException.ThrowIfNegativeOrZero(limit);
         // Ids are assigned in sequence, so walking them in order is a keyset page without sorting;
         // deleted ids are skipped at the cost of one lookup each.
+        var last = Volatile.Read(ref _lastTopicId);
+        if (afterTopicId >= last)
+        {
+            // Also keeps afterTopicId + 1 from overflowing at long.MaxValue into a walk from long.MinValue.
+            return ValueTask.FromResult<IReadOnlyList<TopicInfo>>([]);
+        }
         var page = new List<TopicInfo>(Math.Min(limit, 128));
         var threshold = ExpiryThreshold();
-        var last = Volatile.Read(ref _lastTopicId);
         for (var id = afterTopicId + 1; id <= last && page.Count < limit; id++)
         {
             if (_topics.TryGetValue(id, out var topic))
