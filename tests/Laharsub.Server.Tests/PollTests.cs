@@ -339,6 +339,27 @@ public sealed class PollTests
         Assert.Equal(["one", "two"], response.Messages.Select(m => m.Text));
     }
 
+    [Theory]
+    [InlineData(9223372036854775807)]
+    [InlineData(4294967298)]
+    public async Task ACursorFarBeyondTheTopicsEndGetsAResetNoticeNotAnError(long from)
+    {
+        await using var server = await LaharsubTestServer.StartAsync();
+        using var client = server.CreateClient();
+        var topic = await client.CreateTopicAsync();
+        await client.PublishTextAsync(topic, "one");
+        await client.PublishTextAsync(topic, "two");
+        await client.PublishTextAsync(topic, "three");
+
+        var response = await client.PollAsync($"topics={topic}:{from}&timeout=0");
+
+        Assert.Equal(HttpStatusCode.OK, response.Status);
+        var notice = Assert.Single(response.Notices);
+        Assert.Equal("reset", notice.Type);
+        Assert.Equal(from, notice.Get("requestedFrom"));
+        Assert.Equal(["one", "two", "three"], response.Messages.Select(m => m.Text));
+    }
+
     [Fact]
     public async Task AnUnknownTopicInAPollIs404NamingIt()
     {
