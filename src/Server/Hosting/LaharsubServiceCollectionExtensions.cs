@@ -24,6 +24,17 @@ public static class LaharsubServiceCollectionExtensions
     /// </summary>
     public static ILaharsubBuilder AddLaharsub(this IServiceCollection services, Action<LaharsubOptions>? configure = null)
     {
+        var builder = new LaharsubBuilder(services);
+        if (services.Any(service => service.ServiceType == typeof(LaharsubBuilder)))
+        {
+            // Added before (a host composition and its caller both may): only the new configuration applies.
+            if (configure is not null)
+            {
+                services.Configure(configure);
+            }
+            return builder;
+        }
+        services.AddSingleton(builder);
         var options = services.AddOptions<LaharsubOptions>()
             .BindConfiguration(LaharsubOptions.SectionName)
             .ValidateDataAnnotations()
@@ -51,7 +62,7 @@ public static class LaharsubServiceCollectionExtensions
         services.TryAddEnumerable(ServiceDescriptor.Singleton<IConfigureOptions<CorsOptions>, ConfigureLaharsubCors>());
         services.AddHealthChecks().AddCheck<LaharsubHealthCheck>("laharsub");
         services.ConfigureHttpJsonOptions(json => json.SerializerOptions.TypeInfoResolverChain.Insert(0, LaharsubJsonContext.Default));
-        return new LaharsubBuilder(services);
+        return builder;
     }
 
     private sealed class LaharsubBuilder(IServiceCollection services) : ILaharsubBuilder
