@@ -3,6 +3,7 @@ using Laharsub.Server.Storage.InMemory;
 using Laharsub.Server.Subscriptions;
 using Laharsub.Server.Wire;
 using Microsoft.AspNetCore.Builder;
+using Microsoft.AspNetCore.Diagnostics;
 using Microsoft.AspNetCore.Cors.Infrastructure;
 using Microsoft.Extensions.DependencyInjection;
 using Microsoft.Extensions.DependencyInjection.Extensions;
@@ -18,7 +19,7 @@ public static class LaharsubServiceCollectionExtensions
 
     /// <summary>
     /// Adds Laharsub's services: options bound from the <c>Laharsub</c> section and validated at start,
-    /// metrics, problem details, CORS, the rate limiter policy, a health check, and the in-memory store unless another
+    /// metrics, problem details (a store outage answered 503, malformed requests with their own 4xx status), CORS, the rate limiter policy, a health check, and the in-memory store unless another
     /// <see cref="ILaharsubStore"/> is registered (before, or after through the returned builder, e.g. <c>.AddRedis()</c>).
     /// </summary>
     public static ILaharsubBuilder AddLaharsub(this IServiceCollection services, Action<LaharsubOptions>? configure = null)
@@ -54,6 +55,7 @@ public static class LaharsubServiceCollectionExtensions
         services.AddMetrics();
         services.TryAddSingleton<LaharsubMetrics>();
         services.AddProblemDetails();
+        services.TryAddEnumerable(ServiceDescriptor.Singleton<IExceptionHandler, BadRequestExceptionHandler>());
         services.AddRateLimiter(limiter => limiter.AddPolicy<string, LaharsubRateLimiterPolicy>(LaharsubRateLimiterPolicy.Name));
         services.TryAddSingleton<LaharsubRateLimiterPolicy.BypassWarning>();
         services.AddCors();

@@ -33,7 +33,7 @@ internal static class SubscriptionEndpoints
         if (Negotiate(context.Request) is not { } format)
         {
             return Problems.Status(StatusCodes.Status406NotAcceptable, "Not acceptable",
-                $"Polls answer in application/json (the default) or multipart/mixed; the request accepts neither ('{context.Request.Headers.Accept}').");
+                $"Polls answer in application/json (the default) or multipart/mixed; the request's Accept ('{Excerpt(context.Request.Headers.Accept.ToString())}') names neither, or is not a valid list of media types with q from 0 to 1.");
         }
 
         // One token for every reason to stop waiting; which one fired decides the answer.
@@ -100,7 +100,12 @@ internal static class SubscriptionEndpoints
                 return PollFormat.Multipart;
             }
         }
-        var accepted = request.GetTypedHeaders().Accept;
+        // A header that does not parse, or a q that is not a number from 0 to 1, accepts nothing we can
+        // name: 406 rather than guessing JSON.
+        if (!MediaTypeHeaderValue.TryParseStrictList(accept, out var accepted))
+        {
+            return null;
+        }
         if (accepted.Count == 0)
         {
             return PollFormat.Json;
@@ -109,6 +114,11 @@ internal static class SubscriptionEndpoints
         double bestQuality = 0;
         foreach (var mediaType in accepted)
         {
+            var hasQ = mediaType.Parameters.Any(p => p.Name.Equals("q", StringComparison.OrdinalIgnoreCase));
+            if (hasQ && mediaType.Quality is not (>= 0 and <= 1))
+            {
+                return null;
+            }
             var quality = mediaType.Quality ?? 1.0;
             if (quality <= bestQuality || Classify(mediaType) is not { } format)
             {
@@ -119,6 +129,9 @@ internal static class SubscriptionEndpoints
         }
         return best;
     }
+
+    /// <summary>The start of a header value, so that a 10 KB header does not come back in a problem detail.</summary>
+    private static string Excerpt(string value) => value.Length <= 100 ? value : string.Concat(value.AsSpan(0, 100), "...");
 
     private static PollFormat? Classify(MediaTypeHeaderValue mediaType)
     {

@@ -18,6 +18,7 @@ internal static partial class TopicEndpoints
     private const int MaxContentTypeLength = 256;
     private const int DefaultPageSize = 100;
     private const int MaxPageSize = 1000;
+    private static readonly string[] ReadMethods = [HttpMethods.Get, HttpMethods.Head];
 
     /// <summary>Maps the topic endpoints into <paramref name="group"/>.</summary>
     /// <param name="group">The group that MapLaharsub made for its prefix.</param>
@@ -29,8 +30,9 @@ internal static partial class TopicEndpoints
     public static RouteGroupBuilder MapTopics(this RouteGroupBuilder group, bool rateLimited)
     {
         var topics = group.MapGroup("/topics");
-        topics.MapGet("/", ListTopics);
-        topics.MapGet("/{topicId}", GetTopic);
+        // HEAD wherever GET: a client may check a topic exists without its body (Kestrel drops the body of a HEAD answer).
+        topics.MapMethods("/", ReadMethods, ListTopics);
+        topics.MapMethods("/{topicId}", ReadMethods, GetTopic);
         RouteHandlerBuilder[] changes =
         [
             topics.MapPost("/", CreateTopic),
@@ -67,12 +69,12 @@ internal static partial class TopicEndpoints
         HttpRequest request, ILaharsubStore store, TopicSignals signals, string? after, string? limit, CancellationToken cancellationToken)
     {
         long afterId = 0;
-        if (after is not null && !(long.TryParse(after, System.Globalization.NumberStyles.None, null, out afterId)))
+        if (after is not null && !PlainInteger.TryParse(after, out afterId))
         {
             return Problems.Invalid("after", $"'{after}' is not a topic id: use 0 or a positive integer.");
         }
         var pageSize = DefaultPageSize;
-        if (limit is not null && (!int.TryParse(limit, System.Globalization.NumberStyles.None, null, out pageSize) || pageSize is < 1 or > MaxPageSize))
+        if (limit is not null && (!PlainInteger.TryParse(limit, out pageSize) || pageSize is < 1 or > MaxPageSize))
         {
             return Problems.Invalid("limit", $"'{limit}' is not a page size: use an integer from 1 to {MaxPageSize}.");
         }

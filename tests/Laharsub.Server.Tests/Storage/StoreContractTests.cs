@@ -205,6 +205,38 @@ public abstract class StoreContractTests : IAsyncLifetime
         Assert.Equal(["one", "two"], Texts(result));
     }
 
+    [Theory]
+    [InlineData(long.MaxValue)]
+    [InlineData(4294967298L)]
+    public async Task ACursorFarBeyondTheEndGetsAResetNotAnError(long from)
+    {
+        var backend = await StartAsync();
+        var topic = await backend.CreateAsync();
+        await backend.PublishAsync(topic, "one");
+        await backend.PublishAsync(topic, "two");
+
+        var result = await backend.PollAsync(new Subscription(topic, from));
+
+        var reset = Assert.Single(result.Notices);
+        Assert.Equal((PollNoticeKind.Reset, from, 1L), (reset.Kind, reset.FromMessageId, reset.FirstMessageId));
+        Assert.Equal(["one", "two"], Texts(result));
+    }
+
+    [Theory]
+    [InlineData(long.MaxValue)]
+    [InlineData(long.MaxValue - 1)]
+    [InlineData(2L)]
+    public async Task ListingAfterTheLastTopicIsAnEmptyPage(long after)
+    {
+        var backend = await StartAsync();
+        await backend.CreateAsync();
+        await backend.CreateAsync();
+
+        var page = await backend.Store.ListTopicsAsync(after, 10).AsTask().WaitAsync(Bound);
+
+        Assert.Empty(page);
+    }
+
     [Fact]
     public async Task AnotherEpochGetsAResetNamingBothEpochsAndTheNewIncarnationsMessages()
     {

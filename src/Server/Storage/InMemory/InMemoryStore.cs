@@ -74,9 +74,14 @@ public sealed class InMemoryStore : ILaharsubStore, IDisposable
     {
         ArgumentOutOfRangeException.ThrowIfNegative(afterTopicId);
         ArgumentOutOfRangeException.ThrowIfNegativeOrZero(limit);
+        var last = Volatile.Read(ref _lastTopicId);
+        if (afterTopicId >= last)
+        {
+            // Also keeps afterTopicId + 1 from overflowing at long.MaxValue into a walk from long.MinValue.
+            return ValueTask.FromResult<IReadOnlyList<TopicInfo>>([]);
+        }
         var page = new List<TopicInfo>(Math.Min(limit, 128));
         var threshold = ExpiryThreshold();
-        var last = Volatile.Read(ref _lastTopicId);
         if (last - afterTopicId > 4L * _topics.Count + limit)
         {
             // Mostly deleted ids ahead: sorting the live topics beats stepping through dead ids.

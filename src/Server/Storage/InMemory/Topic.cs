@@ -93,7 +93,8 @@ internal sealed class Topic(long id, string epoch, DateTimeOffset createdAt)
             var first = FirstRetainedIdLocked();
             var count = 0;
             long bytes = 0;
-            for (var index = (int)Math.Max(0, request.FromMessageId - first);
+            // Clamped as a long first: a cursor far beyond the log (from=9223372036854775807) would wrap to a negative int.
+            for (var index = (int)Math.Clamp(request.FromMessageId - first, 0, _log.Count);
                  index < _log.Count && count < request.MaxMessages && bytes < request.MaxBytes;
                  index++)
             {
