@@ -55,9 +55,10 @@ internal sealed class TopicCursorJsonConverter : JsonConverter<TopicCursor>
             {
                 epoch = reader.TokenType == JsonTokenType.Null ? null : reader.GetString();
             }
-            else
+            else if (!reader.TrySkip())
             {
-                reader.Skip();
+                // A converter sees its whole value, but not as the final block, where Skip would throw.
+                throw new JsonException("A topic cursor's field is cut short.");
             }
         }
         return new TopicCursor(from, epoch);
