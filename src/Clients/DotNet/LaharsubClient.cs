@@ -14,6 +14,8 @@ namespace Laharsub.Client;
 /// retried only when the server certainly did not act on them: the connection could not be opened, or
 /// the server answered with an error (the protocol guarantees that no error changes any state).
 /// Other 4xx answers throw a <see cref="LaharsubException"/> with the server's explanation.
+/// A client given several addresses (instances of one service on one shared store) moves to the next
+/// one when the one in use cannot be reached or answers 502, 503 or 504, and tries it at once.
 /// </remarks>
 public sealed partial class LaharsubClient : IAsyncDisposable, IDisposable
 {
