@@ -32,7 +32,7 @@ internal static class LoadTestCommand
 
         var command = "dotnet run -c Release --project loadtest/LoadTestClient -- " + string.Join(' ', args);
         output.WriteLine(FileLimits.Describe(options.PublishConnections, options.Processes, startsServer: options.Url is null));
-        if (options.Url is null && !options.NoBuild && ServerProcess.FindRepositoryRoot() is { } repository)
+        if (options.Url is null && !options.NoBuild && options.Targets.Contains(TargetKind.Laharsub) && ServerProcess.FindRepositoryRoot() is { } repository)
         {
             try
             {

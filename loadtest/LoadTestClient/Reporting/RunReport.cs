@@ -3,16 +3,21 @@ using Laharsub.LoadTestClient.Measurement;
 namespace Laharsub.LoadTestClient.Reporting;
 
 /// <summary>The server's resource use during the measured window.</summary>
-internal sealed record ServerUsage(int Pid, double RssMeanMiB, double RssMaxMiB, double CpuPercentOfOneCore,
+/// <remarks>Memory is the RSS of a one-process server, and the summed PSS of a server of several processes (nginx's master and workers).</remarks>
+internal sealed record ServerUsage(int Pid, int Processes, double RssMeanMiB, double RssMaxMiB, double CpuPercentOfOneCore,
     double CpuMicrosecondsPerDelivery, List<double[]> RssSamplesMiB);
 
 /// <summary>Everything reported about one run (one configuration at one topic count).</summary>
 internal sealed record RunReport
 {
     public required string Name { get; init; }
+
+    /// <summary>The server measured: laharsub or nchan.</summary>
+    public string Target { get; init; } = "laharsub";
     public required string Configuration { get; init; }
     public required int Topics { get; init; }
     public required int ClientsPerTopic { get; init; }
+    public int PublishersPerTopic { get; init; }
     public required int TopicsPerClient { get; init; }
     public required int Clients { get; init; }
     public required double IntervalSeconds { get; init; }
