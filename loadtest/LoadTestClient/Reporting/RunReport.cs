@@ -61,4 +61,13 @@ internal sealed record RunReport
 
     /// <summary>The load average when the run started, to judge how quiet the machine was.</summary>
     public string? LoadAverage { get; init; }
+
+    /// <summary>With --find-max: the step of the search this run was (0 at the shape's own rate), else null.</summary>
+    public FindMaxStep? Search { get; init; }
+
+    /// <summary>Deliveries received per second of the measured window.</summary>
+    public double DeliveriesPerSecond => Totals.WindowSeconds > 0 ? DeliveriesReceived / Totals.WindowSeconds : 0;
 }
+
+/// <summary>One step of a --find-max search: its shape, its number, and whether the target held the rate.</summary>
+internal sealed record FindMaxStep(string Shape, int Step, bool Holds, string Verdict);
