@@ -3,6 +3,8 @@
 #   1. .NET: builds the solution (Release) and runs every xUnit project against the real server on loopback.
 #   2. Browser: if tests/Browser exists, installs what it needs when missing (Debian's chromium,
 #      npm packages) and runs it with node's test runner (TAP), against the Release server build.
+# The load-test tests race Laharsub against nginx + nchan (loadtest/peers/nchan.conf): Debian's
+# nginx-light and libnginx-mod-nchan are installed first when missing.
 # Exit status: 0 only when every test passed.
 set -uo pipefail
 cd "$(dirname "$0")"
@@ -16,6 +18,14 @@ echo "== building (Release)"
 if ! dotnet build Laharsub.sln -c Release -nologo -v quiet; then
   echo "0 passed, 1 failed"
   exit 1
+fi
+
+# Installed the way chromium is below. The tests run nginx as a private instance on a free loopback
+# port; the package's own service (port 80) is not used by them.
+if [ ! -x /usr/sbin/nginx ] || [ ! -f /usr/lib/nginx/modules/ngx_nchan_module.so ]; then
+  echo "nginx with nchan is missing: installing Debian's nginx-light and libnginx-mod-nchan"
+  if [ "$(id -u)" -eq 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nginx-light libnginx-mod-nchan >/dev/null
+  else sudo apt-get update -qq && sudo DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nginx-light libnginx-mod-nchan >/dev/null; fi
 fi
 
 echo "== .NET tests"

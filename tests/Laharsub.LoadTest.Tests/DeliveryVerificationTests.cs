@@ -83,6 +83,56 @@ public sealed class DeliveryVerificationTests
     }
 
     [Fact]
+    public void AnEpochResetIsCountedApartFromOtherResetsAndIsNoDelivery()
+    {
+        var (engine, client) = Receiver();
+        using (engine)
+        {
+            Deliver(client, WireFormatKind.Json, 1, 2, 3);
+            // The topic id now names another incarnation: the answer restarts it from its message 1.
+            var json = $$"""
+                {"notices":[{"type":"reset","topicId":{{Topic}},"epoch":"9f3c0a1b2c3d4e5f","reason":"epochChanged","requestedFrom":4,
+                "requestedEpoch":"0123456789abcdef","firstMessageId":1,"lastMessageId":1}],"messages":[{{JsonMessage(1)}}]}
+                """;
+            var scratch = new byte[16];
+            PollResponseReader.ReadJson(Encoding.UTF8.GetBytes(json), client, ref scratch);
+
+            Assert.Equal(1, engine.Counters.EpochResets);
+            Assert.Equal(0, engine.Counters.Resets);
+            Assert.Equal(4, engine.DeliveriesTotal);
+            Assert.Equal(0, engine.Counters.Duplicates);
+            Assert.Equal(2, client.Topics[0].Next);
+        }
+    }
+
+    [Theory]
+    [InlineData("json")]
+    [InlineData("multipart")]
+    public void AResetForACursorBeyondTheEndIsAPlainReset(string format)
+    {
+        var (engine, client) = Receiver();
+        using (engine)
+        {
+            const string notice = """{"type":"reset","topicId":7,"epoch":"9f3c0a1b2c3d4e5f","reason":"beyondEnd","requestedFrom":9,"firstMessageId":1,"lastMessageId":0}""";
+            if (format == "json")
+            {
+                var scratch = new byte[16];
+                PollResponseReader.ReadJson(Encoding.UTF8.GetBytes($$"""{"notices":[{{notice}}],"messages":[]}"""), client, ref scratch);
+            }
+            else
+            {
+                const string boundary = "laharsub-0123456789abcdef0123456789abcdef";
+                var body = $"--{boundary}\r\nContent-Type: application/json\r\nLaharsub-Notice: reset\r\nLaharsub-Topic-Id: {Topic}\r\nLaharsub-Epoch: 9f3c0a1b2c3d4e5f\r\n\r\n{notice}\r\n--{boundary}--\r\n";
+                PollResponseReader.ReadMultipart(Encoding.UTF8.GetBytes(body), Encoding.ASCII.GetBytes(boundary), client);
+            }
+
+            Assert.Equal(1, engine.Counters.Resets);
+            Assert.Equal(0, engine.Counters.EpochResets);
+            Assert.Equal(0, engine.DeliveriesTotal);
+        }
+    }
+
+    [Fact]
     public void TheVerifierCountsEachKindOfAnomalyOnce()
     {
         var counters = new DeliveryCounters();
