@@ -105,6 +105,28 @@ public sealed class DeliveryVerificationTests
         }
     }
 
+    [Fact]
+    public async Task TheRealServersEpochResetIsReadAsOneEpochResetFollowedByTheMessages()
+    {
+        var timeout = TimeSpan.FromSeconds(10);
+        await using var server = await Laharsub.Testing.LaharsubTestServer.StartAsync().WaitAsync(timeout);
+        var topic = (await LoadRuns.CreateTopicsAsync(server.BaseAddress, 1))[0];
+        using var http = server.CreateClient(timeout);
+        (await http.PostAsync($"topics/{topic}", new ByteArrayContent(Stamp())).WaitAsync(timeout)).EnsureSuccessStatusCode();
+        // A subscription carrying an epoch the topic never had: the server answers with an epochChanged reset.
+        var answer = await http.GetByteArrayAsync($"subscriptions?timeout=0&topics={topic}:1~0123456789abcdef").WaitAsync(timeout);
+        var plan = LoadRuns.Plan(server.BaseAddress, [topic]) with { ClientsPerTopic = 1 };
+        using var engine = new LoadEngine(plan);
+        var scratch = new byte[16];
+
+        PollResponseReader.ReadJson(answer, engine.Clients[0], ref scratch);
+
+        Assert.Equal(1, engine.Counters.EpochResets);
+        Assert.Equal(0, engine.Counters.Resets);
+        Assert.Equal(1, engine.DeliveriesTotal);
+        Assert.Equal(2, engine.Clients[0].Topics[0].Next);
+    }
+
     [Theory]
     [InlineData("json")]
     [InlineData("multipart")]
