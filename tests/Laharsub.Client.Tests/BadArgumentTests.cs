@@ -30,7 +30,15 @@ public sealed class BadArgumentTests
         { "PublishJsonAsync(topic 0)", c => c.PublishJsonAsync(0, AnOrder) },
         { "PublishJsonAsync(null type info)", c => c.PublishJsonAsync(1, AnOrder, (JsonTypeInfo<Order>)null!) },
         { "PublishJsonAsync(type info, null value)", c => c.PublishJsonAsync(1, null!, TestJsonContext.Default.Order) },
-        { "Subscribe(null)", c => Task.FromResult(c.Subscribe(null!)) },
+        { "Subscribe(null)", c => Task.FromResult(c.Subscribe((IEnumerable<KeyValuePair<long, long>>)null!)) },
+        { "Subscribe(null cursors with epochs)", c => Task.FromResult(c.Subscribe((IReadOnlyDictionary<long, TopicCursor>)null!)) },
+        { "Subscribe(cursor with a bad epoch)", c => Task.FromResult(c.Subscribe(new Dictionary<long, TopicCursor> { [1] = new(1, "not/an epoch") })) },
+        { "Subscribe(cursor with an empty epoch)", c => Task.FromResult(c.Subscribe(new Dictionary<long, TopicCursor> { [1] = new(1, "") })) },
+        { "Subscribe(cursor with a 33-character epoch)", c => Task.FromResult(c.Subscribe(new Dictionary<long, TopicCursor> { [1] = new(1, new string('a', 33)) })) },
+        { "Subscribe(cursor 0 with an epoch)", c => Task.FromResult(c.Subscribe(new Dictionary<long, TopicCursor> { [1] = new(0, "abc") })) },
+        { "Add(epoch with a tilde)", c => Do(() => c.Subscribe().Add(1, 1, "a~b")) },
+        { "PublishAsync(expected epoch with a quote)", c => c.PublishAsync(1, new byte[] { 1 }, "text/plain", new PublishOptions { ExpectedEpoch = "a\"b" }) },
+        { "PublishAsync(text, empty expected epoch)", c => c.PublishAsync(1, "x", "text/plain", new PublishOptions { ExpectedEpoch = "" }) },
         { "Subscribe(topic 0)", c => Task.FromResult(c.Subscribe([new(0, 1)])) },
         { "Subscribe(cursor 0)", c => Task.FromResult(c.Subscribe([new(1, 0)])) },
         { "Add(topic 0)", c => Do(() => c.Subscribe().Add(0, 1)) },
@@ -48,6 +56,12 @@ public sealed class BadArgumentTests
         { "null HttpClient", api => _ = new LaharsubClient((HttpClient)null!) },
         { "HttpClient without BaseAddress", api => _ = new LaharsubClient(new HttpClient()) },
         { "HttpClient with a 5 s timeout", api => _ = new LaharsubClient(new HttpClient { BaseAddress = api, Timeout = TimeSpan.FromSeconds(5) }) },
+        { "null address list", api => _ = new LaharsubClient((IEnumerable<Uri>)null!) },
+        { "empty address list", api => _ = new LaharsubClient(Array.Empty<Uri>()) },
+        { "address list with a null", api => _ = new LaharsubClient([api, null!]) },
+        { "address list with a relative address", api => _ = new LaharsubClient([api, new Uri("/ps/", UriKind.Relative)]) },
+        { "address list naming one address twice", api => _ = new LaharsubClient([api, new Uri(api.AbsoluteUri.TrimEnd('/'))]) },
+        { "HttpClient with an empty address list", api => _ = new LaharsubClient(new HttpClient(), Array.Empty<Uri>()) },
         { "PollTimeout 0", api => _ = new LaharsubClient(api, new LaharsubClientOptions { PollTimeout = TimeSpan.Zero }) },
         { "PollTimeout 1.5 s", api => _ = new LaharsubClient(api, new LaharsubClientOptions { PollTimeout = TimeSpan.FromSeconds(1.5) }) },
         { "PollTimeout 2 h", api => _ = new LaharsubClient(api, new LaharsubClientOptions { PollTimeout = TimeSpan.FromHours(2) }) },
@@ -72,7 +86,7 @@ public sealed class BadArgumentTests
 
         Assert.False(string.IsNullOrWhiteSpace(error.ParamName), $"{call}: the exception names no parameter.");
         Assert.Equal(0, handler.Requests);
-        Assert.Empty((await server.Backend.ListTopicsAsync(0, 10)));
+        Assert.Empty((await server.Store.ListTopicsAsync(0, 10)));
     }
 
     [Theory]

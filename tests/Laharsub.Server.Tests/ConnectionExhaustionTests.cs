@@ -24,7 +24,7 @@ public sealed partial class ConnectionExhaustionTests
     public async Task OneClientHoldingMoreConnectionsThanTheServerHasFilesNeitherKillsItNorStopsItAccepting()
     {
         // No per-client cap: the one client may take every connection there is, as in the original attack.
-        await using var server = await HostProcess.StartAsync(OpenFileLimit, "--Laharsub:Limits:MaxConnectionsPerClient=0");
+        await using var server = await HostProcess.StartAsync(OpenFileLimit, "Laharsub:Limits:MaxConnectionsPerClient=0");
         using var neighbour = Loopback.From(Loopback.Neighbour, server.BaseAddress, TimeSpan.FromSeconds(2));
 
         using (var held = await FloodAsync(server, Flood))
@@ -84,7 +84,7 @@ public sealed partial class ConnectionExhaustionTests
     public async Task AnOperatorsMaxConcurrentConnectionsWins()
     {
         await using var server = await HostProcess.StartAsync(OpenFileLimit,
-            "--Kestrel:Limits:MaxConcurrentConnections=20", "--Laharsub:Limits:MaxConnectionsPerClient=0");
+            "Kestrel:Limits:MaxConcurrentConnections=20", "Laharsub:Limits:MaxConnectionsPerClient=0");
         using var neighbour = Loopback.From(Loopback.Neighbour, server.BaseAddress, TimeSpan.FromSeconds(2));
         await server.WaitForOutputAsync(PerClientLine(), TimeSpan.FromSeconds(10));
         Assert.DoesNotMatch(DerivedLine(), server.Output);
@@ -101,7 +101,7 @@ public sealed partial class ConnectionExhaustionTests
     [Fact]
     public async Task AnOperatorsMaxConcurrentConnectionsAboveWhatTheOpenFileLimitAllowsIsWarnedAbout()
     {
-        await using var server = await HostProcess.StartAsync(OpenFileLimit, "--Kestrel:Limits:MaxConcurrentConnections=5000");
+        await using var server = await HostProcess.StartAsync(OpenFileLimit, "Kestrel:Limits:MaxConcurrentConnections=5000");
 
         var warning = await server.WaitForOutputAsync(
             new Regex(@"MaxConcurrentConnections is 5000, more than the \d+ connections the open-file limit \(ulimit -n\) of 1024 leaves room for"),
@@ -115,7 +115,7 @@ public sealed partial class ConnectionExhaustionTests
     {
         try
         {
-            return await Loopback.OpenIdleAsync(Loopback.Attacker, server.Port, count);
+            return await Loopback.OpenIdleAsync(Loopback.Attacker, server.BaseAddress.Port, count);
         }
         catch (Exception e) when (e is SocketException or OperationCanceledException)
         {

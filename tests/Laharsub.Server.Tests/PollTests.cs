@@ -339,6 +339,27 @@ public sealed class PollTests
         Assert.Equal(["one", "two"], response.Messages.Select(m => m.Text));
     }
 
+    [Theory]
+    [InlineData(9223372036854775807)]
+    [InlineData(4294967298)]
+    public async Task ACursorFarBeyondTheTopicsEndGetsAResetNoticeNotAnError(long from)
+    {
+        await using var server = await LaharsubTestServer.StartAsync();
+        using var client = server.CreateClient();
+        var topic = await client.CreateTopicAsync();
+        await client.PublishTextAsync(topic, "one");
+        await client.PublishTextAsync(topic, "two");
+        await client.PublishTextAsync(topic, "three");
+
+        var response = await client.PollAsync($"topics={topic}:{from}&timeout=0");
+
+        Assert.Equal(HttpStatusCode.OK, response.Status);
+        var notice = Assert.Single(response.Notices);
+        Assert.Equal("reset", notice.Type);
+        Assert.Equal(from, notice.Get("requestedFrom"));
+        Assert.Equal(["one", "two", "three"], response.Messages.Select(m => m.Text));
+    }
+
     [Fact]
     public async Task AnUnknownTopicInAPollIs404NamingIt()
     {
@@ -386,6 +407,51 @@ public sealed class PollTests
 
         Assert.Equal(HttpStatusCode.NotAcceptable, status);
         Assert.Contains("multipart/mixed", problem.GetProperty("detail").GetString());
+    }
+
+    public static TheoryData<string> NonsenseAcceptHeaders => new()
+    {
+        "///",
+        "application/json;q=abc",
+        "application/json;q=2",
+        "application/json;q=",
+        new string('\u0021', 10_240),
+        string.Concat(Enumerable.Range(0, 1024).Select(i => "a/b;c=\"")),
+    };
+
+    [Theory]
+    [MemberData(nameof(NonsenseAcceptHeaders))]
+    public async Task ANonsenseAcceptIs406(string accept)
+    {
+        await using var server = await LaharsubTestServer.StartAsync();
+        using var client = server.CreateClient();
+        var topic = await client.CreateTopicAsync();
+        var request = new HttpRequestMessage(HttpMethod.Get, $"subscriptions?topics={topic}&timeout=0");
+        Assert.True(request.Headers.TryAddWithoutValidation("Accept", accept));
+
+        var (status, problem) = await client.SendForProblemAsync(request);
+
+        Assert.Equal(HttpStatusCode.NotAcceptable, status);
+        var detail = problem.GetProperty("detail").GetString()!;
+        Assert.Contains("application/json", detail);
+        Assert.True(detail.Length < 500, $"the detail repeats the whole header: {detail.Length} characters");
+    }
+
+    [Theory]
+    [InlineData("application/json;q=0.5, text/html")]
+    [InlineData("text/html;q=0.9, */*;q=0.1")]
+    [InlineData("application/json; charset=utf-8")]
+    public async Task AWellFormedAcceptWithQualitiesStillGetsJson(string accept)
+    {
+        await using var server = await LaharsubTestServer.StartAsync();
+        using var client = server.CreateClient();
+        var topic = await client.CreateTopicAsync();
+        await client.PublishTextAsync(topic, "x");
+
+        var response = await client.PollAsync($"topics={topic}:1", accept);
+
+        Assert.Equal(HttpStatusCode.OK, response.Status);
+        Assert.Equal("x", Assert.Single(response.Messages).Text);
     }
 
     [Fact]

@@ -12,34 +12,47 @@ public sealed partial class LaharsubClient
     /// <summary>
     /// Sends a one-shot request with retries and reads its successful answer with
     /// <paramref name="readAnswer"/> inside the same attempt (so a connection lost while reading is retried too).
+    /// An attempt that finds the instance unreachable or unavailable moves the client to its next address.
     /// </summary>
-    /// <param name="createRequest">Builds a fresh request per attempt (a request can be sent only once).</param>
+    /// <param name="createRequest">Builds a fresh request per attempt (a request can be sent only once) against the given API root.</param>
     /// <param name="idempotent">Whether repeating the request after an ambiguous failure is harmless.</param>
     /// <param name="readAnswer">Reads a successful answer.</param>
     /// <param name="cancellationToken">The caller's cancellation.</param>
-    private async Task<T> SendAsync<T>(Func<HttpRequestMessage> createRequest, bool idempotent,
+    private async Task<T> SendAsync<T>(Func<Uri, HttpRequestMessage> createRequest, bool idempotent,
         Func<HttpResponseMessage, CancellationToken, Task<T>> readAnswer, CancellationToken cancellationToken)
     {
         for (var attempt = 1; ; attempt++)
         {
             ObjectDisposedException.ThrowIf(_disposing.IsCancellationRequested, this);
             var lastAttempt = attempt >= _options.MaxRequestAttempts;
+            var address = CurrentAddress;
             using var timeout = CancellationTokenSource.CreateLinkedTokenSource(cancellationToken, _disposing.Token);
             timeout.CancelAfter(_options.RequestTimeout);
             TimeSpan delay;
             try
             {
-                using var request = createRequest();
+                using var request = createRequest(_addresses[address]);
                 using var response = await _http.SendAsync(request, HttpCompletionOption.ResponseHeadersRead, timeout.Token).ConfigureAwait(false);
                 if (response.IsSuccessStatusCode)
                 {
                     return await readAnswer(response, timeout.Token).ConfigureAwait(false);
                 }
-                if (lastAttempt || RetryDelayFor(response, attempt, _options.MaxRetryAfter) is not { } retryDelay)
+                TimeSpan? retryDelay;
+                if (IsUnavailable(response.StatusCode))
+                {
+                    FailOver(address);
+                    // Another instance is tried at once, whatever this one's Retry-After says.
+                    retryDelay = TriesAnotherAddressAtOnce(attempt) ? TimeSpan.Zero : RetryDelayFor(response, attempt, _options.MaxRetryAfter);
+                }
+                else
+                {
+                    retryDelay = RetryDelayFor(response, attempt, _options.MaxRetryAfter);
+                }
+                if (lastAttempt || retryDelay is not { } wait)
                 {
                     throw await ReadProblemAsync(response, timeout.Token).ConfigureAwait(false);
                 }
-                delay = retryDelay;
+                delay = wait;
             }
             catch (OperationCanceledException) when (cancellationToken.IsCancellationRequested)
             {
@@ -51,13 +64,25 @@ public sealed partial class LaharsubClient
             }
             catch (OperationCanceledException exception) when (timeout.IsCancellationRequested)
             {
+                FailOver(address);
                 if (!idempotent || lastAttempt)
                 {
                     throw new TimeoutException(
                         $"Laharsub did not answer within {_options.RequestTimeout} (LaharsubClientOptions.RequestTimeout)."
                         + (idempotent ? "" : " The request may or may not have taken effect."), exception);
                 }
-                delay = Backoff(attempt);
+                delay = FailoverBackoff(attempt);
+            }
+            catch (Exception exception) when (IsUnreachable(exception))
+            {
+                // The next request goes elsewhere even when this one cannot be retried (a publish whose
+                // connection broke may have been stored: the caller decides).
+                FailOver(address);
+                if (lastAttempt || !IsTransient(exception, idempotent))
+                {
+                    throw;
+                }
+                delay = FailoverBackoff(attempt);
             }
             catch (Exception exception) when (!lastAttempt && IsTransient(exception, idempotent))
             {
@@ -146,7 +171,10 @@ public sealed partial class LaharsubClient
                 {
                     var root = problem.RootElement;
                     return new LaharsubException(status, StringProperty(root, "title"), StringProperty(root, "detail"),
-                        Errors(root), root.TryGetProperty("topicId", out var topic) && topic.TryGetInt64(out var topicId) ? topicId : null);
+                        Errors(root), root.TryGetProperty("topicId", out var topic) && topic.TryGetInt64(out var topicId) ? topicId : null)
+                    {
+                        ProblemEpoch = StringProperty(root, "epoch") is { } epoch && Epochs.IsValid(epoch) ? epoch : null,
+                    };
                 }
             }
             catch (JsonException)

@@ -1,4 +1,6 @@
 using Laharsub.Server.Hosting;
+using Laharsub.Server.Redis;
 
-// Everything lives in StandaloneHost so that tests and tools run the very same composition.
-StandaloneHost.Build(args).Run();
+// The store is Redis when Laharsub:Redis:Configuration is set (several instances share topics), in memory otherwise.
+var app = StandaloneHost.Build(args, builder => builder.Services.AddLaharsub().AddRedisIfConfigured(builder.Configuration));
+await app.RunAsync();

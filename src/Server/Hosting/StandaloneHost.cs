@@ -1,5 +1,6 @@
 using Laharsub.Server.Limits;
 using Microsoft.AspNetCore.Builder;
+using Microsoft.AspNetCore.Diagnostics.HealthChecks;
 using Microsoft.AspNetCore.Hosting;
 using Microsoft.AspNetCore.Http;
 using Microsoft.AspNetCore.Server.Kestrel.Core;
@@ -25,6 +26,7 @@ public static class StandaloneHost
             ApplicationName = typeof(StandaloneHost).Assembly.GetName().Name,
         });
         builder.Services.AddLaharsub();
+        builder.Services.AddProblemDetails(problems => problems.CustomizeProblemDetails = StatusCodeProblemDetails.Customize);
         // Per-request framework logs cost more than a poll itself; keep them off wherever the host is
         // started from, even when appsettings.json is not in the working directory.
         builder.Logging.AddFilter("Microsoft.AspNetCore", LogLevel.Warning);
@@ -41,7 +43,7 @@ public static class StandaloneHost
         app.UseClientConnectionLimit();
         app.UseRateLimiter();
         app.MapLaharsub("/ps");
-        app.MapHealthChecks("/health");
+        app.MapHealthChecks("/health", new HealthCheckOptions { ResponseWriter = HealthReportWriter.WriteAsync });
         MapDemo(app);
         return app;
     }

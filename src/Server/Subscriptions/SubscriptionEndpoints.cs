@@ -22,7 +22,7 @@ internal static class SubscriptionEndpoints
     }
 
     private static async Task<Results<PollHttpResult, NoContent, EmptyHttpResult, ValidationProblem, ProblemHttpResult>> Poll(
-        HttpContext context, ILaharsubBackend backend, WireFormat wire, IOptions<LaharsubOptions> options, IHostApplicationLifetime lifetime,
+        HttpContext context, PollAssembler assembler, WireFormat wire, IOptions<LaharsubOptions> options, IHostApplicationLifetime lifetime,
         LaharsubMetrics metrics)
     {
         context.Response.Headers.CacheControl = "no-store";
@@ -34,7 +34,7 @@ internal static class SubscriptionEndpoints
         if (Negotiate(context.Request) is not { } format)
         {
             return Problems.Status(StatusCodes.Status406NotAcceptable, "Not acceptable",
-                $"Polls answer in application/json (the default) or multipart/mixed; the request accepts neither ('{context.Request.Headers.Accept}').");
+                $"Polls answer in application/json (the default) or multipart/mixed; the request's Accept ('{Excerpt(context.Request.Headers.Accept.ToString())}') names neither, or is not a valid list of media types with q from 0 to 1.");
         }
 
         // One token for every reason to stop waiting; which one fired decides the answer.
@@ -47,7 +47,7 @@ internal static class SubscriptionEndpoints
         metrics.PollStarted();
         try
         {
-            result = await backend.PollAsync(query.Subscriptions, wait.Token).ConfigureAwait(false);
+            result = await assembler.PollAsync(query.Subscriptions, wait.Token).ConfigureAwait(false);
         }
         catch
         {
@@ -101,7 +101,12 @@ internal static class SubscriptionEndpoints
                 return PollFormat.Multipart;
             }
         }
-        var accepted = request.GetTypedHeaders().Accept;
+        // A header that does not parse, or a q that is not a number from 0 to 1, accepts nothing we can
+        // name: 406 rather than guessing JSON.
+        if (!MediaTypeHeaderValue.TryParseStrictList(accept, out var accepted))
+        {
+            return null;
+        }
         if (accepted.Count == 0)
         {
             return PollFormat.Json;
@@ -110,6 +115,11 @@ internal static class SubscriptionEndpoints
         double bestQuality = 0;
         foreach (var mediaType in accepted)
         {
+            var hasQ = mediaType.Parameters.Any(p => p.Name.Equals("q", StringComparison.OrdinalIgnoreCase));
+            if (hasQ && mediaType.Quality is not (>= 0 and <= 1))
+            {
+                return null;
+            }
             var quality = mediaType.Quality ?? 1.0;
             if (quality <= bestQuality || Classify(mediaType) is not { } format)
             {
@@ -120,6 +130,9 @@ internal static class SubscriptionEndpoints
         }
         return best;
     }
+
+    /// <summary>The start of a header value, so that a 10 KB header does not come back in a problem detail.</summary>
+    private static string Excerpt(string value) => value.Length <= 100 ? value : string.Concat(value.AsSpan(0, 100), "...");
 
     private static PollFormat? Classify(MediaTypeHeaderValue mediaType)
     {
@@ -142,7 +155,7 @@ internal static class SubscriptionEndpoints
         return null;
     }
 
-    /// <summary>A poll answer written from the messages' pre-encoded bytes.</summary>
+    /// <summary>A poll answer written from the messages' cached encodings.</summary>
     internal sealed class PollHttpResult(PollResult result, PollFormat format, WireFormat wire) : IResult
     {
         public Task ExecuteAsync(HttpContext httpContext) =>

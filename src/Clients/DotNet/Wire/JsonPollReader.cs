@@ -14,6 +14,7 @@ internal sealed class JsonPollReader(Stream stream) : IPollReader
     private JsonReaderState _state;
     private Section _section;
     private string? _lastContentType;
+    private string? _lastEpoch;
 
     private enum Section
     {
@@ -146,7 +147,7 @@ internal sealed class JsonPollReader(Stream stream) : IPollReader
     {
         long topicId = 0, messageId = 0;
         DateTimeOffset publishedAt = default;
-        string? contentType = null;
+        string? contentType = null, epoch = null;
         var base64 = false;
         byte[]? body = null;
         var bodyLength = 0;
@@ -169,6 +170,16 @@ internal sealed class JsonPollReader(Stream stream) : IPollReader
                 }
                 contentType = _lastContentType;
             }
+            else if (reader.ValueTextEquals("epoch"u8))
+            {
+                reader.Read();
+                // Every message of a topic carries the same epoch: reuse the string.
+                if (_lastEpoch is null || !reader.ValueTextEquals(_lastEpoch))
+                {
+                    _lastEpoch = Epochs.Received(reader.GetString());
+                }
+                epoch = _lastEpoch;
+            }
             else if (reader.ValueTextEquals("encoding"u8))
             {
                 reader.Read();
@@ -183,8 +194,13 @@ internal sealed class JsonPollReader(Stream stream) : IPollReader
             }
             else
             {
+                // Fields this client does not know (added by newer servers) are skipped; the object is
+                // already known to be complete, so TrySkip cannot fail for want of data.
                 reader.Read();
-                reader.Skip();
+                if (!reader.TrySkip())
+                {
+                    throw new InvalidDataException("A field of the JSON poll response is cut short.");
+                }
             }
         }
         if (topicId <= 0 || messageId <= 0 || contentType is null || body is null)
@@ -199,7 +215,7 @@ internal sealed class JsonPollReader(Stream stream) : IPollReader
                 throw new InvalidDataException($"Message {topicId}/{messageId} has a body that is not valid base64.");
             }
         }
-        return new LaharsubMessage(topicId, messageId, publishedAt, contentType, body.AsMemory(0, bodyLength));
+        return new LaharsubMessage(topicId, epoch, messageId, publishedAt, contentType, body.AsMemory(0, bodyLength));
     }
 
     private static int CopyRaw(ReadOnlySpan<byte> source, Span<byte> destination)
