@@ -66,6 +66,10 @@ internal sealed partial class ServerProcess : ITargetServer
             // Per-request logging on the console would measure the console, not the server.
             "--Logging:LogLevel:Default=Warning",
             "--Logging:LogLevel:Microsoft.Hosting.Lifetime=Warning",
+            // Thousands of simulated clients share one address: the per-client caps, meant for one real
+            // client, would refuse them.
+            "--Laharsub:Limits:MaxConnectionsPerClient=0",
+            "--Laharsub:Limits:MaxWaitingPollsPerClient=0",
             .. settings,
         ];
         foreach (var argument in arguments)

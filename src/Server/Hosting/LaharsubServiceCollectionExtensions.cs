@@ -1,3 +1,4 @@
+using Laharsub.Server.Limits;
 using Laharsub.Server.Storage;
 using Laharsub.Server.Storage.InMemory;
 using Laharsub.Server.Subscriptions;
@@ -44,6 +45,7 @@ public static class LaharsubServiceCollectionExtensions
             options.Configure(configure);
         }
         services.TryAddEnumerable(ServiceDescriptor.Singleton<IValidateOptions<LaharsubOptions>, LaharsubOptionsValidator>());
+        services.AddClientLimits();
 
         services.TryAddSingleton(TimeProvider.System);
         services.TryAddSingleton<WireFormat>();

@@ -1,3 +1,4 @@
+using Laharsub.Server.Limits;
 using Microsoft.AspNetCore.Builder;
 using Microsoft.AspNetCore.Diagnostics.HealthChecks;
 using Microsoft.AspNetCore.Hosting;
@@ -30,6 +31,7 @@ public static class StandaloneHost
         // started from, even when appsettings.json is not in the working directory.
         builder.Logging.AddFilter("Microsoft.AspNetCore", LogLevel.Warning);
         RaiseRequestLineLimit(builder);
+        builder.LimitConnections();
         // Waiting polls are answered as soon as shutdown starts; the rest is connections draining.
         builder.Services.Configure<Microsoft.Extensions.Hosting.HostOptions>(host => host.ShutdownTimeout = TimeSpan.FromSeconds(10));
         configure?.Invoke(builder);
@@ -38,6 +40,7 @@ public static class StandaloneHost
         app.UseExceptionHandler();
         app.UseStatusCodePages();
         app.UseCors();
+        app.UseClientConnectionLimit();
         app.UseRateLimiter();
         app.MapLaharsub("/ps");
         app.MapHealthChecks("/health", new HealthCheckOptions { ResponseWriter = HealthReportWriter.WriteAsync });

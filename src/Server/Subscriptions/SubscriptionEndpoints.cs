@@ -1,4 +1,5 @@
 using Laharsub.Server.Hosting;
+using Laharsub.Server.Limits;
 using Laharsub.Server.Storage;
 using Laharsub.Server.Wire;
 using Microsoft.AspNetCore.Builder;
@@ -16,7 +17,7 @@ internal static class SubscriptionEndpoints
 {
     public static RouteGroupBuilder MapSubscriptions(this RouteGroupBuilder group)
     {
-        group.MapGet("/subscriptions", Poll);
+        group.MapGet("/subscriptions", Poll).LimitWaitingPollsPerClient();
         return group;
     }
 
