@@ -5,7 +5,7 @@ using Laharsub.Server.Storage;
 namespace Laharsub.Server.Hosting;
 
 /// <summary>Answer to <c>POST /ps/topics</c>.</summary>
-public sealed record CreatedTopic(long TopicId);
+public sealed record CreatedTopic(long TopicId, [property: JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] string? Label = null);
 
 /// <summary>Answer to a publish.</summary>
 public sealed record PublishedMessage(long TopicId, long MessageId);

@@ -7,8 +7,8 @@ namespace Laharsub.Server.Storage;
 /// </summary>
 public interface ILaharsubBackend
 {
-    /// <summary>Creates a topic; <see langword="null"/> when <c>MaxTopics</c> topics already exist.</summary>
-    ValueTask<TopicInfo?> CreateTopicAsync(CancellationToken cancellationToken = default);
+    /// <summary>Creates a topic with an optional <paramref name="label"/> (kept as given); <see langword="null"/> when <c>MaxTopics</c> topics already exist.</summary>
+    ValueTask<TopicInfo?> CreateTopicAsync(string? label = null, CancellationToken cancellationToken = default);
 
     /// <summary>The topic's current info, or <see langword="null"/> if it does not exist.</summary>
     ValueTask<TopicInfo?> GetTopicAsync(long topicId, CancellationToken cancellationToken = default);

@@ -8,6 +8,7 @@ namespace Laharsub.Server.Storage;
 /// <param name="RetainedMessages">How many messages are retained.</param>
 /// <param name="RetainedBytes">The body bytes of the retained messages.</param>
 /// <param name="WaitingPolls">Long polls waiting on this topic now.</param>
+/// <param name="Label">The label given at creation (a human name that access patterns such as <c>orders-*</c> match), or <see langword="null"/>.</param>
 public sealed record TopicInfo(
     long TopicId,
     DateTimeOffset CreatedAt,
@@ -15,4 +16,5 @@ public sealed record TopicInfo(
     long FirstRetainedMessageId,
     int RetainedMessages,
     long RetainedBytes,
-    int WaitingPolls);
+    int WaitingPolls,
+    [property: System.Text.Json.Serialization.JsonIgnore(Condition = System.Text.Json.Serialization.JsonIgnoreCondition.WhenWritingNull)] string? Label = null);

@@ -48,10 +48,14 @@ internal static partial class TopicEndpoints
         return topics;
     }
 
-    private static async Task<Results<Created<CreatedTopic>, ProblemHttpResult>> CreateTopic(
-        HttpRequest request, ILaharsubBackend backend, IOptions<LaharsubOptions> options, ILoggerFactory loggers, CancellationToken cancellationToken)
+    private static async Task<Results<Created<CreatedTopic>, ValidationProblem, ProblemHttpResult>> CreateTopic(
+        CreateTopicRequest body, HttpRequest request, ILaharsubBackend backend, IOptions<LaharsubOptions> options, ILoggerFactory loggers, CancellationToken cancellationToken)
     {
-        var topic = await backend.CreateTopicAsync(cancellationToken).ConfigureAwait(false);
+        if (body.Error is not null)
+        {
+            return Problems.Invalid(body.ErrorParameter!, body.Error);
+        }
+        var topic = await backend.CreateTopicAsync(body.Label, cancellationToken).ConfigureAwait(false);
         if (topic is null)
         {
             Log.TopicLimitReached(Logger(loggers), options.Value.MaxTopics);
@@ -59,11 +63,11 @@ internal static partial class TopicEndpoints
                 $"The server already holds its maximum of {options.Value.MaxTopics} topics (Laharsub:MaxTopics). Delete unused topics or raise the limit.");
         }
         Log.TopicCreated(Logger(loggers), topic.TopicId);
-        return TypedResults.Created($"{CollectionUrl(request)}/{topic.TopicId}", new CreatedTopic(topic.TopicId));
+        return TypedResults.Created($"{CollectionUrl(request)}/{topic.TopicId}", new CreatedTopic(topic.TopicId, topic.Label));
     }
 
     private static async Task<Results<Ok<TopicPage>, ValidationProblem>> ListTopics(
-        HttpRequest request, ILaharsubBackend backend, string? after, string? limit, CancellationToken cancellationToken)
+        HttpRequest request, ILaharsubBackend backend, string? after, string? limit, string? label, CancellationToken cancellationToken)
     {
         long afterId = 0;
         if (after is not null && !(long.TryParse(after, System.Globalization.NumberStyles.None, null, out afterId)))
@@ -75,8 +79,15 @@ internal static partial class TopicEndpoints
         {
             return Problems.Invalid("limit", $"'{limit}' is not a page size: use an integer from 1 to {MaxPageSize}.");
         }
-        var page = await backend.ListTopicsAsync(afterId, pageSize, cancellationToken).ConfigureAwait(false);
-        var next = page.Count == pageSize ? $"{CollectionUrl(request)}?after={page[^1].TopicId}&limit={pageSize}" : null;
+        if (label is not null && TopicLabel.ValidatePattern(label) is { } labelError)
+        {
+            return Problems.Invalid("label", labelError);
+        }
+        var (page, nextAfter) = await TopicListing.ListAsync(backend, afterId, pageSize, label,
+            request.HttpContext.Features.Get<ITopicVisibility>(), cancellationToken).ConfigureAwait(false);
+        var next = nextAfter is { } nextId
+            ? $"{CollectionUrl(request)}?after={nextId}&limit={pageSize}{(label is null ? "" : "&label=" + Uri.EscapeDataString(label))}"
+            : null;
         return TypedResults.Ok(new TopicPage(page, next));
     }
 

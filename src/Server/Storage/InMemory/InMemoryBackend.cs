@@ -25,14 +25,14 @@ public sealed class InMemoryBackend(IOptions<LaharsubOptions> options, WireForma
     // A creation refused at the limit counts itself for an instant before it backs out.
     public int TopicCount => Math.Min(Volatile.Read(ref _topicCount), _options.MaxTopics);
 
-    public ValueTask<TopicInfo?> CreateTopicAsync(CancellationToken cancellationToken = default)
+    public ValueTask<TopicInfo?> CreateTopicAsync(string? label = null, CancellationToken cancellationToken = default)
     {
         if (Interlocked.Increment(ref _topicCount) > _options.MaxTopics)
         {
             Interlocked.Decrement(ref _topicCount);
             return ValueTask.FromResult<TopicInfo?>(null);
         }
-        var topic = new Topic(Interlocked.Increment(ref _lastTopicId), timeProvider.GetUtcNow());
+        var topic = new Topic(Interlocked.Increment(ref _lastTopicId), timeProvider.GetUtcNow(), label);
         _topics[topic.Id] = topic;
         return ValueTask.FromResult<TopicInfo?>(topic.GetInfo(ExpiryThreshold(), ref _retainedBytes));
     }

@@ -6,7 +6,7 @@ namespace Laharsub.Server.Storage.InMemory;
 /// One topic of the in-memory backend: its message log, its last id and its waiting polls, all
 /// guarded by the topic's own lock. There is no lock wider than a topic on the publish or delivery path.
 /// </summary>
-internal sealed class Topic(long id, DateTimeOffset createdAt)
+internal sealed class Topic(long id, DateTimeOffset createdAt, string? label = null)
 {
     private readonly Lock _lock = new();
     private readonly MessageLog _log = new();
@@ -18,6 +18,8 @@ internal sealed class Topic(long id, DateTimeOffset createdAt)
     public long Id { get; } = id;
     public DateTimeOffset CreatedAt { get; } = createdAt;
 
+    public string? Label { get; } = label;
+
     /// <summary>Whether the topic holds messages; read without the lock, so only a hint for sweeping.</summary>
     public bool MayHoldMessages => _log.Count > 0;
 
@@ -26,7 +28,7 @@ internal sealed class Topic(long id, DateTimeOffset createdAt)
         lock (_lock)
         {
             ExpireLocked(expiredAtOrBeforeTicks, ref retainedBytes);
-            return new TopicInfo(Id, CreatedAt, _lastMessageId, FirstRetainedIdLocked(), _log.Count, _log.Bytes, _waitingPolls);
+            return new TopicInfo(Id, CreatedAt, _lastMessageId, FirstRetainedIdLocked(), _log.Count, _log.Bytes, _waitingPolls, Label);
         }
     }
 
