@@ -125,7 +125,9 @@ public sealed class TopicTests
         using var response = await client.GetAsync("health").WaitAsync(WireClient.Bound);
 
         Assert.Equal(HttpStatusCode.OK, response.StatusCode);
-        Assert.Equal("Healthy", await response.Content.ReadAsStringAsync());
+        using var health = JsonDocument.Parse(await response.Content.ReadAsStringAsync());
+        Assert.Equal("Healthy", health.RootElement.GetProperty("status").GetString());
+        Assert.Equal(268435456, health.RootElement.GetProperty("checks").GetProperty("laharsub").GetProperty("data").GetProperty("maxRetainedBytes").GetInt64());
     }
 
     [Fact]

@@ -1,4 +1,6 @@
+using Laharsub.Server.Access;
 using Microsoft.AspNetCore.Builder;
+using Microsoft.AspNetCore.Diagnostics.HealthChecks;
 using Microsoft.AspNetCore.Hosting;
 using Microsoft.AspNetCore.Http;
 using Microsoft.AspNetCore.Server.Kestrel.Core;
@@ -6,6 +8,7 @@ using Microsoft.Extensions.Configuration;
 using Microsoft.Extensions.DependencyInjection;
 using Microsoft.Extensions.FileProviders;
 using Microsoft.Extensions.Logging;
+using Microsoft.Extensions.Options;
 
 namespace Laharsub.Server.Hosting;
 
@@ -24,6 +27,8 @@ public static class StandaloneHost
             ApplicationName = typeof(StandaloneHost).Assembly.GetName().Name,
         });
         builder.Services.AddLaharsub();
+        builder.Services.AddOptions<LaharsubForwardedHeadersOptions>().BindConfiguration(LaharsubForwardedHeadersOptions.SectionName).ValidateOnStart();
+        builder.Services.AddSingleton<IValidateOptions<LaharsubForwardedHeadersOptions>, LaharsubForwardedHeadersOptions.Validator>();
         // Per-request framework logs cost more than a poll itself; keep them off wherever the host is
         // started from, even when appsettings.json is not in the working directory.
         builder.Logging.AddFilter("Microsoft.AspNetCore", LogLevel.Warning);
@@ -33,12 +38,14 @@ public static class StandaloneHost
         configure?.Invoke(builder);
 
         var app = builder.Build();
+        LaharsubForwardedHeadersOptions.Apply(app);
         app.UseExceptionHandler();
         app.UseStatusCodePages();
         app.UseCors();
+        app.UseLaharsubAccess();
         app.UseRateLimiter();
         app.MapLaharsub("/ps");
-        app.MapHealthChecks("/health");
+        app.MapHealthChecks("/health", new HealthCheckOptions { ResponseWriter = HealthResponseWriter.WriteAsync });
         MapDemo(app);
         return app;
     }
