@@ -7,7 +7,7 @@ namespace Laharsub.Client;
 /// The server refused a request (a 4xx answer, or a 5xx that persisted through every retry).
 /// Carries the HTTP status and the server's RFC 9457 problem details, which say what was wrong.
 /// </summary>
-public sealed class LaharsubException : Exception
+public class LaharsubException : Exception
 {
     private static readonly IReadOnlyDictionary<string, string[]> NoErrors = new Dictionary<string, string[]>();
 
