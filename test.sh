@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs Laharsub's whole test suite on a fresh machine and prints one closing line "N passed, N failed".
-#   1. .NET: builds the solution (Release) and runs every xUnit project against the real server on loopback.
+#   1. .NET: builds the solution (Release) and runs every xUnit project against the real server on loopback;
+#      installs Debian's redis-server when missing (the tests start private instances of it on free ports).
 #   2. Browser: if tests/Browser exists, installs what it needs when missing (Debian's chromium,
 #      npm packages) and runs it with node's test runner (TAP), against the Release server build.
 # Exit status: 0 only when every test passed.
@@ -18,6 +19,17 @@ if ! dotnet build Laharsub.sln -c Release -nologo -v quiet; then
   exit 1
 fi
 
+install_debian_package() {
+  if [ "$(id -u)" -eq 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@" >/dev/null
+  else sudo apt-get update -qq && sudo DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@" >/dev/null; fi
+}
+
+if ! command -v redis-server >/dev/null 2>&1; then
+  echo "redis-server is missing: installing Debian's redis-server package"
+  # A failed install is not fatal here: the Redis tests then fail and say why.
+  install_debian_package redis-server || echo "installing redis-server failed: the Redis tests will fail"
+fi
+
 echo "== .NET tests"
 dotnet test Laharsub.sln -c Release --no-build -nologo \
   --logger "trx" --logger "console;verbosity=minimal" --results-directory "$results/dotnet" || status=1
@@ -28,8 +40,7 @@ if [ -f tests/Browser/package.json ]; then
   echo "== browser tests"
   if ! command -v chromium >/dev/null 2>&1; then
     echo "chromium is missing: installing Debian's chromium package"
-    if [ "$(id -u)" -eq 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
-    else sudo apt-get update -qq && sudo DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; fi
+    install_debian_package chromium
   fi
   (cd tests/Browser && npm ci --no-audit --no-fund --loglevel=error) || status=1
   (cd tests/Browser && npm test) 2>&1 | tee "$results/browser.tap"

@@ -1,25 +1,40 @@
 using Laharsub.Server.Hosting;
 using Laharsub.Server.Storage;
 using Laharsub.Server.Storage.InMemory;
-using Laharsub.Server.Wire;
+using Laharsub.Server.Subscriptions;
 using Microsoft.Extensions.Options;
 
 namespace Laharsub.Benchmarks;
 
+/// <summary>The real in-memory store and the shared poll assembly over it, wired as the server wires them.</summary>
+internal sealed record Backend(InMemoryStore Store, PollAssembler Poller, TopicSignals Signals)
+{
+    public ValueTask<PollResult> PollAsync(Subscription[] subscriptions, CancellationToken cancellationToken) =>
+        Poller.PollAsync(subscriptions, cancellationToken);
+
+    public ValueTask<PublishResult> PublishAsync(long topicId, ReadOnlyMemory<byte> body, string contentType) =>
+        Store.PublishAsync(topicId, body, contentType);
+}
+
 /// <summary>The real in-memory backend, configured like the load test's server, on a clock the benchmark controls.</summary>
-public static class BackendFactory
+internal static class BackendFactory
 {
     public static readonly ReadOnlyMemory<byte> TenBytes = new byte[] { 1, 2, 3, 4, 5, 6, 7, 8, 9, 10 };
 
-    public static InMemoryBackend Create(ManualClock? clock = null, LaharsubOptions? options = null) =>
-        new(Options.Create(options ?? new LaharsubOptions { MessageTimeToLive = TimeSpan.FromSeconds(15) }), new WireFormat(), clock ?? new ManualClock());
+    public static Backend Create(ManualClock? clock = null, LaharsubOptions? options = null)
+    {
+        var settings = Options.Create(options ?? new LaharsubOptions { MessageTimeToLive = TimeSpan.FromSeconds(15) });
+        var signals = new TopicSignals();
+        var store = new InMemoryStore(settings, signals, clock ?? new ManualClock());
+        return new Backend(store, new PollAssembler(store, signals, settings), signals);
+    }
 
-    public static long[] CreateTopics(ILaharsubBackend backend, int count) =>
-        Enumerable.Range(0, count).Select(_ => backend.CreateTopicAsync().AsTask().GetAwaiter().GetResult()!.TopicId).ToArray();
+    public static long[] CreateTopics(Backend backend, int count) =>
+        Enumerable.Range(0, count).Select(_ => backend.Store.CreateTopicAsync().AsTask().GetAwaiter().GetResult()!.TopicId).ToArray();
 
     /// <summary>The cursor that makes a poll wait on the topic: one past its last message.</summary>
-    public static long NextId(ILaharsubBackend backend, long topicId) =>
-        backend.GetTopicAsync(topicId).AsTask().GetAwaiter().GetResult()!.LastMessageId + 1;
+    public static long NextId(Backend backend, long topicId) =>
+        backend.Store.GetTopicAsync(topicId).AsTask().GetAwaiter().GetResult()!.LastMessageId + 1;
 }
 
 /// <summary>A clock that moves only when told, so retention can be expired on demand.</summary>

@@ -1,7 +1,7 @@
 using BenchmarkDotNet.Attributes;
 using Laharsub.Server.Hosting;
 using Laharsub.Server.Storage;
-using Laharsub.Server.Storage.InMemory;
+using Laharsub.Server.Subscriptions;
 
 namespace Laharsub.Benchmarks;
 
@@ -15,7 +15,7 @@ namespace Laharsub.Benchmarks;
 public class PollCollectBenchmarks
 {
     private const int MessagesPerTopic = 4;
-    private InMemoryBackend _backend = null!;
+    private Backend _backend = null!;
     private Subscription[] _subscriptions = [];
 
     [Params(1, 16, 256)]
@@ -44,5 +44,5 @@ public class PollCollectBenchmarks
     }
 
     [Benchmark]
-    public ValueTask<PollResult> CollectAtOnce() => _backend.PollAsync(_subscriptions, CancellationToken.None);
+    public async ValueTask<int> CollectAtOnce() => (await _backend.PollAsync(_subscriptions, CancellationToken.None)).Messages.Count;
 }

@@ -1,6 +1,6 @@
 using BenchmarkDotNet.Attributes;
 using Laharsub.Server.Storage;
-using Laharsub.Server.Storage.InMemory;
+using Laharsub.Server.Subscriptions;
 
 namespace Laharsub.Benchmarks;
 
@@ -11,7 +11,7 @@ namespace Laharsub.Benchmarks;
 [MemoryDiagnoser]
 public class PollRegistrationBenchmarks
 {
-    private InMemoryBackend _backend = null!;
+    private Backend _backend = null!;
     private Subscription[] _subscriptions = [];
 
     [Params(1, 16, 256)]
@@ -25,11 +25,11 @@ public class PollRegistrationBenchmarks
     }
 
     [Benchmark]
-    public async Task<PollResult> RegisterAndLeave()
+    public async Task<bool> RegisterAndLeave()
     {
         using var release = new CancellationTokenSource();
         var poll = _backend.PollAsync(_subscriptions, release.Token);
         release.Cancel();
-        return await poll;
+        return (await poll).IsEmpty;
     }
 }

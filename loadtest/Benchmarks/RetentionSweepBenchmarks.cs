@@ -13,7 +13,7 @@ public abstract class RetentionFixture
     [Params(1_000, 10_000)]
     public int Topics { get; set; }
 
-    protected InMemoryBackend Backend { get; private set; } = null!;
+    private protected Backend Backend { get; private set; } = null!;
 
     [GlobalSetup]
     public void Setup()
@@ -29,7 +29,7 @@ public abstract class RetentionFixture
         {
             for (var i = 0; i < MessagesPerTopic; i++)
             {
-                Backend.PublishAsync(topic, BackendFactory.TenBytes, "application/octet-stream").GetAwaiter().GetResult();
+                Backend.PublishAsync(topic, BackendFactory.TenBytes, "application/octet-stream").AsTask().GetAwaiter().GetResult();
             }
         }
     }
@@ -42,7 +42,7 @@ public abstract class RetentionFixture
 public class RetentionSweepBenchmarks : RetentionFixture
 {
     [Benchmark]
-    public void SweepNothingExpired() => Backend.Sweep();
+    public void SweepNothingExpired() => Backend.Store.Sweep();
 }
 
 /// <summary>A sweep that drops every message; one per iteration, the messages refilled and expired before each.</summary>
@@ -58,5 +58,5 @@ public class RetentionExpiryBenchmarks : RetentionFixture
     }
 
     [Benchmark]
-    public void SweepAllExpired() => Backend.Sweep();
+    public void SweepAllExpired() => Backend.Store.Sweep();
 }

@@ -72,7 +72,7 @@ public sealed class BadArgumentTests
 
         Assert.False(string.IsNullOrWhiteSpace(error.ParamName), $"{call}: the exception names no parameter.");
         Assert.Equal(0, handler.Requests);
-        Assert.Empty((await server.Backend.ListTopicsAsync(0, 10)));
+        Assert.Empty((await server.Store.ListTopicsAsync(0, 10)));
     }
 
     [Theory]

@@ -27,7 +27,7 @@ public sealed class FlowTests(ITestOutputHelper output)
         {
             for (var i = 1; i <= count; i++)
             {
-                await server.Backend.PublishAsync(topic, Encoding.UTF8.GetBytes($"message {i} of the burst"), "text/plain");
+                await server.Store.PublishAsync(topic, Encoding.UTF8.GetBytes($"message {i} of the burst"), "text/plain");
             }
         });
         var events = await reader.TakeAsync(count);

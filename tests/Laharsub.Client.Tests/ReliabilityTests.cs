@@ -3,7 +3,6 @@ using System.Net;
 using Laharsub.Server.Hosting;
 using Laharsub.Server.Storage;
 using Laharsub.Server.Storage.InMemory;
-using Laharsub.Server.Wire;
 using Laharsub.Testing;
 using Microsoft.Extensions.DependencyInjection;
 using Microsoft.Extensions.Options;
@@ -21,8 +20,8 @@ public sealed class ReliabilityTests
         var clock = new ManualTimeProvider();
         await using var first = await LaharsubTestServer.StartAsync(o => o.MessageTimeToLive = TimeSpan.FromSeconds(2),
             s => s.AddSingleton<TimeProvider>(clock));
-        var backend = first.Backend;
-        var wire = first.Services.GetRequiredService<WireFormat>();
+        var backend = first.Store;
+        var keepData = LaharsubTestServer.KeepData(first);
         await using var client = first.CreateLaharsubClient(format);
         var topic = await client.CreateTopicAsync().WaitAsync(TestSupport.Timeout);
         await using var reader = new EventReader(client.Subscribe());
@@ -30,7 +29,7 @@ public sealed class ReliabilityTests
         await client.PublishAsync(topic, "before").WaitAsync(TestSupport.Timeout);
         Assert.Equal("before", (await reader.NextAsync()).Text());
         _ = reader.PendingStep;
-        await Eventually.HoldsAsync(async () => (await backend.GetTopicAsync(topic))!.WaitingPolls == 1, TestSupport.Timeout, "the poll waits");
+        await Eventually.HoldsAsync(() => Task.FromResult(first.WaitingPolls(topic) == 1), TestSupport.Timeout, "the poll waits");
 
         await first.StopAsync();
         // Published and expired while no server answers: this subscriber can never read them.
@@ -40,7 +39,7 @@ public sealed class ReliabilityTests
         Assert.Equal(0, (await backend.GetTopicAsync(topic))!.RetainedMessages);
         // The second server keeps the first one's backend, and with it its options and clock.
         await using var second = await LaharsubTestServer.StartAsync(
-            services: s => { s.AddSingleton(backend); s.AddSingleton(wire); },
+            services: keepData,
             port: first.BaseAddress.Port);
         await client.PublishAsync(topic, "after").WaitAsync(TestSupport.Timeout);
 
@@ -66,16 +65,16 @@ public sealed class ReliabilityTests
         await using var reader = new EventReader(client.Subscribe([new(recreated, 1), new(vanished, 1)]));
         Assert.Equal(["old 1", "old 2", "old 3"], (await reader.TakeAsync(3)).Select(e => e.Text()));
         _ = reader.PendingStep;
-        await Eventually.HoldsAsync(async () => (await first.Backend.GetTopicAsync(recreated))!.WaitingPolls == 1, TestSupport.Timeout, "the poll waits");
+        await Eventually.HoldsAsync(() => Task.FromResult(first.WaitingPolls(recreated) == 1), TestSupport.Timeout, "the poll waits");
 
         await first.StopAsync();
         // A server without persistence comes back with only what was created since: topic 1 again, with one message.
-        var wire = new WireFormat();
-        var fresh = new InMemoryBackend(Options.Create(new LaharsubOptions()), wire, TimeProvider.System);
+        var signals = new TopicSignals();
+        using var fresh = new InMemoryStore(Options.Create(new LaharsubOptions()), signals, TimeProvider.System);
         Assert.Equal(recreated, (await fresh.CreateTopicAsync())!.TopicId);
         await fresh.PublishAsync(recreated, TestSupport.Utf8("new 1"), "text/plain");
         await using var second = await LaharsubTestServer.StartAsync(
-            services: s => { s.AddSingleton<ILaharsubBackend>(fresh); s.AddSingleton(wire); },
+            services: s => { s.AddSingleton<ILaharsubStore>(fresh); s.AddSingleton(signals); },
             port: first.BaseAddress.Port);
 
         var events = await reader.TakeAsync(3);
@@ -134,13 +133,13 @@ public sealed class ReliabilityTests
         var topic = await client.CreateTopicAsync().WaitAsync(TestSupport.Timeout);
         await using var events = client.Subscribe([new(topic, 1)]).ReadAllAsync().GetAsyncEnumerator();
         var step = events.MoveNextAsync().AsTask();
-        await Eventually.HoldsAsync(async () => (await server.Backend.GetTopicAsync(topic))!.WaitingPolls == 1, TestSupport.Timeout, "the poll waits");
+        await Eventually.HoldsAsync(() => Task.FromResult(server.WaitingPolls(topic) == 1), TestSupport.Timeout, "the poll waits");
 
         await client.DisposeAsync();
 
         Assert.False(await step.WaitAsync(TimeSpan.FromSeconds(1)));
         await Assert.ThrowsAsync<ObjectDisposedException>(() => client.CreateTopicAsync().WaitAsync(TestSupport.Timeout));
-        await Eventually.HoldsAsync(async () => (await server.Backend.GetTopicAsync(topic))!.WaitingPolls == 0, TestSupport.Timeout, "the server sees the poll go");
+        await Eventually.HoldsAsync(() => Task.FromResult(server.WaitingPolls(topic) == 0), TestSupport.Timeout, "the server sees the poll go");
     }
 
     [Fact]
@@ -154,7 +153,7 @@ public sealed class ReliabilityTests
         var options = TestSupport.Options(pollSeconds: 2);
         options.RequestTimeout = TimeSpan.FromSeconds(1);
         await using var client = new LaharsubClient(http, options);
-        var topic = (await server.Backend.CreateTopicAsync().AsTask().WaitAsync(TestSupport.Timeout))!.TopicId;
+        var topic = (await server.Store.CreateTopicAsync().AsTask().WaitAsync(TestSupport.Timeout))!.TopicId;
         await using var reader = new EventReader(client.Subscribe([new(topic, 1)]));
         _ = reader.PendingStep;
 
@@ -182,8 +181,7 @@ public sealed class ReliabilityTests
     public async Task PublishingRetriesWhileTheServerRestartsAndStoresTheMessageOnce()
     {
         await using var first = await LaharsubTestServer.StartAsync();
-        var backend = first.Backend;
-        var wire = first.Services.GetRequiredService<WireFormat>();
+        var keepData = LaharsubTestServer.KeepData(first);
         var options = TestSupport.Options();
         options.MaxRequestAttempts = 100;
         await using var client = new LaharsubClient(first.ApiAddress, options);
@@ -192,7 +190,7 @@ public sealed class ReliabilityTests
 
         var publishing = client.PublishAsync(topic, "through the restart");
         await using var second = await LaharsubTestServer.StartAsync(
-            services: s => { s.AddSingleton(backend); s.AddSingleton(wire); },
+            services: keepData,
             port: first.BaseAddress.Port);
         var published = await publishing.WaitAsync(TestSupport.Timeout);
 
@@ -236,7 +234,8 @@ public sealed class ReliabilityTests
     {
         await using var server = await LaharsubTestServer.StartAsync(o =>
         {
-            o.MaxRetainedBytes = 10;
+            // Room for one 10-byte message (670 bytes with its encodings and overhead), not two.
+            o.MaxRetainedBytes = 1000;
             o.MaxMessageBytes = 10;
             // Long enough that the server is surely still full when the second publish arrives on a
             // busy machine, short enough that a retry after Retry-After finds room.
@@ -249,7 +248,7 @@ public sealed class ReliabilityTests
         var stopwatch = Stopwatch.StartNew();
         var published = await client.PublishAsync(topic, "full?").WaitAsync(TestSupport.Timeout);
 
-        // The server answered 507 with Retry-After: 1; the client's own backoff would retry after 50-300 ms.
+        // The server answered 507 with Retry-After (when the first message expires, 2 s rounded up); the client's own backoff would retry after 50-300 ms.
         Assert.InRange(stopwatch.Elapsed, TimeSpan.FromSeconds(0.95), TestSupport.Timeout);
         Assert.Equal(2, published.MessageId);
     }

@@ -74,8 +74,7 @@ public sealed class RawPollerTests
     public async Task AServerThatClosesTheConnectionIsReconnectedToAndPollingResumes()
     {
         var first = await LaharsubTestServer.StartAsync().WaitAsync(Timeout);
-        var backend = first.Services.GetRequiredService<ILaharsubBackend>();
-        var wireFormat = first.Services.GetRequiredService<WireFormat>();
+        var keepData = LaharsubTestServer.KeepData(first);
         var port = first.BaseAddress.Port;
         var topic = (await LoadRuns.CreateTopicsAsync(first.BaseAddress, 1))[0];
         using var http = new LoadHttp(maxConnections: 2, sourceAddressCount: 4);
@@ -88,11 +87,7 @@ public sealed class RawPollerTests
         // A stopping server answers a waiting poll 204 with Connection: close (or, if the poll had not
         // reached it yet, just closes the connection).
         await first.DisposeAsync();
-        await using var second = await LaharsubTestServer.StartAsync(services: s =>
-        {
-            s.AddSingleton(backend);
-            s.AddSingleton(wireFormat);
-        }, port: port).WaitAsync(Timeout);
+        await using var second = await LaharsubTestServer.StartAsync(services: keepData, port: port).WaitAsync(Timeout);
         using var publisher = second.CreateClient(Timeout);
         (await publisher.PostAsync($"topics/{topic}", new StringContent("after the restart")).WaitAsync(Timeout)).EnsureSuccessStatusCode();
 

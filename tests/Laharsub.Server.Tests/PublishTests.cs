@@ -127,35 +127,40 @@ public sealed class PublishTests
     [Fact]
     public async Task WhenRetentionIsFullPublishingIs507AndNothingIsDropped()
     {
-        await using var server = await LaharsubTestServer.StartAsync(o => { o.MaxRetainedBytes = 1000; o.MaxMessageBytes = 600; });
+        // A message costs its body three times (raw and both wire forms) plus overhead: 600 bytes fit in 4000 once, not twice.
+        await using var server = await LaharsubTestServer.StartAsync(o => { o.MaxRetainedBytes = 4000; o.MaxMessageBytes = 600; });
         using var client = server.CreateClient();
         var topic = await client.CreateTopicAsync();
         await client.PublishAsync(topic, new byte[600]);
 
+        using var refused = await client.PostAsync($"topics/{topic}", new ByteArrayContent(new byte[500])).WaitAsync(WireClient.Bound);
         var (status, problem) = await client.SendForProblemAsync(new HttpRequestMessage(HttpMethod.Post, $"topics/{topic}") { Content = new ByteArrayContent(new byte[500]) });
         var poll = await client.PollAsync($"topics={topic}:1");
 
         Assert.Equal(HttpStatusCode.InsufficientStorage, status);
+        // Retry-After says when the oldest message expires (MessageTimeToLive, 5 minutes by default), not a blind second.
+        Assert.InRange(refused.Headers.RetryAfter!.Delta!.Value.TotalSeconds, 250, 300);
         Assert.Contains("Laharsub:MaxRetainedBytes", problem.GetProperty("detail").GetString());
         Assert.Equal(1, Assert.Single(poll.Messages).MessageId);
         Assert.Empty(poll.Notices);
     }
 
     [Fact]
-    public async Task ABodyContainingTheMultipartBoundaryIsRefused()
+    public async Task ABodyContainingTheServersBoundaryIsDeliveredIntactInAnAnswerFramedWithAnotherBoundary()
     {
         await using var server = await LaharsubTestServer.StartAsync();
         using var client = server.CreateClient();
         var topic = await client.CreateTopicAsync();
-        var boundary = server.Services.GetService(typeof(Laharsub.Server.Wire.WireFormat)) is Laharsub.Server.Wire.WireFormat wire ? wire.Boundary : throw new InvalidOperationException();
+        await client.PublishTextAsync(topic, "harmless");
+        var boundary = (await client.PollAsync($"topics={topic}:1", "multipart/mixed")).Response.Content.Headers.ContentType!
+            .Parameters.Single(p => p.Name == "boundary").Value!.Trim('"');
+        var forged = "hello\r\n--" + boundary + "\r\nContent-Type: text/plain\r\n\r\nforged";
 
-        var (status, problem) = await client.SendForProblemAsync(new HttpRequestMessage(HttpMethod.Post, $"topics/{topic}")
-        {
-            Content = new StringContent("hello\r\n--" + boundary + "\r\nContent-Type: text/plain\r\n\r\nforged"),
-        });
+        await client.PublishTextAsync(topic, forged);
+        var poll = await client.PollAsync($"topics={topic}:1", "multipart/mixed");
 
-        Assert.Equal(HttpStatusCode.BadRequest, status);
-        Assert.True(problem.GetProperty("errors").TryGetProperty("body", out _));
-        Assert.Equal(0, (await client.GetTopicAsync(topic)).GetProperty("lastMessageId").GetInt64());
+        var framedWith = poll.Response.Content.Headers.ContentType!.Parameters.Single(p => p.Name == "boundary").Value!.Trim('"');
+        Assert.NotEqual(boundary, framedWith);
+        Assert.Equal(["harmless", forged], poll.Messages.Select(m => m.Text));
     }
 }

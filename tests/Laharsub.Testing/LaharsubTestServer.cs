@@ -31,12 +31,30 @@ public sealed class LaharsubTestServer : IAsyncDisposable
 
     public IServiceProvider Services => _app.Services;
 
-    public ILaharsubBackend Backend => _app.Services.GetRequiredService<ILaharsubBackend>();
+    /// <summary>Polls waiting on <paramref name="topicId"/> at this server now.</summary>
+    public int WaitingPolls(long topicId) => _app.Services.GetRequiredService<TopicSignals>().WaitingOn(topicId);
+
+    public ILaharsubStore Store => _app.Services.GetRequiredService<ILaharsubStore>();
+
+    /// <summary>
+    /// Registers <paramref name="server"/>'s store, and the signals it wakes polls through, in a new
+    /// server: a restart that keeps the data, as a persistent store would.
+    /// </summary>
+    public static Action<IServiceCollection> KeepData(LaharsubTestServer server)
+    {
+        var store = server.Store;
+        var signals = server.Services.GetRequiredService<TopicSignals>();
+        return services =>
+        {
+            services.AddSingleton(store);
+            services.AddSingleton(signals);
+        };
+    }
 
     /// <summary>
     /// Starts a server on 127.0.0.1. <paramref name="port"/> 0 picks a free port; a fixed port lets a
     /// test stop a server and start another where clients expect it. <paramref name="services"/> may
-    /// register services first, e.g. a <see cref="ILaharsubBackend"/> kept across a restart.
+    /// register services first, e.g. the <see cref="ILaharsubStore"/> and <see cref="TopicSignals"/> kept across a restart (see <see cref="KeepData"/>).
     /// <paramref name="settings"/> are configuration keys such as <c>Laharsub:MaxTopics</c>, as an operator would set them.
     /// </summary>
     public static async Task<LaharsubTestServer> StartAsync(

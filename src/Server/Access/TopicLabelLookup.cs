@@ -6,9 +6,9 @@ namespace Laharsub.Server.Access;
 /// Finds a topic's label for permissions given by label pattern. Asked only when no id pattern decides,
 /// so tokens granting <c>*</c> or ids never cause a lookup. The one place access control reads storage.
 /// </summary>
-internal sealed class TopicLabelLookup(ILaharsubBackend backend)
+internal sealed class TopicLabelLookup(ILaharsubStore store)
 {
     /// <summary>The topic's label; <see langword="null"/> when it has none or does not exist (so no label pattern matches).</summary>
     public async ValueTask<string?> GetLabelAsync(long topicId, CancellationToken cancellationToken) =>
-        (await backend.GetTopicAsync(topicId, cancellationToken).ConfigureAwait(false))?.Label;
+        (await store.GetTopicAsync(topicId, cancellationToken).ConfigureAwait(false))?.Label;
 }

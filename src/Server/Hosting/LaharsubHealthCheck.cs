@@ -4,16 +4,28 @@ using Microsoft.Extensions.Options;
 
 namespace Laharsub.Server.Hosting;
 
-/// <summary>Healthy while there is room for messages; degraded when retention is nearly full (publishes will soon get 507).</summary>
-internal sealed class LaharsubHealthCheck(ILaharsubBackend backend, IOptions<LaharsubOptions> options) : IHealthCheck
+/// <summary>
+/// Healthy while the store answers and there is room for messages; degraded when retention is nearly
+/// full (publishes will soon get 507); unhealthy when the store cannot be reached.
+/// </summary>
+internal sealed class LaharsubHealthCheck(ILaharsubStore store, IOptions<LaharsubOptions> options) : IHealthCheck
 {
-    public Task<HealthCheckResult> CheckHealthAsync(HealthCheckContext context, CancellationToken cancellationToken = default)
+    public async Task<HealthCheckResult> CheckHealthAsync(HealthCheckContext context, CancellationToken cancellationToken = default)
     {
-        var retained = backend.RetainedBytes;
+        StoreStatistics statistics;
+        try
+        {
+            statistics = await store.GetStatisticsAsync(cancellationToken).ConfigureAwait(false);
+        }
+        catch (LaharsubStoreUnavailableException exception)
+        {
+            return HealthCheckResult.Unhealthy($"{exception.StoreName} unavailable: {exception.Message}", exception);
+        }
+        var retained = statistics.RetainedBytes;
         var max = options.Value.MaxRetainedBytes;
-        var data = new Dictionary<string, object> { ["retainedBytes"] = retained, ["maxRetainedBytes"] = max };
-        return Task.FromResult(retained > max * 0.9
+        var data = new Dictionary<string, object> { ["retainedBytes"] = retained, ["maxRetainedBytes"] = max, ["topics"] = statistics.TopicCount };
+        return retained > max * 0.9
             ? HealthCheckResult.Degraded($"Retained messages use {retained} of {max} bytes; publishing is refused when full. Raise Laharsub:MaxRetainedBytes or lower Laharsub:MessageTimeToLive.", data: data)
-            : HealthCheckResult.Healthy($"Retained messages use {retained} of {max} bytes.", data));
+            : HealthCheckResult.Healthy($"Retained messages use {retained} of {max} bytes.", data);
     }
 }

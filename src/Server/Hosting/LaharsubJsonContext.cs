@@ -5,13 +5,13 @@ using Laharsub.Server.Storage;
 namespace Laharsub.Server.Hosting;
 
 /// <summary>Answer to <c>POST /ps/topics</c>.</summary>
-public sealed record CreatedTopic(long TopicId, [property: JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] string? Label = null);
+internal sealed record CreatedTopic(long TopicId, string Epoch, [property: JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] string? Label = null);
 
 /// <summary>Answer to a publish.</summary>
-public sealed record PublishedMessage(long TopicId, long MessageId);
+internal sealed record PublishedMessage(long TopicId, long MessageId, string Epoch);
 
 /// <summary>One page of <c>GET /ps/topics</c>; <see cref="Next"/> is the next page's URL when more may follow.</summary>
-public sealed record TopicPage(IReadOnlyList<TopicInfo> Topics, [property: JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] string? Next);
+internal sealed record TopicPage(IReadOnlyList<TopicInfo> Topics, [property: JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] string? Next);
 
 [JsonSourceGenerationOptions(JsonSerializerDefaults.Web)]
 [JsonSerializable(typeof(CreatedTopic))]

@@ -1,6 +1,7 @@
 using Laharsub.Server.Access;
 using Laharsub.Server.Storage;
 using Laharsub.Server.Storage.InMemory;
+using Laharsub.Server.Subscriptions;
 using Laharsub.Server.Wire;
 using Microsoft.AspNetCore.Builder;
 using Microsoft.AspNetCore.Cors.Infrastructure;
@@ -18,11 +19,22 @@ public static class LaharsubServiceCollectionExtensions
 
     /// <summary>
     /// Adds Laharsub's services: options bound from the <c>Laharsub</c> section and validated at start,
-    /// metrics, problem details, CORS, the rate limiter policy, a health check, and the in-memory backend unless another
-    /// <see cref="ILaharsubBackend"/> was registered first.
+    /// metrics, problem details, CORS, the rate limiter policy, a health check, and the in-memory store unless another
+    /// <see cref="ILaharsubStore"/> is registered (before, or after through the returned builder, e.g. <c>.AddRedis()</c>).
     /// </summary>
-    public static IServiceCollection AddLaharsub(this IServiceCollection services, Action<LaharsubOptions>? configure = null)
+    public static ILaharsubBuilder AddLaharsub(this IServiceCollection services, Action<LaharsubOptions>? configure = null)
     {
+        var builder = new LaharsubBuilder(services);
+        if (services.Any(service => service.ServiceType == typeof(LaharsubBuilder)))
+        {
+            // Added before (a host composition and its caller both may): only the new configuration applies.
+            if (configure is not null)
+            {
+                services.Configure(configure);
+            }
+            return builder;
+        }
+        services.AddSingleton(builder);
         var options = services.AddOptions<LaharsubOptions>()
             .BindConfiguration(LaharsubOptions.SectionName)
             .ValidateDataAnnotations()
@@ -35,8 +47,10 @@ public static class LaharsubServiceCollectionExtensions
 
         services.TryAddSingleton(TimeProvider.System);
         services.TryAddSingleton<WireFormat>();
-        services.TryAddSingleton<ILaharsubBackend, InMemoryBackend>();
-        services.AddHostedService<RetentionSweeper>();
+        services.TryAddSingleton<TopicSignals>();
+        services.TryAddSingleton<ILaharsubStore, InMemoryStore>();
+        services.TryAddSingleton<PollAssembler>();
+        services.AddExceptionHandler<StoreUnavailableHandler>();
 
         services.AddMetrics();
         services.TryAddSingleton<LaharsubMetrics>();
@@ -48,7 +62,12 @@ public static class LaharsubServiceCollectionExtensions
         services.AddHealthChecks().AddCheck<LaharsubHealthCheck>("laharsub");
         services.AddLaharsubAccess();
         services.ConfigureHttpJsonOptions(json => json.SerializerOptions.TypeInfoResolverChain.Insert(0, LaharsubJsonContext.Default));
-        return services;
+        return builder;
+    }
+
+    private sealed class LaharsubBuilder(IServiceCollection services) : ILaharsubBuilder
+    {
+        public IServiceCollection Services { get; } = services;
     }
 
     private sealed class ConfigureLaharsubCors(IOptions<LaharsubOptions> options) : IConfigureOptions<CorsOptions>

@@ -1,39 +1,36 @@
 namespace Laharsub.Server.Storage;
 
-/// <summary>
-/// A published message with its wire forms, encoded once when it was published so that every
-/// subscriber is sent the very same bytes.
-/// </summary>
-public sealed class Message
+/// <summary>A published message as a store keeps it: ids, epoch, time, content type and the body's bytes.</summary>
+/// <param name="topicId">The topic.</param>
+/// <param name="epoch">The topic's incarnation the message belongs to.</param>
+/// <param name="messageId">Its id within the topic.</param>
+/// <param name="publishedAt">When the store accepted it.</param>
+/// <param name="contentType">The publisher's content type.</param>
+/// <param name="body">The body, byte for byte; the message keeps this memory, so pass a copy the store owns.</param>
+public sealed class Message(long topicId, string epoch, long messageId, DateTimeOffset publishedAt, string contentType, ReadOnlyMemory<byte> body)
 {
-    private readonly byte[] _multipartPart;
-    private readonly int _bodyOffset;
-    private readonly int _bodyLength;
+    /// <summary>The topic.</summary>
+    public long TopicId { get; } = topicId;
 
-    internal Message(long topicId, long messageId, DateTimeOffset publishedAt, string contentType,
-        byte[] multipartPart, int bodyOffset, int bodyLength, byte[] jsonElement)
-    {
-        TopicId = topicId;
-        MessageId = messageId;
-        PublishedAt = publishedAt;
-        ContentType = contentType;
-        _multipartPart = multipartPart;
-        _bodyOffset = bodyOffset;
-        _bodyLength = bodyLength;
-        JsonElement = jsonElement;
-    }
+    /// <summary>The topic's incarnation the message belongs to.</summary>
+    public string Epoch { get; } = epoch;
 
-    public long TopicId { get; }
-    public long MessageId { get; }
-    public DateTimeOffset PublishedAt { get; }
-    public string ContentType { get; }
+    /// <summary>Its id within the topic.</summary>
+    public long MessageId { get; } = messageId;
 
-    /// <summary>The body, byte for byte as published (a slice of the multipart part, not a copy).</summary>
-    public ReadOnlyMemory<byte> Body => _multipartPart.AsMemory(_bodyOffset, _bodyLength);
+    /// <summary>When the store accepted it.</summary>
+    public DateTimeOffset PublishedAt { get; } = publishedAt;
 
-    /// <summary>The whole multipart part: delimiter, headers, body, CRLF.</summary>
-    internal ReadOnlyMemory<byte> MultipartPart => _multipartPart;
+    /// <summary>The publisher's content type.</summary>
+    public string ContentType { get; } = contentType;
 
-    /// <summary>The message as one element of the JSON <c>messages</c> array.</summary>
-    internal byte[] JsonElement { get; }
+    /// <summary>The body, byte for byte as published.</summary>
+    public ReadOnlyMemory<byte> Body { get; } = body;
+
+    /// <summary>
+    /// This server instance's wire encodings of the message, made once on first delivery and then sent
+    /// to every subscriber. Typed as object so that storage does not depend on the wire layer; a store
+    /// that hands out the same <see cref="Message"/> object for the same message gets encode-once for free.
+    /// </summary>
+    internal object? WireCache;
 }

@@ -1,4 +1,8 @@
 namespace Laharsub.Server.Storage;
 
-/// <summary>The outcome of a publish: a status and, when published, the message id.</summary>
-public readonly record struct PublishResult(PublishStatus Status, long MessageId = 0);
+/// <summary>The outcome of a publish.</summary>
+/// <param name="Status">What happened.</param>
+/// <param name="MessageId">When published, the message's id.</param>
+/// <param name="Epoch">When published or on <see cref="PublishStatus.EpochMismatch"/>, the topic's current epoch.</param>
+/// <param name="RetryAfter">On <see cref="PublishStatus.StorageFull"/>, when the oldest retained message expires and frees room, if known.</param>
+public readonly record struct PublishResult(PublishStatus Status, long MessageId = 0, string? Epoch = null, TimeSpan? RetryAfter = null);

@@ -1,6 +1,6 @@
 namespace Laharsub.Server.Storage;
 
-/// <summary>What happened to a message handed to <see cref="ILaharsubBackend.PublishAsync"/>.</summary>
+/// <summary>What happened to a message handed to <see cref="ILaharsubStore.PublishAsync"/>.</summary>
 public enum PublishStatus
 {
     /// <summary>Stored under <see cref="PublishResult.MessageId"/>.</summary>
@@ -11,6 +11,6 @@ public enum PublishStatus
     InvalidSize,
     /// <summary><c>MaxRetainedBytes</c> reached; nothing stored or dropped.</summary>
     StorageFull,
-    /// <summary>The body contains the multipart boundary; nothing stored.</summary>
-    ContainsBoundary,
+    /// <summary>The topic is another incarnation than the one asked for; nothing stored.</summary>
+    EpochMismatch,
 }

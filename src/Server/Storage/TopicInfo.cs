@@ -2,19 +2,21 @@ namespace Laharsub.Server.Storage;
 
 /// <summary>A snapshot of one topic.</summary>
 /// <param name="TopicId">The topic's id.</param>
+/// <param name="Epoch">The topic's incarnation: fixed at creation, different for every re-creation of the id.</param>
 /// <param name="CreatedAt">When it was created.</param>
 /// <param name="LastMessageId">The id of the last message published, 0 before the first.</param>
 /// <param name="FirstRetainedMessageId">The oldest id still retained; <c>LastMessageId + 1</c> when none is.</param>
 /// <param name="RetainedMessages">How many messages are retained.</param>
 /// <param name="RetainedBytes">The body bytes of the retained messages.</param>
-/// <param name="WaitingPolls">Long polls waiting on this topic now.</param>
+/// <param name="WaitingPolls">Long polls waiting on this topic at the server instance that answers (stores leave it 0; the server fills it in).</param>
 /// <param name="Label">The label given at creation (a human name that access patterns such as <c>orders-*</c> match), or <see langword="null"/>.</param>
 public sealed record TopicInfo(
     long TopicId,
+    string Epoch,
     DateTimeOffset CreatedAt,
     long LastMessageId,
     long FirstRetainedMessageId,
     int RetainedMessages,
     long RetainedBytes,
-    int WaitingPolls,
+    int WaitingPolls = 0,
     [property: System.Text.Json.Serialization.JsonIgnore(Condition = System.Text.Json.Serialization.JsonIgnoreCondition.WhenWritingNull)] string? Label = null);

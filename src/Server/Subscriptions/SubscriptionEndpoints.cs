@@ -21,7 +21,7 @@ internal static class SubscriptionEndpoints
     }
 
     private static async Task<Results<PollHttpResult, NoContent, EmptyHttpResult, ValidationProblem, ProblemHttpResult>> Poll(
-        HttpContext context, ILaharsubBackend backend, WireFormat wire, IOptions<LaharsubOptions> options, IHostApplicationLifetime lifetime,
+        HttpContext context, PollAssembler assembler, WireFormat wire, IOptions<LaharsubOptions> options, IHostApplicationLifetime lifetime,
         LaharsubMetrics metrics)
     {
         context.Response.Headers.CacheControl = "no-store";
@@ -46,7 +46,7 @@ internal static class SubscriptionEndpoints
         metrics.PollStarted();
         try
         {
-            result = await backend.PollAsync(query.Subscriptions, wait.Token).ConfigureAwait(false);
+            result = await assembler.PollAsync(query.Subscriptions, wait.Token).ConfigureAwait(false);
         }
         catch
         {
@@ -141,7 +141,7 @@ internal static class SubscriptionEndpoints
         return null;
     }
 
-    /// <summary>A poll answer written from the messages' pre-encoded bytes.</summary>
+    /// <summary>A poll answer written from the messages' cached encodings.</summary>
     internal sealed class PollHttpResult(PollResult result, PollFormat format, WireFormat wire) : IResult
     {
         public Task ExecuteAsync(HttpContext httpContext) =>

@@ -1,6 +1,5 @@
 using System.Globalization;
 using Laharsub.Server.Hosting;
-using Laharsub.Server.Storage;
 using Microsoft.AspNetCore.Http;
 
 namespace Laharsub.Server.Subscriptions;
@@ -12,7 +11,8 @@ namespace Laharsub.Server.Subscriptions;
 /// </summary>
 internal sealed class SubscriptionQuery
 {
-    private const string Usage = "Use subs[N][topicid] and subs[N][from], or topics=ID[:FROM],..., plus optional timeout.";
+    private const string Usage = "Use subs[N][topicid], subs[N][from] and subs[N][epoch], or topics=ID[:FROM][~EPOCH],..., plus optional timeout.";
+    private const int MaxEpochLength = 32;
 
     private SubscriptionQuery(List<Subscription> subscriptions, TimeSpan timeout)
     {
@@ -35,7 +35,7 @@ internal sealed class SubscriptionQuery
     public static SubscriptionQuery Parse(IQueryCollection query, LaharsubOptions options)
     {
         // Slot N holds subs[N]'s values; N is bounded by MaxSubscriptionsPerPoll, so a list beats a dictionary.
-        List<(string? TopicId, string? From)>? indexed = null;
+        List<IndexedSubscription>? indexed = null;
         string? compact = null;
         var timeout = options.DefaultPollTimeout;
 
@@ -63,7 +63,7 @@ internal sealed class SubscriptionQuery
             {
                 // jQuery's cache buster.
             }
-            else if (TryParseIndexedKey(key, out var index, out var isFrom))
+            else if (TryParseIndexedKey(key, out var index, out var field))
             {
                 if (index >= options.MaxSubscriptionsPerPoll)
                 {
@@ -75,11 +75,11 @@ internal sealed class SubscriptionQuery
                     indexed.Add(default);
                 }
                 var entry = indexed[index];
-                if ((isFrom ? entry.From : entry.TopicId) is not null)
+                if (entry.Get(field) is not null)
                 {
                     return Fail(key, $"'{key}' is given more than once (index {index} repeats); give each subscription one index.");
                 }
-                indexed[index] = isFrom ? entry with { From = value } : entry with { TopicId = value };
+                indexed[index] = entry.With(field, value);
             }
             else
             {
@@ -102,13 +102,13 @@ internal sealed class SubscriptionQuery
         return new SubscriptionQuery(subscriptions, timeout);
     }
 
-    private static (string Parameter, string Message)? ParseIndexed(List<(string? TopicId, string? From)> indexed, List<Subscription> subscriptions)
+    private static (string Parameter, string Message)? ParseIndexed(List<IndexedSubscription> indexed, List<Subscription> subscriptions)
     {
         var duplicates = new DuplicateFinder(subscriptions);
         for (var index = 0; index < indexed.Count; index++)
         {
             var entry = indexed[index];
-            if (entry is (null, null))
+            if (entry is { TopicId: null, From: null, Epoch: null })
             {
                 return ($"subs[{index}]", $"subs[{index}] is missing: indexes must start at 0 and be consecutive.");
             }
@@ -129,11 +129,15 @@ internal sealed class SubscriptionQuery
                 }
                 from = cursor;
             }
+            if (entry.Epoch is not null && !IsEpoch(entry.Epoch))
+            {
+                return ($"subs[{index}][epoch]", NotAnEpoch(entry.Epoch));
+            }
             if (duplicates.IndexOf(topicId) is var first and >= 0)
             {
                 return ($"subs[{index}][topicid]", $"Topic {topicId} appears twice (also in subs[{first}]); subscribe to each topic once per poll.");
             }
-            subscriptions.Add(new Subscription(topicId, from));
+            subscriptions.Add(new Subscription(topicId, from, entry.Epoch));
         }
         return null;
     }
@@ -149,6 +153,18 @@ internal sealed class SubscriptionQuery
                 return TooManyMessage("topics", compact.Count(',') + 1, options);
             }
             var item = compact.AsSpan(range);
+            string? epoch = null;
+            var tilde = item.IndexOf('~');
+            if (tilde >= 0)
+            {
+                var epochText = item[(tilde + 1)..];
+                if (!IsEpoch(epochText))
+                {
+                    return ("topics", $"In topics='{compact}': " + NotAnEpoch(epochText.ToString()) + " Write topics=ID[:FROM][~EPOCH].");
+                }
+                epoch = epochText.ToString();
+                item = item[..tilde];
+            }
             var colon = item.IndexOf(':');
             var topicText = colon < 0 ? item : item[..colon];
             if (!Problems.TryParseId(topicText, out var topicId))
@@ -169,7 +185,7 @@ internal sealed class SubscriptionQuery
             {
                 return ("topics", $"Topic {topicId} appears twice in topics='{compact}'; subscribe to each topic once per poll.");
             }
-            subscriptions.Add(new Subscription(topicId, from));
+            subscriptions.Add(new Subscription(topicId, from, epoch));
         }
         return null;
     }
@@ -214,11 +230,11 @@ internal sealed class SubscriptionQuery
         }
     }
 
-    /// <summary>Recognises <c>subs[N][topicid]</c> and <c>subs[N][from]</c>, case-insensitively, with N in plain decimal.</summary>
-    private static bool TryParseIndexedKey(string key, out int index, out bool isFrom)
+    /// <summary>Recognises <c>subs[N][topicid]</c>, <c>subs[N][from]</c> and <c>subs[N][epoch]</c>, case-insensitively, with N in plain decimal.</summary>
+    private static bool TryParseIndexedKey(string key, out int index, out IndexedField field)
     {
         index = 0;
-        isFrom = false;
+        field = IndexedField.TopicId;
         var span = key.AsSpan();
         if (!span.StartsWith("subs[", StringComparison.OrdinalIgnoreCase))
         {
@@ -236,8 +252,43 @@ internal sealed class SubscriptionQuery
         {
             return true;
         }
-        isFrom = span.Equals("[from]", StringComparison.OrdinalIgnoreCase);
-        return isFrom;
+        if (span.Equals("[from]", StringComparison.OrdinalIgnoreCase))
+        {
+            field = IndexedField.From;
+            return true;
+        }
+        field = IndexedField.Epoch;
+        return span.Equals("[epoch]", StringComparison.OrdinalIgnoreCase);
+    }
+
+    /// <summary>Whether a client's epoch is well-formed: what servers issue is opaque, but never longer than 32 URL-safe characters.</summary>
+    internal static bool IsEpoch(ReadOnlySpan<char> text) =>
+        text.Length is > 0 and <= MaxEpochLength && !text.ContainsAnyExcept(EpochCharacters);
+
+    private static readonly System.Buffers.SearchValues<char> EpochCharacters =
+        System.Buffers.SearchValues.Create("0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ-_");
+
+    private static string NotAnEpoch(string text) =>
+        $"'{text}' is not an epoch: send back the epoch the server gave (1 to {MaxEpochLength} letters, digits, '-' or '_'), or leave it out.";
+
+    private enum IndexedField { TopicId, From, Epoch }
+
+    /// <summary>The raw values of one <c>subs[N]</c>.</summary>
+    private readonly record struct IndexedSubscription(string? TopicId, string? From, string? Epoch)
+    {
+        public string? Get(IndexedField field) => field switch
+        {
+            IndexedField.TopicId => TopicId,
+            IndexedField.From => From,
+            _ => Epoch,
+        };
+
+        public IndexedSubscription With(IndexedField field, string value) => field switch
+        {
+            IndexedField.TopicId => this with { TopicId = value },
+            IndexedField.From => this with { From = value },
+            _ => this with { Epoch = value },
+        };
     }
 
     private static SubscriptionQuery TooMany(string parameter, int count, LaharsubOptions options)

@@ -49,13 +49,13 @@ internal static partial class TopicEndpoints
     }
 
     private static async Task<Results<Created<CreatedTopic>, ValidationProblem, ProblemHttpResult>> CreateTopic(
-        CreateTopicRequest body, HttpRequest request, ILaharsubBackend backend, IOptions<LaharsubOptions> options, ILoggerFactory loggers, CancellationToken cancellationToken)
+        CreateTopicRequest body, HttpRequest request, ILaharsubStore store, IOptions<LaharsubOptions> options, ILoggerFactory loggers, CancellationToken cancellationToken)
     {
         if (body.Error is not null)
         {
             return Problems.Invalid(body.ErrorParameter!, body.Error);
         }
-        var topic = await backend.CreateTopicAsync(body.Label, cancellationToken).ConfigureAwait(false);
+        var topic = await store.CreateTopicAsync(body.Label, cancellationToken).ConfigureAwait(false);
         if (topic is null)
         {
             Log.TopicLimitReached(Logger(loggers), options.Value.MaxTopics);
@@ -63,11 +63,12 @@ internal static partial class TopicEndpoints
                 $"The server already holds its maximum of {options.Value.MaxTopics} topics (Laharsub:MaxTopics). Delete unused topics or raise the limit.");
         }
         Log.TopicCreated(Logger(loggers), topic.TopicId);
-        return TypedResults.Created($"{CollectionUrl(request)}/{topic.TopicId}", new CreatedTopic(topic.TopicId, topic.Label));
+        request.HttpContext.Response.Headers.ETag = EntityTag(topic.Epoch);
+        return TypedResults.Created($"{CollectionUrl(request)}/{topic.TopicId}", new CreatedTopic(topic.TopicId, topic.Epoch, topic.Label));
     }
 
     private static async Task<Results<Ok<TopicPage>, ValidationProblem>> ListTopics(
-        HttpRequest request, ILaharsubBackend backend, string? after, string? limit, string? label, CancellationToken cancellationToken)
+        HttpRequest request, ILaharsubStore store, TopicSignals signals, string? after, string? limit, string? label, CancellationToken cancellationToken)
     {
         long afterId = 0;
         if (after is not null && !(long.TryParse(after, System.Globalization.NumberStyles.None, null, out afterId)))
@@ -83,8 +84,9 @@ internal static partial class TopicEndpoints
         {
             return Problems.Invalid("label", labelError);
         }
-        var (page, nextAfter) = await TopicListing.ListAsync(backend, afterId, pageSize, label,
+        var (found, nextAfter) = await TopicListing.ListAsync(store, afterId, pageSize, label,
             request.HttpContext.Features.Get<ITopicVisibility>(), cancellationToken).ConfigureAwait(false);
+        var page = found.Select(topic => WithWaitingPolls(topic, signals)).ToList();
         var next = nextAfter is { } nextId
             ? $"{CollectionUrl(request)}?after={nextId}&limit={pageSize}{(label is null ? "" : "&label=" + Uri.EscapeDataString(label))}"
             : null;
@@ -92,24 +94,29 @@ internal static partial class TopicEndpoints
     }
 
     private static async Task<Results<Ok<TopicInfo>, ValidationProblem, ProblemHttpResult>> GetTopic(
-        string topicId, ILaharsubBackend backend, CancellationToken cancellationToken)
+        string topicId, HttpResponse response, ILaharsubStore store, TopicSignals signals, CancellationToken cancellationToken)
     {
         if (!Problems.TryParseId(topicId, out var id))
         {
             return Problems.Invalid("topicId", Problems.NotAnId(topicId, "topic id"));
         }
-        var topic = await backend.GetTopicAsync(id, cancellationToken).ConfigureAwait(false);
-        return topic is null ? Problems.TopicNotFound(id) : TypedResults.Ok(topic);
+        var topic = await store.GetTopicAsync(id, cancellationToken).ConfigureAwait(false);
+        if (topic is null)
+        {
+            return Problems.TopicNotFound(id);
+        }
+        response.Headers.ETag = EntityTag(topic.Epoch);
+        return TypedResults.Ok(WithWaitingPolls(topic, signals));
     }
 
     private static async Task<Results<NoContent, ValidationProblem, ProblemHttpResult>> DeleteTopic(
-        string topicId, ILaharsubBackend backend, ILoggerFactory loggers, CancellationToken cancellationToken)
+        string topicId, ILaharsubStore store, ILoggerFactory loggers, CancellationToken cancellationToken)
     {
         if (!Problems.TryParseId(topicId, out var id))
         {
             return Problems.Invalid("topicId", Problems.NotAnId(topicId, "topic id"));
         }
-        if (!await backend.DeleteTopicAsync(id, cancellationToken).ConfigureAwait(false))
+        if (!await store.DeleteTopicAsync(id, cancellationToken).ConfigureAwait(false))
         {
             return Problems.TopicNotFound(id);
         }
@@ -118,7 +125,7 @@ internal static partial class TopicEndpoints
     }
 
     private static async Task<Results<Created<PublishedMessage>, ValidationProblem, ProblemHttpResult>> Publish(
-        string topicId, HttpContext context, ILaharsubBackend backend, IOptions<LaharsubOptions> options, ILoggerFactory loggers,
+        string topicId, HttpContext context, ILaharsubStore store, IOptions<LaharsubOptions> options, ILoggerFactory loggers,
         LaharsubMetrics metrics, CancellationToken cancellationToken)
     {
         if (!Problems.TryParseId(topicId, out var id))
@@ -131,6 +138,11 @@ internal static partial class TopicEndpoints
             return Problems.Invalid("Content-Type", $"'{contentType}' is not a media type such as text/plain or application/json (at most {MaxContentTypeLength} characters).");
         }
 
+        if (!TryParseIfMatch(context.Request, out var ifEpoch, out var ifMatchError))
+        {
+            return Problems.Invalid("If-Match", ifMatchError);
+        }
+
         var maxBytes = options.Value.MaxMessageBytes;
         var body = await ReadBodyAsync(context, maxBytes, cancellationToken).ConfigureAwait(false);
         if (body is null)
@@ -139,17 +151,18 @@ internal static partial class TopicEndpoints
         }
         try
         {
-            var result = await backend.PublishAsync(id, body.Value.Memory, contentType, cancellationToken).ConfigureAwait(false);
+            var result = await store.PublishAsync(id, body.Value.Memory, contentType, ifEpoch, cancellationToken).ConfigureAwait(false);
             if (result.Status == PublishStatus.Published)
             {
                 metrics.Published();
+                context.Response.Headers.ETag = EntityTag(result.Epoch!);
             }
             return result.Status switch
             {
-                PublishStatus.Published => TypedResults.Created((string?)null, new PublishedMessage(id, result.MessageId)),
+                PublishStatus.Published => TypedResults.Created((string?)null, new PublishedMessage(id, result.MessageId, result.Epoch!)),
                 PublishStatus.TopicNotFound => Problems.TopicNotFound(id),
-                PublishStatus.StorageFull => StorageFull(context, options.Value, Logger(loggers), id, backend.RetainedBytes),
-                PublishStatus.ContainsBoundary => Problems.Invalid("body", "The message contains this server's multipart boundary, which would corrupt multipart responses; change the message."),
+                PublishStatus.StorageFull => StorageFull(context, options.Value, Logger(loggers), id, result.RetryAfter),
+                PublishStatus.EpochMismatch => EpochMismatch(context, id, ifEpoch!, result.Epoch!),
                 _ when body.Value.Memory.Length == 0 => Problems.Invalid("body", "The message body is empty: publish at least one byte."),
                 _ => TooLarge(maxBytes),
             };
@@ -163,13 +176,59 @@ internal static partial class TopicEndpoints
     private static ProblemHttpResult TooLarge(int maxBytes) => Problems.Status(StatusCodes.Status413PayloadTooLarge, "Message too large",
         $"Messages may be at most {maxBytes} bytes (Laharsub:MaxMessageBytes). Send a smaller message, or a reference to where the content is.");
 
-    private static ProblemHttpResult StorageFull(HttpContext context, LaharsubOptions options, ILogger logger, long topicId, long retainedBytes)
+    private static ProblemHttpResult StorageFull(HttpContext context, LaharsubOptions options, ILogger logger, long topicId, TimeSpan? retryAfter)
     {
-        Log.StorageFull(logger, retainedBytes, topicId);
-        context.Response.Headers.RetryAfter = "1";
+        Log.StorageFull(logger, options.MaxRetainedBytes, topicId);
+        context.Response.Headers.RetryAfter = Math.Max(1, (long)Math.Ceiling((retryAfter ?? TimeSpan.FromSeconds(1)).TotalSeconds)).ToString(System.Globalization.CultureInfo.InvariantCulture);
         return Problems.Status(StatusCodes.Status507InsufficientStorage, "Server full",
             $"Retained messages have reached Laharsub:MaxRetainedBytes ({options.MaxRetainedBytes} bytes); the message was not stored. Retry after older messages expire (Laharsub:MessageTimeToLive is {options.MessageTimeToLive}).");
     }
+
+    private static ProblemHttpResult EpochMismatch(HttpContext context, long topicId, string expected, string current)
+    {
+        context.Response.Headers.ETag = EntityTag(current);
+        return TypedResults.Problem(
+            title: "Topic is another incarnation",
+            detail: $"Topic {topicId} now has epoch '{current}', not '{expected}' from If-Match: it was deleted and created again (or the server lost its data) since you learned its epoch. Nothing was published. Decide whether this topic is still the one you meant, then publish with If-Match: \"{current}\" or without If-Match.",
+            statusCode: StatusCodes.Status412PreconditionFailed,
+            extensions: new Dictionary<string, object?> { ["topicId"] = topicId, ["epoch"] = current });
+    }
+
+    /// <summary>
+    /// Reads <c>If-Match</c>: absent or <c>*</c> means any incarnation; one entity tag (weak or strong, the
+    /// comparison is by value) names the epoch the publisher expects.
+    /// </summary>
+    private static bool TryParseIfMatch(HttpRequest request, out string? epoch, out string error)
+    {
+        epoch = null;
+        error = "";
+        var values = request.Headers.IfMatch;
+        if (values.Count == 0)
+        {
+            return true;
+        }
+        var text = values.ToString().Trim();
+        if (text == "*")
+        {
+            return true;
+        }
+        if (text.StartsWith("W/", StringComparison.Ordinal))
+        {
+            text = text[2..];
+        }
+        if (text.Length >= 2 && text[0] == '"' && text[^1] == '"' && Subscriptions.SubscriptionQuery.IsEpoch(text.AsSpan(1, text.Length - 2)))
+        {
+            epoch = text[1..^1];
+            return true;
+        }
+        error = $"'{values}' is not one epoch in quotes: send If-Match: \"<epoch>\" with the epoch from the topic's info or a publish answer, or leave If-Match out.";
+        return false;
+    }
+
+    private static string EntityTag(string epoch) => $"\"{epoch}\"";
+
+    private static TopicInfo WithWaitingPolls(TopicInfo topic, TopicSignals signals) =>
+        signals.WaitingOn(topic.TopicId) is var waiting and > 0 ? topic with { WaitingPolls = waiting } : topic;
 
     /// <summary>Reads the whole body into a pooled buffer; <see langword="null"/> when it exceeds <paramref name="maxBytes"/>.</summary>
     private static async Task<PooledBody?> ReadBodyAsync(HttpContext context, int maxBytes, CancellationToken cancellationToken)

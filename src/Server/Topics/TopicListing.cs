@@ -22,12 +22,12 @@ internal static class TopicListing
     public const int MaxScannedPerPage = 10_000;
 
     /// <summary>One page, and the id to continue after when more topics may follow.</summary>
-    public static async Task<(IReadOnlyList<TopicInfo> Topics, long? NextAfter)> ListAsync(ILaharsubBackend backend, long afterTopicId, int limit,
+    public static async Task<(IReadOnlyList<TopicInfo> Topics, long? NextAfter)> ListAsync(ILaharsubStore store, long afterTopicId, int limit,
         string? labelPattern, ITopicVisibility? visibility, CancellationToken cancellationToken)
     {
         if (labelPattern is null && visibility is null)
         {
-            var page = await backend.ListTopicsAsync(afterTopicId, limit, cancellationToken).ConfigureAwait(false);
+            var page = await store.ListTopicsAsync(afterTopicId, limit, cancellationToken).ConfigureAwait(false);
             return (page, page.Count == limit ? page[^1].TopicId : null);
         }
         var shown = new List<TopicInfo>();
@@ -35,7 +35,7 @@ internal static class TopicListing
         var scanned = 0;
         while (true)
         {
-            var batch = await backend.ListTopicsAsync(cursor, limit, cancellationToken).ConfigureAwait(false);
+            var batch = await store.ListTopicsAsync(cursor, limit, cancellationToken).ConfigureAwait(false);
             foreach (var topic in batch)
             {
                 cursor = topic.TopicId;

@@ -1,7 +1,7 @@
 namespace Laharsub.Server.Wire;
 
 /// <summary>The two formats a poll can be answered in.</summary>
-public enum PollFormat
+internal enum PollFormat
 {
     Json,
     Multipart,

@@ -1,12 +1,13 @@
 using System.Buffers;
 using System.Text;
 using Laharsub.Server.Storage;
+using Laharsub.Server.Subscriptions;
 using Microsoft.AspNetCore.Http;
 
 namespace Laharsub.Server.Wire;
 
 /// <summary>
-/// Writes a poll result from the messages' pre-encoded bytes straight into the response pipe,
+/// Writes a poll result from the messages' cached encodings straight into the response pipe,
 /// with a Content-Length computed up front (no chunking, one flush).
 /// </summary>
 internal static class PollResponseWriter
@@ -22,7 +23,7 @@ internal static class PollResponseWriter
     {
         var notices = EncodeNotices(result.Notices);
         return format == PollFormat.Json
-            ? WriteJsonAsync(response, result, notices, cancellationToken)
+            ? WriteJsonAsync(response, result, notices, wire, cancellationToken)
             : WriteMultipartAsync(response, result, notices, wire, cancellationToken);
     }
 
@@ -40,7 +41,7 @@ internal static class PollResponseWriter
         return encoded;
     }
 
-    private static async Task WriteJsonAsync(HttpResponse response, PollResult result, byte[][] notices, CancellationToken cancellationToken)
+    private static async Task WriteJsonAsync(HttpResponse response, PollResult result, byte[][] notices, WireFormat wire, CancellationToken cancellationToken)
     {
         var messages = result.Messages;
         long length = JsonStart.Length + JsonMiddle.Length + JsonEnd.Length
@@ -49,9 +50,10 @@ internal static class PollResponseWriter
         {
             length += notice.Length;
         }
+        // Encodings are cached on the messages: asking twice (here and when writing) costs less than an array per answer.
         for (var i = 0; i < messages.Count; i++)
         {
-            length += messages[i].JsonElement.Length;
+            length += wire.JsonElement(messages[i]).Length;
         }
 
         response.ContentType = "application/json; charset=utf-8";
@@ -67,7 +69,7 @@ internal static class PollResponseWriter
         for (var i = 0; i < messages.Count; i++)
         {
             if (i > 0) writer.Write(","u8);
-            writer.Write(messages[i].JsonElement);
+            writer.Write(wire.JsonElement(messages[i]));
         }
         writer.Write(JsonEnd);
         await writer.FlushAsync(cancellationToken).ConfigureAwait(false);
@@ -75,37 +77,58 @@ internal static class PollResponseWriter
 
     private static async Task WriteMultipartAsync(HttpResponse response, PollResult result, byte[][] notices, WireFormat wire, CancellationToken cancellationToken)
     {
+        var messages = result.Messages;
+        var parts = new byte[messages.Count][];
+        var boundary = wire.Boundary;
+        for (var i = 0; i < messages.Count; i++)
+        {
+            if (wire.MultipartPart(messages[i]) is not { } part)
+            {
+                // A body contains this server's boundary (only ever on purpose): frame this one answer
+                // with a boundary that none of its bodies contains, encoding its parts afresh.
+                boundary = WireFormat.BoundaryAvoiding(messages);
+                for (var j = 0; j < messages.Count; j++)
+                {
+                    parts[j] = WireFormat.EncodeMultipartPart(messages[j], boundary);
+                }
+                break;
+            }
+            parts[i] = part;
+        }
+        var ownBoundary = ReferenceEquals(boundary, wire.Boundary);
+        var delimiter = ownBoundary ? wire.DelimiterBytes : Encoding.ASCII.GetBytes("--" + boundary);
+        var closeDelimiter = ownBoundary ? wire.CloseDelimiterBytes : Encoding.ASCII.GetBytes("--" + boundary + "--\r\n");
+
         var noticeHeaders = new byte[notices.Length][];
-        long length = wire.CloseDelimiterBytes.Length;
+        long length = closeDelimiter.Length;
         for (var i = 0; i < notices.Length; i++)
         {
             var notice = result.Notices[i];
-            noticeHeaders[i] = Encoding.ASCII.GetBytes(WireFormat.NoticeName(notice.Kind) + "\r\nLaharsub-Topic-Id: " + notice.TopicId);
-            length += wire.DelimiterBytes.Length + NoticeHeaderStart.Length + noticeHeaders[i].Length + HeaderEnd.Length + notices[i].Length + CrLf.Length;
+            noticeHeaders[i] = Encoding.ASCII.GetBytes(WireFormat.NoticeName(notice.Kind) + "\r\nLaharsub-Topic-Id: " + notice.TopicId + "\r\nLaharsub-Epoch: " + notice.Epoch);
+            length += delimiter.Length + NoticeHeaderStart.Length + noticeHeaders[i].Length + HeaderEnd.Length + notices[i].Length + CrLf.Length;
         }
-        var messages = result.Messages;
-        for (var i = 0; i < messages.Count; i++)
+        foreach (var part in parts)
         {
-            length += messages[i].MultipartPart.Length;
+            length += part.Length;
         }
 
-        response.ContentType = wire.MultipartContentType;
+        response.ContentType = ownBoundary ? wire.MultipartContentType : $"multipart/mixed; boundary=\"{boundary}\"";
         response.ContentLength = length;
         var writer = response.BodyWriter;
         for (var i = 0; i < notices.Length; i++)
         {
-            writer.Write(wire.DelimiterBytes);
+            writer.Write(delimiter);
             writer.Write(NoticeHeaderStart);
             writer.Write(noticeHeaders[i]);
             writer.Write(HeaderEnd);
             writer.Write(notices[i]);
             writer.Write(CrLf);
         }
-        for (var i = 0; i < messages.Count; i++)
+        foreach (var part in parts)
         {
-            writer.Write(messages[i].MultipartPart.Span);
+            writer.Write(part);
         }
-        writer.Write(wire.CloseDelimiterBytes);
+        writer.Write(closeDelimiter);
         await writer.FlushAsync(cancellationToken).ConfigureAwait(false);
     }
 }

@@ -6,14 +6,16 @@ using System.Text.Encodings.Web;
 using System.Text.Json;
 using System.Text.Unicode;
 using Laharsub.Server.Storage;
+using Laharsub.Server.Subscriptions;
 
 namespace Laharsub.Server.Wire;
 
 /// <summary>
-/// Encodes messages into both wire forms once, at publish time, and notices on demand.
-/// One instance per server: it owns the multipart boundary, chosen at random at start.
+/// Encodes messages into both wire forms, once per message and server instance (on first delivery,
+/// cached on the message), and notices on demand. One instance per server: it owns the multipart
+/// boundary, chosen at random at start. Another instance sharing the store encodes with its own.
 /// </summary>
-public sealed class WireFormat
+internal sealed class WireFormat
 {
     private static readonly JsonWriterOptions JsonOptions = new()
     {
@@ -40,33 +42,86 @@ public sealed class WireFormat
     internal byte[] DelimiterBytes { get; }
     internal byte[] CloseDelimiterBytes { get; }
 
-    /// <summary>Whether a body would break the multipart framing (and so must be refused).</summary>
-    public bool ContainsBoundary(ReadOnlySpan<byte> body) => body.IndexOf(DelimiterBytes.AsSpan(2)) >= 0;
-
-    /// <summary>Builds a message and both of its wire forms.</summary>
-    /// <remarks>Runs under the topic's lock for every publish, so it allocates only what the message keeps.</remarks>
-    internal Message Encode(long topicId, long messageId, DateTimeOffset publishedAt, string contentType, ReadOnlySpan<byte> body)
+    /// <summary>The message as one element of the JSON <c>messages</c> array, encoded on first use and then cached on the message.</summary>
+    internal byte[] JsonElement(Message message)
     {
-        // Fixed text, the boundary, three numbers, a timestamp and the content type (up to 3 UTF-8 bytes a char).
-        var headerCapacity = 160 + Boundary.Length + contentType.Length * 3;
+        var cache = CacheOf(message);
+        if (cache.Json is { } json)
+        {
+            return json;
+        }
+        // One encoder per message: the polls that a publish wakes together would otherwise all encode it.
+        lock (cache)
+        {
+            return cache.Json ??= EncodeJsonElement(message);
+        }
+    }
+
+    /// <summary>
+    /// The message's whole multipart part with this server's boundary (delimiter, headers, body, CRLF),
+    /// encoded on first use and then cached on the message; null when the body contains the boundary,
+    /// and the answer must be framed with another one (<see cref="EncodeMultipartPart"/>).
+    /// </summary>
+    internal byte[]? MultipartPart(Message message)
+    {
+        var cache = CacheOf(message);
+        if (cache.MultipartDone)
+        {
+            return cache.Multipart;
+        }
+        lock (cache)
+        {
+            if (!cache.MultipartDone)
+            {
+                cache.Multipart = message.Body.Span.IndexOf(DelimiterBytes.AsSpan(2)) >= 0 ? null : EncodeMultipartPart(message, Boundary);
+                Volatile.Write(ref cache.MultipartDone, true);
+            }
+            return cache.Multipart;
+        }
+    }
+
+    /// <summary>A multipart boundary for one answer whose bodies contain none of it: random, tried until it fits.</summary>
+    internal static string BoundaryAvoiding(IReadOnlyList<Message> messages)
+    {
+        while (true)
+        {
+            var boundary = "laharsub-" + Convert.ToHexStringLower(RandomNumberGenerator.GetBytes(16));
+            var needle = Encoding.ASCII.GetBytes(boundary);
+            var clear = true;
+            for (var i = 0; i < messages.Count && clear; i++)
+            {
+                clear = messages[i].Body.Span.IndexOf(needle) < 0;
+            }
+            if (clear)
+            {
+                return boundary;
+            }
+        }
+    }
+
+    /// <summary>Encodes a message's multipart part with <paramref name="boundary"/>.</summary>
+    internal static byte[] EncodeMultipartPart(Message message, string boundary)
+    {
+        var contentType = message.ContentType;
+        // Fixed text, the boundary, three numbers, the epoch, a timestamp and the content type (up to 3 UTF-8 bytes a char).
+        var headerCapacity = 200 + boundary.Length + message.Epoch.Length + contentType.Length * 3;
         byte[]? rented = null;
         var header = headerCapacity <= 1024 ? stackalloc byte[1024] : (rented = ArrayPool<byte>.Shared.Rent(headerCapacity));
         try
         {
             if (!Utf8.TryWrite(header, CultureInfo.InvariantCulture,
-                $"--{Boundary}\r\nContent-Type: {contentType}\r\nLaharsub-Topic-Id: {topicId}\r\nLaharsub-Message-Id: {messageId}\r\nLaharsub-Published-At: {publishedAt.UtcDateTime:yyyy'-'MM'-'dd'T'HH':'mm':'ss'.'fff'Z'}\r\n\r\n",
+                $"--{boundary}\r\nContent-Type: {contentType}\r\nLaharsub-Topic-Id: {message.TopicId}\r\nLaharsub-Epoch: {message.Epoch}\r\nLaharsub-Message-Id: {message.MessageId}\r\nLaharsub-Published-At: {message.PublishedAt.UtcDateTime:yyyy'-'MM'-'dd'T'HH':'mm':'ss'.'fff'Z'}\r\n\r\n",
                 out var headerLength))
             {
                 throw new InvalidOperationException("The multipart header outgrew its computed capacity.");
             }
+            var body = message.Body.Span;
             var part = new byte[headerLength + body.Length + 2];
             header[..headerLength].CopyTo(part);
             body.CopyTo(part.AsSpan(headerLength));
             part[^2] = (byte)'\r';
             part[^1] = (byte)'\n';
-
-            return new Message(topicId, messageId, publishedAt, contentType, part, headerLength, body.Length,
-                EncodeJsonElement(topicId, messageId, publishedAt, contentType, body));
+            return part;
         }
         finally
         {
@@ -77,11 +132,23 @@ public sealed class WireFormat
         }
     }
 
+    private static EncodedMessage CacheOf(Message message) =>
+        message.WireCache as EncodedMessage
+        ?? (EncodedMessage)(Interlocked.CompareExchange(ref message.WireCache, new EncodedMessage(), null) ?? message.WireCache!);
+
+    /// <summary>A message's wire forms on this instance.</summary>
+    private sealed class EncodedMessage
+    {
+        public byte[]? Json;
+        public byte[]? Multipart;
+        public bool MultipartDone;
+    }
+
     // One writer and buffer per thread, reused: encoding never awaits, so nothing else can use them meanwhile.
     [ThreadStatic] private static ArrayBufferWriter<byte>? t_jsonBuffer;
     [ThreadStatic] private static Utf8JsonWriter? t_jsonWriter;
 
-    private static byte[] EncodeJsonElement(long topicId, long messageId, DateTimeOffset publishedAt, string contentType, ReadOnlySpan<byte> body)
+    private static byte[] EncodeJsonElement(Message message)
     {
         var buffer = t_jsonBuffer ??= new ArrayBufferWriter<byte>(1024);
         buffer.ResetWrittenCount();
@@ -89,14 +156,16 @@ public sealed class WireFormat
         writer.Reset(buffer);
 
         Span<byte> timestamp = stackalloc byte[32];
-        publishedAt.UtcDateTime.TryFormat(timestamp, out var timestampLength, TimestampFormat, CultureInfo.InvariantCulture);
+        message.PublishedAt.UtcDateTime.TryFormat(timestamp, out var timestampLength, TimestampFormat, CultureInfo.InvariantCulture);
 
+        var body = message.Body.Span;
         writer.WriteStartObject();
-        writer.WriteNumber("topicId"u8, topicId);
-        writer.WriteNumber("messageId"u8, messageId);
+        writer.WriteNumber("topicId"u8, message.TopicId);
+        writer.WriteString("epoch"u8, message.Epoch);
+        writer.WriteNumber("messageId"u8, message.MessageId);
         writer.WriteString("publishedAt"u8, timestamp[..timestampLength]);
-        writer.WriteString("contentType"u8, contentType);
-        if (IsTextual(contentType) && Utf8.IsValid(body))
+        writer.WriteString("contentType"u8, message.ContentType);
+        if (IsTextual(message.ContentType) && Utf8.IsValid(body))
         {
             writer.WriteString("encoding"u8, "text"u8);
             writer.WriteString("body"u8, body);
@@ -144,28 +213,28 @@ public sealed class WireFormat
     /// <summary>A notice as a JSON object (the same object in both formats).</summary>
     internal static byte[] EncodeNotice(in PollNotice notice)
     {
-        var buffer = new ArrayBufferWriter<byte>(128);
+        var buffer = new ArrayBufferWriter<byte>(160);
         using (var writer = new Utf8JsonWriter(buffer, JsonOptions))
         {
             writer.WriteStartObject();
+            writer.WriteString("type"u8, NoticeName(notice.Kind));
+            writer.WriteNumber("topicId"u8, notice.TopicId);
+            writer.WriteString("epoch"u8, notice.Epoch);
             switch (notice.Kind)
             {
                 case PollNoticeKind.Gap:
-                    writer.WriteString("type", NoticeName(notice.Kind));
-                    writer.WriteNumber("topicId", notice.TopicId);
-                    writer.WriteNumber("fromMessageId", notice.FromMessageId);
-                    writer.WriteNumber("toMessageId", notice.ToMessageId);
+                    writer.WriteNumber("fromMessageId"u8, notice.FromMessageId);
+                    writer.WriteNumber("toMessageId"u8, notice.ToMessageId);
                     break;
-                case PollNoticeKind.Reset:
-                    writer.WriteString("type", NoticeName(notice.Kind));
-                    writer.WriteNumber("topicId", notice.TopicId);
-                    writer.WriteNumber("requestedFrom", notice.FromMessageId);
-                    writer.WriteNumber("firstMessageId", notice.FirstMessageId);
-                    writer.WriteNumber("lastMessageId", notice.ToMessageId);
-                    break;
-                default:
-                    writer.WriteString("type", NoticeName(notice.Kind));
-                    writer.WriteNumber("topicId", notice.TopicId);
+                case PollNoticeKind.Reset or PollNoticeKind.EpochReset:
+                    writer.WriteString("reason"u8, notice.Kind == PollNoticeKind.EpochReset ? "epochChanged"u8 : "beyondEnd"u8);
+                    writer.WriteNumber("requestedFrom"u8, notice.FromMessageId);
+                    if (notice.RequestedEpoch is not null)
+                    {
+                        writer.WriteString("requestedEpoch"u8, notice.RequestedEpoch);
+                    }
+                    writer.WriteNumber("firstMessageId"u8, notice.FirstMessageId);
+                    writer.WriteNumber("lastMessageId"u8, notice.ToMessageId);
                     break;
             }
             writer.WriteEndObject();
@@ -176,7 +245,7 @@ public sealed class WireFormat
     internal static string NoticeName(PollNoticeKind kind) => kind switch
     {
         PollNoticeKind.Gap => "gap",
-        PollNoticeKind.Reset => "reset",
+        PollNoticeKind.Reset or PollNoticeKind.EpochReset => "reset",
         _ => "topicDeleted",
     };
 }

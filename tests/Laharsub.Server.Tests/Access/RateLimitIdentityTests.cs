@@ -27,7 +27,7 @@ public sealed class RateLimitIdentityTests
     {
         await using var server = await LaharsubTestServer.StartAsync(settings: TestTokens.JwtSettings("publish",
             ("Laharsub:RateLimit:RequestsPerPeriod", "2"), ("Laharsub:RateLimit:Period", "01:00:00")));
-        var topic = (await server.Backend.CreateTopicAsync().AsTask().WaitAsync(WireClient.Bound))!.TopicId;
+        var topic = (await server.Store.CreateTopicAsync().AsTask().WaitAsync(WireClient.Bound))!.TopicId;
         using var client = server.CreateClient();
 
         var statuses = new List<HttpStatusCode>();
@@ -62,7 +62,7 @@ public sealed class RateLimitIdentityTests
             settings["Laharsub:ForwardedHeaders:KnownProxies:0"] = knownProxy;
         }
         await using var server = await LaharsubTestServer.StartAsync(settings: settings);
-        var topic = (await server.Backend.CreateTopicAsync().AsTask().WaitAsync(WireClient.Bound))!.TopicId;
+        var topic = (await server.Store.CreateTopicAsync().AsTask().WaitAsync(WireClient.Bound))!.TopicId;
         using var client = server.CreateClient();
 
         var statuses = new List<HttpStatusCode>();

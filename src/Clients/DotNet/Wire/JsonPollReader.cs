@@ -183,8 +183,13 @@ internal sealed class JsonPollReader(Stream stream) : IPollReader
             }
             else
             {
+                // Fields this client does not know (added by newer servers) are skipped; the object is
+                // already known to be complete, so TrySkip cannot fail for want of data.
                 reader.Read();
-                reader.Skip();
+                if (!reader.TrySkip())
+                {
+                    throw new InvalidDataException("A field of the JSON poll response is cut short.");
+                }
             }
         }
         if (topicId <= 0 || messageId <= 0 || contentType is null || body is null)

@@ -28,8 +28,13 @@ internal static class Notices
             else if (reader.ValueTextEquals("lastMessageId"u8)) last = ReadInt64(ref reader);
             else
             {
+                // Fields this client does not know (added by newer servers) are skipped; the object is
+                // already known to be complete, so TrySkip cannot fail for want of data.
                 reader.Read();
-                reader.Skip();
+                if (!reader.TrySkip())
+                {
+                    throw new InvalidDataException("A field of the JSON poll response is cut short.");
+                }
             }
         }
         if (topicId <= 0)

@@ -14,6 +14,9 @@ internal sealed class MessageLog
     /// <summary>Body bytes of the retained messages.</summary>
     public long Bytes { get; private set; }
 
+    /// <summary>What the retained messages cost against <c>MaxRetainedBytes</c>: bodies plus <see cref="InMemoryStore.CostOf"/>'s overhead.</summary>
+    public long Cost { get; private set; }
+
     /// <summary>Id of the oldest retained message (meaningful only when <see cref="Count"/> &gt; 0).</summary>
     public long FirstId => _items[_head].MessageId;
 
@@ -30,31 +33,35 @@ internal sealed class MessageLog
         _items[(_head + Count) % _items.Length] = message;
         Count++;
         Bytes += message.Body.Length;
+        Cost += InMemoryStore.CostOf(message.Body.Length);
     }
 
-    /// <summary>Drops the oldest message and returns its body size.</summary>
-    public int RemoveOldest()
+    /// <summary>Drops the oldest message and returns its cost.</summary>
+    public long RemoveOldest()
     {
         var oldest = _items[_head];
         _items[_head] = null!;
         _head = (_head + 1) % _items.Length;
         Count--;
         Bytes -= oldest.Body.Length;
+        var cost = InMemoryStore.CostOf(oldest.Body.Length);
+        Cost -= cost;
         if (Count == 0)
         {
             _head = 0;
         }
-        return oldest.Body.Length;
+        return cost;
     }
 
-    /// <summary>Drops everything and returns the body bytes released.</summary>
+    /// <summary>Drops everything and returns the cost released.</summary>
     public long Clear()
     {
-        var released = Bytes;
+        var released = Cost;
         _items = new Message[4];
         _head = 0;
         Count = 0;
         Bytes = 0;
+        Cost = 0;
         return released;
     }
 

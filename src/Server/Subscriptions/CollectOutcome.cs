@@ -1,4 +1,4 @@
-namespace Laharsub.Server.Storage.InMemory;
+namespace Laharsub.Server.Subscriptions;
 
 /// <summary>How a topic's part of a poll response ended.</summary>
 internal enum CollectOutcome : byte

@@ -1,7 +1,9 @@
-namespace Laharsub.Server.Storage;
+using Laharsub.Server.Storage;
+
+namespace Laharsub.Server.Subscriptions;
 
 /// <summary>What a poll delivers: notices first, then messages grouped by topic in id order.</summary>
-public sealed class PollResult
+internal sealed class PollResult
 {
     private static readonly List<PollNotice> NoNotices = [];
     private static readonly List<Message> NoMessages = [];
@@ -10,7 +12,7 @@ public sealed class PollResult
     public static PollResult Empty { get; } = new(NoNotices, NoMessages, unknownTopicId: null);
 
     /// <summary>A null list means none: the shared empty list is used instead of allocating one.</summary>
-    internal PollResult(List<PollNotice>? notices, List<Message>? messages, long? unknownTopicId)
+    public PollResult(List<PollNotice>? notices, List<Message>? messages, long? unknownTopicId)
     {
         Notices = notices ?? NoNotices;
         Messages = messages ?? NoMessages;
@@ -20,8 +22,8 @@ public sealed class PollResult
     /// <summary>A poll that named a topic that does not exist: nothing was read or registered.</summary>
     public static PollResult TopicNotFound(long topicId) => new(NoNotices, NoMessages, topicId);
 
-    public IReadOnlyList<PollNotice> Notices { get; }
-    public IReadOnlyList<Message> Messages { get; }
+    public List<PollNotice> Notices { get; }
+    public List<Message> Messages { get; }
     public long? UnknownTopicId { get; }
     public bool IsEmpty => Notices.Count == 0 && Messages.Count == 0;
 }

@@ -1,4 +1,4 @@
-namespace Laharsub.Server.Storage.InMemory;
+namespace Laharsub.Server.Subscriptions;
 
 /// <summary>How many more messages and body bytes a poll response (or one topic's share of it) may carry.</summary>
 internal struct PollBudget(int maxMessages, long maxBytes)
@@ -17,6 +17,9 @@ internal struct PollBudget(int maxMessages, long maxBytes)
     /// </summary>
     public static PollBudget ShareOf(int maxMessages, long maxBytes, int topicCount) =>
         new(Math.Max(1, maxMessages / topicCount), Math.Max(1, maxBytes / topicCount));
+
+    /// <summary>The messages and bytes still allowed (bytes may be negative after an oversized first message).</summary>
+    public (int Messages, long Bytes) Remaining => (_messages, _bytes);
 
     public bool IsExhausted => _messages == 0 || (_tookAny && _bytes <= 0);
 

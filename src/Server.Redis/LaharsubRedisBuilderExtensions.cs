@@ -1,0 +1,41 @@
+using Laharsub.Server.Hosting;
+using Laharsub.Server.Storage;
+using Microsoft.Extensions.Configuration;
+using Microsoft.Extensions.DependencyInjection;
+using Microsoft.Extensions.DependencyInjection.Extensions;
+
+namespace Laharsub.Server.Redis;
+
+/// <summary>Chooses the Redis store: <c>services.AddLaharsub().AddRedis("localhost:6379")</c>.</summary>
+public static class LaharsubRedisBuilderExtensions
+{
+    /// <summary>
+    /// Keeps topics and messages in Redis, so that several Laharsub instances serve the same topics.
+    /// Settings come from <c>Laharsub:Redis</c> (at least <c>Configuration</c>) and <paramref name="configure"/>.
+    /// </summary>
+    public static ILaharsubBuilder AddRedis(this ILaharsubBuilder builder, Action<LaharsubRedisOptions>? configure = null)
+    {
+        ArgumentNullException.ThrowIfNull(builder);
+        var options = builder.Services.AddOptions<LaharsubRedisOptions>()
+            .BindConfiguration(LaharsubRedisOptions.SectionName)
+            .ValidateDataAnnotations()
+            .ValidateOnStart();
+        if (configure is not null)
+        {
+            options.Configure(configure);
+        }
+        builder.Services.Replace(ServiceDescriptor.Singleton<ILaharsubStore, RedisStore>());
+        return builder;
+    }
+
+    /// <summary>Keeps topics and messages in the Redis that <paramref name="configuration"/> names (e.g. <c>localhost:6379</c>).</summary>
+    public static ILaharsubBuilder AddRedis(this ILaharsubBuilder builder, string configuration) =>
+        builder.AddRedis(options => options.Configuration = configuration);
+
+    /// <summary>
+    /// Chooses the Redis store when <c>Laharsub:Redis:Configuration</c> is set, and leaves the in-memory
+    /// store otherwise: what the standalone server does, so that it needs no setting to start.
+    /// </summary>
+    public static ILaharsubBuilder AddRedisIfConfigured(this ILaharsubBuilder builder, IConfiguration configuration) =>
+        string.IsNullOrWhiteSpace(configuration[LaharsubRedisOptions.SectionName + ":Configuration"]) ? builder : builder.AddRedis();
+}

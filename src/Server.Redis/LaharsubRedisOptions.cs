@@ -1,0 +1,30 @@
+using System.ComponentModel.DataAnnotations;
+
+namespace Laharsub.Server.Redis;
+
+/// <summary>The Redis store's settings, bound from <c>Laharsub:Redis</c>.</summary>
+public sealed class LaharsubRedisOptions
+{
+    /// <summary>The configuration section.</summary>
+    public const string SectionName = "Laharsub:Redis";
+
+    /// <summary>A StackExchange.Redis configuration string, such as <c>localhost:6379</c> or <c>redis1:6379,password=...</c>.</summary>
+    [Required(AllowEmptyStrings = false)]
+    public string Configuration { get; set; } = "";
+
+    /// <summary>Prefix of every key and of the change channel; instances that share topics use the same one.</summary>
+    [Required(AllowEmptyStrings = false)]
+    [RegularExpression(@"^[A-Za-z0-9:_\-.{}]{1,64}$", ErrorMessage = "Laharsub:Redis:KeyPrefix must be 1 to 64 letters, digits or :_-.{}")]
+    public string KeyPrefix { get; set; } = "laharsub:";
+
+    /// <summary>
+    /// Messages this instance keeps decoded and encoded for its polls, so that a message read by many
+    /// subscribers is parsed and encoded once. Only messages of at most 4 KiB are kept.
+    /// </summary>
+    [Range(0, 1 << 24)]
+    public int LocalCacheSize { get; set; } = 16384;
+
+    /// <summary>How long clients are told to wait (Retry-After) while Redis cannot be reached.</summary>
+    [Range(typeof(TimeSpan), "00:00:01", "00:10:00")]
+    public TimeSpan RetryAfter { get; set; } = TimeSpan.FromSeconds(2);
+}

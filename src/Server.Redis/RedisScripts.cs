@@ -1,0 +1,171 @@
+namespace Laharsub.Server.Redis;
+
+/// <summary>
+/// The Lua scripts of the Redis store. Each runs atomically in Redis, so an id is assigned and its
+/// message appended in one step, and a read sees a topic's state and messages as one snapshot, whatever
+/// the other instances do meanwhile. Times come from Redis's own clock (TIME), so that every instance
+/// agrees on when a message expires.
+/// </summary>
+/// <remarks>
+/// Key layout (prefix <c>laharsub:</c> by default): <c>topics</c> (sorted set of topic ids),
+/// <c>topic-ids</c> (the id counter), <c>retained</c> (bytes counted against MaxRetainedBytes),
+/// <c>expiry</c> (sorted set: topic id by when its oldest message expires), <c>t:{id}</c> (hash:
+/// epoch, created, last, bytes, body) and <c>t:{id}:m</c> (list of messages, oldest first). A message is
+/// stored as 16 digits of Unix milliseconds, a newline, the content type, a newline and the body bytes.
+/// The scripts build topic keys from the prefix, so they need one Redis (with replicas if wanted), not a
+/// Redis Cluster.
+/// </remarks>
+internal static class RedisScripts
+{
+    /// <summary>Functions every script shares: the clock and the trimming of expired messages.</summary>
+    private const string Common = """
+        local function now_ms()
+          local t = redis.call('TIME')
+          return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+        end
+
+        -- Drops a topic's messages published at or before `threshold`, keeps the byte counts and the
+        -- expiry index right, and returns the number of messages left.
+        local function trim(id, meta, msgs, retained, expiry, threshold, ttl)
+          local freed_cost, freed_body = 0, 0
+          local head = redis.call('LINDEX', msgs, 0)
+          while head and tonumber(string.sub(head, 1, 16)) <= threshold do
+            redis.call('LPOP', msgs)
+            local nl = string.find(head, '\n', 18, true)
+            freed_cost = freed_cost + #head
+            freed_body = freed_body + (#head - nl)
+            head = redis.call('LINDEX', msgs, 0)
+          end
+          if freed_cost > 0 then
+            redis.call('HINCRBY', meta, 'bytes', -freed_cost)
+            redis.call('HINCRBY', meta, 'body', -freed_body)
+            redis.call('DECRBY', retained, freed_cost)
+          end
+          if head then
+            redis.call('ZADD', expiry, tonumber(string.sub(head, 1, 16)) + ttl, id)
+            return redis.call('LLEN', msgs)
+          end
+          redis.call('ZREM', expiry, id)
+          return 0
+        end
+
+        """;
+
+    /// <summary>KEYS: topics, topic-ids. ARGV: max topics, epoch, key prefix, label ('' for none). Returns {id, createdMs} or nil when full.</summary>
+    public const string CreateTopic = """
+        if redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[1]) then return nil end
+        local id = redis.call('INCR', KEYS[2])
+        local t = redis.call('TIME')
+        local created = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+        redis.call('HSET', ARGV[3] .. 't:' .. id, 'epoch', ARGV[2], 'created', created, 'last', 0, 'bytes', 0, 'body', 0)
+        if ARGV[4] ~= '' then redis.call('HSET', ARGV[3] .. 't:' .. id, 'label', ARGV[4]) end
+        redis.call('ZADD', KEYS[1], id, id)
+        return {id, created}
+        """;
+
+    /// <summary>
+    /// KEYS: meta, msgs, retained, expiry. ARGV: if-epoch ('' for any), content type, body, max messages
+    /// per topic, max retained bytes, ttl ms, topic id, channel. Returns {id, epoch} when published,
+    /// {0} when the topic does not exist, {-1, epoch} on another epoch, {-2, ms until room} when full.
+    /// </summary>
+    public const string Publish = Common + """
+        local epoch = redis.call('HGET', KEYS[1], 'epoch')
+        if not epoch then return {0} end
+        if ARGV[1] ~= '' and ARGV[1] ~= epoch then return {-1, epoch} end
+        local now = now_ms()
+        local ttl = tonumber(ARGV[6])
+        trim(ARGV[7], KEYS[1], KEYS[2], KEYS[3], KEYS[4], now - ttl, ttl)
+        local entry = string.format('%016d', now) .. '\n' .. ARGV[2] .. '\n' .. ARGV[3]
+        local retained = tonumber(redis.call('GET', KEYS[3]) or '0')
+        if retained + #entry > tonumber(ARGV[5]) then
+          local oldest = redis.call('ZRANGE', KEYS[4], 0, 0, 'WITHSCORES')
+          local wait = ttl
+          if oldest[2] then wait = tonumber(oldest[2]) - now end
+          return {-2, wait}
+        end
+        local id = redis.call('HINCRBY', KEYS[1], 'last', 1)
+        local count = redis.call('RPUSH', KEYS[2], entry)
+        redis.call('HINCRBY', KEYS[1], 'bytes', #entry)
+        redis.call('HINCRBY', KEYS[1], 'body', #ARGV[3])
+        redis.call('INCRBY', KEYS[3], #entry)
+        if count > tonumber(ARGV[4]) then
+          local oldest = redis.call('LPOP', KEYS[2])
+          local nl = string.find(oldest, '\n', 18, true)
+          redis.call('HINCRBY', KEYS[1], 'bytes', -#oldest)
+          redis.call('HINCRBY', KEYS[1], 'body', -(#oldest - nl))
+          redis.call('DECRBY', KEYS[3], #oldest)
+        end
+        local head = redis.call('LINDEX', KEYS[2], 0)
+        redis.call('ZADD', KEYS[4], tonumber(string.sub(head, 1, 16)) + ttl, ARGV[7])
+        redis.call('PUBLISH', ARGV[8], ARGV[7])
+        return {id, epoch}
+        """;
+
+    /// <summary>
+    /// KEYS: meta, msgs, retained, expiry. ARGV: from, max messages, max bytes, ttl ms, topic id.
+    /// Returns nil when the topic does not exist, else {epoch, last, first, message...}.
+    /// </summary>
+    public const string Read = Common + """
+        local meta = redis.call('HMGET', KEYS[1], 'epoch', 'last')
+        if not meta[1] then return nil end
+        local ttl = tonumber(ARGV[4])
+        local len = trim(ARGV[5], KEYS[1], KEYS[2], KEYS[3], KEYS[4], now_ms() - ttl, ttl)
+        local last = tonumber(meta[2])
+        local first = last - len + 1
+        local result = {meta[1], last, first}
+        local max = tonumber(ARGV[2])
+        local from = math.max(tonumber(ARGV[1]), first)
+        if max > 0 and from <= last then
+          local max_bytes = tonumber(ARGV[3])
+          local start = from - first
+          local entries = redis.call('LRANGE', KEYS[2], start, start + max - 1)
+          local bytes = 0
+          for _, entry in ipairs(entries) do
+            result[#result + 1] = entry
+            bytes = bytes + #entry - string.find(entry, '\n', 18, true)
+            if bytes >= max_bytes then break end
+          end
+        end
+        return result
+        """;
+
+    /// <summary>
+    /// KEYS: meta, msgs, retained, expiry. ARGV: ttl ms, topic id.
+    /// Returns nil when the topic does not exist, else {epoch, created, last, retained messages, body bytes, label ('' for none)}.
+    /// </summary>
+    public const string Info = Common + """
+        local meta = redis.call('HMGET', KEYS[1], 'epoch', 'created', 'last')
+        if not meta[1] then return nil end
+        local ttl = tonumber(ARGV[1])
+        local len = trim(ARGV[2], KEYS[1], KEYS[2], KEYS[3], KEYS[4], now_ms() - ttl, ttl)
+        return {meta[1], tonumber(meta[2]), tonumber(meta[3]), len, tonumber(redis.call('HGET', KEYS[1], 'body')), redis.call('HGET', KEYS[1], 'label') or ''}
+        """;
+
+    /// <summary>KEYS: topics. ARGV: after id, limit. Returns the ids of up to limit topics after the given id.</summary>
+    public const string ListIds = """
+        return redis.call('ZRANGEBYSCORE', KEYS[1], '(' .. ARGV[1], '+inf', 'LIMIT', 0, tonumber(ARGV[2]))
+        """;
+
+    /// <summary>KEYS: topics, meta, msgs, retained, expiry. ARGV: topic id, channel. Returns 1 when deleted, 0 when there was no such topic.</summary>
+    public const string Delete = """
+        if redis.call('ZREM', KEYS[1], ARGV[1]) == 0 then return 0 end
+        local bytes = tonumber(redis.call('HGET', KEYS[2], 'bytes') or '0')
+        redis.call('DEL', KEYS[2], KEYS[3])
+        redis.call('DECRBY', KEYS[4], bytes)
+        redis.call('ZREM', KEYS[5], ARGV[1])
+        redis.call('PUBLISH', ARGV[2], ARGV[1])
+        return 1
+        """;
+
+    /// <summary>KEYS: retained, expiry. ARGV: key prefix, ttl ms, batch size. Trims the topics whose oldest message expired; returns how many.</summary>
+    public const string Sweep = Common + """
+        local now = now_ms()
+        local ttl = tonumber(ARGV[2])
+        local due = redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', now, 'LIMIT', 0, tonumber(ARGV[3]))
+        for _, id in ipairs(due) do
+          local meta = ARGV[1] .. 't:' .. id
+          trim(id, meta, meta .. ':m', KEYS[1], KEYS[2], now - ttl, ttl)
+        end
+        return #due
+        """;
+}

@@ -1,0 +1,395 @@
+using System.Globalization;
+using System.Security.Cryptography;
+using System.Text;
+using Laharsub.Server.Hosting;
+using Laharsub.Server.Storage;
+using Microsoft.Extensions.Logging;
+using Microsoft.Extensions.Options;
+using StackExchange.Redis;
+
+namespace Laharsub.Server.Redis;
+
+/// <summary>
+/// Keeps topics and messages in Redis, so that any number of stateless Laharsub instances serve the
+/// same topics. Ids are assigned and messages appended by Lua scripts (<see cref="RedisScripts"/>),
+/// atomically; a publish or delete is announced on one Redis channel, to which each instance holds one
+/// subscription that wakes its own waiting polls through <see cref="TopicSignals"/>.
+/// </summary>
+/// <remarks>
+/// One <see cref="ConnectionMultiplexer"/> per process, as StackExchange.Redis intends: concurrent
+/// commands are pipelined on it, and the reads of a multi-topic poll are sent together, not one round
+/// trip after another. While Redis cannot be reached, commands fail at once (no backlog) and the server
+/// answers 503; the multiplexer reconnects by itself, and every waiting poll then reads again, in case
+/// it missed a change meanwhile.
+/// </remarks>
+public sealed partial class RedisStore : ILaharsubStore, IAsyncDisposable, IDisposable
+{
+    private const int CachedBodyLimit = 4096;
+    private const int SweepBatch = 500;
+
+    /// <summary>Lua numbers are doubles: larger integers lose their exactness.</summary>
+    private const long MaxExactLuaInteger = (1L << 53) - 1;
+
+    private readonly LaharsubOptions _options;
+    private readonly LaharsubRedisOptions _redisOptions;
+    private readonly TopicSignals _signals;
+    private readonly ILogger<RedisStore> _logger;
+    private readonly ConnectionMultiplexer _redis;
+    private readonly RedisChannel _channel;
+    private readonly RedisKey _topicsKey;
+    private readonly RedisKey _topicIdsKey;
+    private readonly RedisKey _retainedKey;
+    private readonly RedisKey _expiryKey;
+    private readonly Message?[] _cache;
+    private readonly ITimer _sweepTimer;
+    private readonly CancellationTokenSource _stopping = new();
+    private readonly Task _subscription;
+    private int _sweeping;
+
+    /// <summary>Connects to Redis (without waiting for it: a server may start before its Redis) and subscribes to topic changes.</summary>
+    public RedisStore(IOptions<LaharsubOptions> options, IOptions<LaharsubRedisOptions> redisOptions, TopicSignals signals,
+        TimeProvider timeProvider, ILogger<RedisStore> logger)
+    {
+        _options = options.Value;
+        _redisOptions = redisOptions.Value;
+        _signals = signals;
+        _logger = logger;
+        var prefix = _redisOptions.KeyPrefix;
+        _topicsKey = prefix + "topics";
+        _topicIdsKey = prefix + "topic-ids";
+        _retainedKey = prefix + "retained";
+        _expiryKey = prefix + "expiry";
+        _channel = RedisChannel.Literal(prefix + "changes");
+        _cache = new Message?[_redisOptions.LocalCacheSize];
+
+        var configuration = ConfigurationOptions.Parse(_redisOptions.Configuration);
+        // Start even while Redis is down (the health check says so), and refuse requests at once
+        // rather than queueing them for seconds: a 503 that says "Redis" beats a hung poll.
+        configuration.AbortOnConnectFail = false;
+        configuration.BacklogPolicy = BacklogPolicy.FailFast;
+        configuration.ClientName ??= "laharsub";
+        // Try again every second (the default backs off to much longer), so service resumes soon after Redis does.
+        configuration.ReconnectRetryPolicy ??= new LinearRetry(1000);
+        _redis = ConnectionMultiplexer.Connect(configuration);
+        _redis.ConnectionFailed += (_, e) => Log.ConnectionLost(_logger, e.EndPoint?.ToString() ?? "?", e.FailureType.ToString(), e.Exception?.Message ?? "");
+        _redis.ConnectionRestored += (_, e) =>
+        {
+            Log.ConnectionRestored(_logger, e.EndPoint?.ToString() ?? "?");
+            // Changes announced while the subscription was down were lost: every waiting poll reads again.
+            _signals.SignalAll();
+        };
+        _subscription = SubscribeAsync(_stopping.Token);
+        _sweepTimer = timeProvider.CreateTimer(static state => _ = ((RedisStore)state!).SweepAsync(), this,
+            _options.RetentionSweepInterval, _options.RetentionSweepInterval);
+    }
+
+    private IDatabase Database => _redis.GetDatabase();
+
+    /// <inheritdoc/>
+    public async ValueTask<TopicInfo?> CreateTopicAsync(string? label = null, CancellationToken cancellationToken = default)
+    {
+        var epoch = Convert.ToHexStringLower(RandomNumberGenerator.GetBytes(8));
+        var result = await RunAsync(RedisScripts.CreateTopic, [_topicsKey, _topicIdsKey],
+            [_options.MaxTopics, epoch, _redisOptions.KeyPrefix, label ?? ""]).ConfigureAwait(false);
+        if (result.IsNull)
+        {
+            return null;
+        }
+        var created = (RedisResult[])result!;
+        return new TopicInfo((long)created[0], epoch, DateTimeOffset.FromUnixTimeMilliseconds((long)created[1]), 0, 1, 0, 0, Label: label);
+    }
+
+    /// <inheritdoc/>
+    public async ValueTask<TopicInfo?> GetTopicAsync(long topicId, CancellationToken cancellationToken = default) =>
+        ToTopicInfo(topicId, await RunAsync(RedisScripts.Info, TopicKeys(topicId), [TtlMilliseconds, topicId]).ConfigureAwait(false));
+
+    /// <inheritdoc/>
+    public async ValueTask<IReadOnlyList<TopicInfo>> ListTopicsAsync(long afterTopicId, int limit, CancellationToken cancellationToken = default)
+    {
+        ArgumentOutOfRangeException.ThrowIfNegative(afterTopicId);
+        ArgumentOutOfRangeException.ThrowIfNegativeOrZero(limit);
+        var ids = (RedisResult[])(await RunAsync(RedisScripts.ListIds, [_topicsKey], [afterTopicId, limit]).ConfigureAwait(false))!;
+        // The infos of the page in one pipelined batch, not one round trip per topic.
+        var pending = new Task<RedisResult>[ids.Length];
+        for (var i = 0; i < ids.Length; i++)
+        {
+            var id = (long)ids[i];
+            pending[i] = Guard(Database.ScriptEvaluateAsync(RedisScripts.Info, TopicKeys(id), [TtlMilliseconds, id]));
+        }
+        var page = new List<TopicInfo>(ids.Length);
+        for (var i = 0; i < ids.Length; i++)
+        {
+            if (ToTopicInfo((long)ids[i], await pending[i].ConfigureAwait(false)) is { } info)
+            {
+                page.Add(info);
+            }
+        }
+        return page;
+    }
+
+    /// <inheritdoc/>
+    public async ValueTask<bool> DeleteTopicAsync(long topicId, CancellationToken cancellationToken = default)
+    {
+        var meta = MetaKey(topicId);
+        var result = await RunAsync(RedisScripts.Delete, [_topicsKey, meta, MessagesKey(meta), _retainedKey, _expiryKey],
+            [topicId, _channel.ToString()]).ConfigureAwait(false);
+        return (long)result == 1;
+    }
+
+    /// <inheritdoc/>
+    public async ValueTask<PublishResult> PublishAsync(long topicId, ReadOnlyMemory<byte> body, string contentType, string? ifEpoch = null,
+        CancellationToken cancellationToken = default)
+    {
+        ArgumentNullException.ThrowIfNull(contentType);
+        if (body.Length == 0 || body.Length > _options.MaxMessageBytes)
+        {
+            return new PublishResult(PublishStatus.InvalidSize);
+        }
+        if (contentType.AsSpan().ContainsAny('\n', '\r'))
+        {
+            throw new ArgumentException("A content type cannot contain line breaks.", nameof(contentType));
+        }
+        RedisResult result;
+        try
+        {
+            result = await RunAsync(RedisScripts.Publish, TopicKeys(topicId),
+                [ifEpoch ?? "", contentType, body, _options.MaxMessagesPerTopic, _options.MaxRetainedBytes, TtlMilliseconds, topicId, _channel.ToString()])
+                .ConfigureAwait(false);
+        }
+        catch (RedisServerException exception) when (exception.Message.StartsWith("OOM", StringComparison.Ordinal))
+        {
+            // Redis's own maxmemory (with noeviction) is the hard bound: full, refused, nothing dropped.
+            Log.RedisFull(_logger, exception.Message);
+            return new PublishResult(PublishStatus.StorageFull, RetryAfter: _options.MessageTimeToLive);
+        }
+        var answer = (RedisResult[])result!;
+        return (long)answer[0] switch
+        {
+            0 => new PublishResult(PublishStatus.TopicNotFound),
+            -1 => new PublishResult(PublishStatus.EpochMismatch, Epoch: (string)answer[1]!),
+            -2 => new PublishResult(PublishStatus.StorageFull, RetryAfter: TimeSpan.FromMilliseconds(Math.Max(1000, (long)answer[1]))),
+            var id => new PublishResult(PublishStatus.Published, id, (string)answer[1]!),
+        };
+    }
+
+    /// <inheritdoc/>
+    public async ValueTask ReadAsync(ReadOnlyMemory<TopicReadRequest> requests, Memory<TopicReadResult> results, List<Message> messages,
+        CancellationToken cancellationToken = default)
+    {
+        var count = requests.Length;
+        var database = Database;
+        // Sent together: StackExchange.Redis pipelines them on the one connection.
+        var pending = new Task<RedisResult>[count];
+        for (var i = 0; i < count; i++)
+        {
+            var request = requests.Span[i];
+            pending[i] = Guard(database.ScriptEvaluateAsync(RedisScripts.Read, TopicKeys(request.TopicId),
+                [request.FromMessageId, request.MaxMessages, Math.Min(request.MaxBytes, MaxExactLuaInteger), TtlMilliseconds, request.TopicId]));
+        }
+        for (var i = 0; i < count; i++)
+        {
+            var result = await pending[i].ConfigureAwait(false);
+            var topicId = requests.Span[i].TopicId;
+            if (result.IsNull)
+            {
+                results.Span[i] = TopicReadResult.Missing;
+                continue;
+            }
+            var values = (RedisResult[])result!;
+            var epoch = (string)values[0]!;
+            var last = (long)values[1];
+            var first = (long)values[2];
+            for (var k = 3; k < values.Length; k++)
+            {
+                messages.Add(ToMessage(topicId, epoch, Math.Max(requests.Span[i].FromMessageId, first) + (k - 3), values[k]));
+            }
+            results.Span[i] = new TopicReadResult(true, epoch, last, first, values.Length - 3);
+        }
+    }
+
+    /// <inheritdoc/>
+    public async ValueTask<StoreStatistics> GetStatisticsAsync(CancellationToken cancellationToken = default)
+    {
+        var database = Database;
+        var topics = Guard(database.SortedSetLengthAsync(_topicsKey));
+        var retained = Guard(database.StringGetAsync(_retainedKey));
+        var bytes = (long?)await retained.ConfigureAwait(false) ?? 0;
+        return new StoreStatistics((int)Math.Min(int.MaxValue, await topics.ConfigureAwait(false)), bytes);
+    }
+
+    /// <summary>Closes the connection.</summary>
+    public async ValueTask DisposeAsync()
+    {
+        await _stopping.CancelAsync().ConfigureAwait(false);
+        await _subscription.ConfigureAwait(false);
+        await _sweepTimer.DisposeAsync().ConfigureAwait(false);
+        await _redis.DisposeAsync().ConfigureAwait(false);
+    }
+
+    /// <summary>Closes the connection.</summary>
+    public void Dispose()
+    {
+        _stopping.Cancel();
+        _sweepTimer.Dispose();
+        _redis.Dispose();
+    }
+
+    /// <summary>
+    /// A message from its stored form, or the very object this instance made for it before: then it
+    /// already carries its wire encodings, and a message read by thousands of polls is encoded once.
+    /// </summary>
+    private Message ToMessage(long topicId, string epoch, long messageId, RedisResult stored)
+    {
+        var slot = _cache.Length == 0 ? -1 : (int)((ulong)HashCode.Combine(topicId, messageId) % (uint)_cache.Length);
+        if (slot >= 0 && Volatile.Read(ref _cache[slot]) is { } cached
+            && cached.TopicId == topicId && cached.MessageId == messageId && cached.Epoch == epoch)
+        {
+            return cached;
+        }
+        var entry = (byte[])stored!;
+        var publishedAt = DateTimeOffset.FromUnixTimeMilliseconds(long.Parse(entry.AsSpan(0, 16), CultureInfo.InvariantCulture));
+        var contentTypeEnd = entry.AsSpan(17).IndexOf((byte)'\n') + 17;
+        var contentType = Encoding.UTF8.GetString(entry, 17, contentTypeEnd - 17);
+        var message = new Message(topicId, epoch, messageId, publishedAt, contentType, entry.AsMemory(contentTypeEnd + 1));
+        if (slot >= 0 && message.Body.Length <= CachedBodyLimit)
+        {
+            Volatile.Write(ref _cache[slot], message);
+        }
+        return message;
+    }
+
+    /// <summary>
+    /// Subscribes to topic changes, retrying every second while Redis cannot be reached (a server may
+    /// start before its Redis). Once subscribed, StackExchange.Redis renews the subscription after every
+    /// reconnection by itself.
+    /// </summary>
+    private async Task SubscribeAsync(CancellationToken stopping)
+    {
+        while (!stopping.IsCancellationRequested)
+        {
+            try
+            {
+                await _redis.GetSubscriber().SubscribeAsync(_channel, OnChange).ConfigureAwait(false);
+                // Whatever changed before the subscription was in place: every waiting poll reads again.
+                _signals.SignalAll();
+                return;
+            }
+            catch (RedisConnectionException)
+            {
+                try
+                {
+                    await Task.Delay(TimeSpan.FromSeconds(1), stopping).ConfigureAwait(false);
+                }
+                catch (OperationCanceledException)
+                {
+                    return;
+                }
+            }
+        }
+    }
+
+    private void OnChange(RedisChannel channel, RedisValue value)
+    {
+        if (value.TryParse(out long topicId))
+        {
+            _signals.Signal(topicId);
+        }
+    }
+
+    /// <summary>Drops expired messages of topics nobody touches; every instance may run it, the script makes it idempotent.</summary>
+    private async Task SweepAsync()
+    {
+        if (Interlocked.Exchange(ref _sweeping, 1) == 1 || !_redis.IsConnected)
+        {
+            return;
+        }
+        try
+        {
+            while ((long)await RunAsync(RedisScripts.Sweep, [_retainedKey, _expiryKey], [_redisOptions.KeyPrefix, TtlMilliseconds, SweepBatch])
+                .ConfigureAwait(false) == SweepBatch)
+            {
+            }
+        }
+        catch (Exception exception)
+        {
+            Log.SweepFailed(_logger, exception);
+        }
+        finally
+        {
+            Volatile.Write(ref _sweeping, 0);
+        }
+    }
+
+    private TopicInfo? ToTopicInfo(long topicId, RedisResult result)
+    {
+        if (result.IsNull)
+        {
+            return null;
+        }
+        var values = (RedisResult[])result!;
+        var last = (long)values[2];
+        var retained = (int)(long)values[3];
+        var label = values.Length > 5 ? (string?)values[5] : null;
+        return new TopicInfo(topicId, (string)values[0]!, DateTimeOffset.FromUnixTimeMilliseconds((long)values[1]), last,
+            last - retained + 1, retained, (long)values[4], Label: string.IsNullOrEmpty(label) ? null : label);
+    }
+
+    private long TtlMilliseconds => (long)_options.MessageTimeToLive.TotalMilliseconds;
+
+    private RedisKey MetaKey(long topicId) => _redisOptions.KeyPrefix + "t:" + topicId.ToString(CultureInfo.InvariantCulture);
+
+    private static RedisKey MessagesKey(RedisKey meta) => meta.Append(":m");
+
+    private RedisKey[] TopicKeys(long topicId)
+    {
+        var meta = MetaKey(topicId);
+        return [meta, MessagesKey(meta), _retainedKey, _expiryKey];
+    }
+
+    private Task<RedisResult> RunAsync(string script, RedisKey[] keys, RedisValue[] values) =>
+        Guard(Database.ScriptEvaluateAsync(script, keys, values));
+
+    /// <summary>Turns the client's connection failures and timeouts into the store-neutral exception the server answers 503 for.</summary>
+    private async Task<T> Guard<T>(Task<T> command)
+    {
+        try
+        {
+            return await command.ConfigureAwait(false);
+        }
+        catch (Exception exception) when (exception is RedisConnectionException or RedisTimeoutException or ObjectDisposedException
+            // A Redis that is starting or lost its primary answers, but cannot serve yet.
+            || (exception is RedisServerException && (exception.Message.StartsWith("LOADING", StringComparison.Ordinal)
+                || exception.Message.StartsWith("MASTERDOWN", StringComparison.Ordinal) || exception.Message.StartsWith("READONLY", StringComparison.Ordinal))))
+        {
+            throw new LaharsubStoreUnavailableException("Redis",
+                $"Redis at {Endpoints} cannot be reached ({Summary(exception)}). Check that it runs and that Laharsub:Redis:Configuration points at it.",
+                exception) { RetryAfter = _redisOptions.RetryAfter };
+        }
+    }
+
+    /// <summary>The client's first clause, without the connection dump that follows it.</summary>
+    private static string Summary(Exception exception)
+    {
+        var text = exception.Message;
+        var end = text.IndexOfAny([';', '\n']);
+        return end > 0 ? text[..end] : text;
+    }
+
+    /// <summary>The endpoints of the configuration, never its password.</summary>
+    private string Endpoints => string.Join(",", ConfigurationOptions.Parse(_redisOptions.Configuration).EndPoints.Select(endpoint => endpoint.ToString()));
+
+    private static partial class Log
+    {
+        [LoggerMessage(EventId = 300, Level = LogLevel.Warning, Message = "Redis connection to {EndPoint} lost ({FailureType}): requests that need Redis answer 503 until it is back. {Reason}")]
+        public static partial void ConnectionLost(ILogger logger, string endPoint, string failureType, string reason);
+
+        [LoggerMessage(EventId = 301, Level = LogLevel.Information, Message = "Redis connection to {EndPoint} restored; waiting polls read again.")]
+        public static partial void ConnectionRestored(ILogger logger, string endPoint);
+
+        [LoggerMessage(EventId = 302, Level = LogLevel.Warning, Message = "Redis refused a message for lack of memory (its maxmemory): publishing answers 507. {Reason}")]
+        public static partial void RedisFull(ILogger logger, string reason);
+
+        [LoggerMessage(EventId = 303, Level = LogLevel.Warning, Message = "The Redis retention sweep failed; it runs again at the next interval.")]
+        public static partial void SweepFailed(ILogger logger, Exception exception);
+    }
+}

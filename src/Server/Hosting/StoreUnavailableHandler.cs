@@ -1,0 +1,43 @@
+using Laharsub.Server.Storage;
+using Microsoft.AspNetCore.Diagnostics;
+using Microsoft.AspNetCore.Http;
+using Microsoft.Extensions.Logging;
+
+namespace Laharsub.Server.Hosting;
+
+/// <summary>
+/// Answers a request that failed because the store could not be reached with 503, Retry-After and a
+/// problem detail naming the store, logged as one Warning line, instead of a 500 with a stack trace.
+/// </summary>
+internal sealed partial class StoreUnavailableHandler(IProblemDetailsService problems, ILogger<StoreUnavailableHandler> logger) : IExceptionHandler
+{
+    public async ValueTask<bool> TryHandleAsync(HttpContext httpContext, Exception exception, CancellationToken cancellationToken)
+    {
+        if (exception is not LaharsubStoreUnavailableException unavailable)
+        {
+            return false;
+        }
+        Log.StoreUnavailable(logger, unavailable.StoreName, httpContext.Request.Method, httpContext.Request.Path, unavailable.Message);
+        var seconds = Math.Max(1, (int)Math.Ceiling(unavailable.RetryAfter.TotalSeconds));
+        httpContext.Response.StatusCode = StatusCodes.Status503ServiceUnavailable;
+        httpContext.Response.Headers.RetryAfter = seconds.ToString(System.Globalization.CultureInfo.InvariantCulture);
+        return await problems.TryWriteAsync(new ProblemDetailsContext
+        {
+            HttpContext = httpContext,
+            Exception = exception,
+            ProblemDetails =
+            {
+                Status = StatusCodes.Status503ServiceUnavailable,
+                Title = $"{unavailable.StoreName} unavailable",
+                Detail = $"{unavailable.Message} Nothing was changed; retry after {seconds} s.",
+                Extensions = { ["store"] = unavailable.StoreName },
+            },
+        }).ConfigureAwait(false);
+    }
+
+    private static partial class Log
+    {
+        [LoggerMessage(EventId = 20, Level = LogLevel.Warning, Message = "{Store} unavailable: {Method} {Path} answered 503. {Reason}")]
+        public static partial void StoreUnavailable(ILogger logger, string store, string method, PathString path, string reason);
+    }
+}

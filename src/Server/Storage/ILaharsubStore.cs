@@ -1,0 +1,58 @@
+namespace Laharsub.Server.Storage;
+
+/// <summary>
+/// Where topics and raw messages live: the seam between Laharsub and a storage engine. The endpoints,
+/// the poll assembly (fair sharing, caps, notices) and the wire encoding are shared by every store, so
+/// a store only keeps topics and messages, assigns ids, and tells <see cref="TopicSignals"/> when a
+/// topic changes. Register one with <c>AddLaharsub().AddRedis(...)</c> or any extension that replaces
+/// this service; in-process code may resolve it to create topics and publish from C#.
+/// </summary>
+/// <remarks>
+/// Contract for implementers (checked for every store by the backend contract tests):
+/// <list type="bullet">
+/// <item>Topic ids are unique for the store's lifetime; message ids are consecutive per topic from 1,
+/// assigned atomically with the append.</item>
+/// <item>Every topic has an <see cref="TopicInfo.Epoch"/> fixed at creation that differs between any two
+/// incarnations of a topic id (for example after the store lost its data).</item>
+/// <item>After a publish or a delete is visible to <see cref="ReadAsync"/> on any instance, the store
+/// calls <see cref="TopicSignals.Signal"/> for that topic on every instance.</item>
+/// <item>A store that cannot reach its engine throws <see cref="LaharsubStoreUnavailableException"/>;
+/// the server answers 503 with Retry-After.</item>
+/// </list>
+/// </remarks>
+public interface ILaharsubStore
+{
+    /// <summary>Creates a topic; <see langword="null"/> when <c>MaxTopics</c> topics already exist.</summary>
+    ValueTask<TopicInfo?> CreateTopicAsync(string? label = null, CancellationToken cancellationToken = default);
+
+    /// <summary>The topic's current info, or <see langword="null"/> if it does not exist.</summary>
+    ValueTask<TopicInfo?> GetTopicAsync(long topicId, CancellationToken cancellationToken = default);
+
+    /// <summary>Up to <paramref name="limit"/> topics with ids greater than <paramref name="afterTopicId"/>, in id order.</summary>
+    ValueTask<IReadOnlyList<TopicInfo>> ListTopicsAsync(long afterTopicId, int limit, CancellationToken cancellationToken = default);
+
+    /// <summary>Deletes a topic and signals it; <see langword="false"/> if it did not exist.</summary>
+    ValueTask<bool> DeleteTopicAsync(long topicId, CancellationToken cancellationToken = default);
+
+    /// <summary>
+    /// Appends one message under the topic's next id and signals the topic. The body is copied, so the
+    /// caller may reuse its buffer. With <paramref name="ifEpoch"/>, appends only to that incarnation of
+    /// the topic (<see cref="PublishStatus.EpochMismatch"/> otherwise, nothing stored).
+    /// </summary>
+    ValueTask<PublishResult> PublishAsync(long topicId, ReadOnlyMemory<byte> body, string contentType, string? ifEpoch = null,
+        CancellationToken cancellationToken = default);
+
+    /// <summary>
+    /// Reads several topics at once (one round trip for a networked store). For request <c>n</c>, the
+    /// store writes <c>results[n]</c> and appends to <paramref name="messages"/> (after request
+    /// <c>n - 1</c>'s) the retained messages with ids from <c>max(FromMessageId, firstRetained)</c> on,
+    /// consecutive, stopping after <see cref="TopicReadRequest.MaxMessages"/> messages or as soon as the
+    /// bodies appended for the request reach <see cref="TopicReadRequest.MaxBytes"/> (the message that
+    /// reaches it is included).
+    /// </summary>
+    ValueTask ReadAsync(ReadOnlyMemory<TopicReadRequest> requests, Memory<TopicReadResult> results, List<Message> messages,
+        CancellationToken cancellationToken = default);
+
+    /// <summary>Topic count and retained bytes, for health checks and metrics.</summary>
+    ValueTask<StoreStatistics> GetStatisticsAsync(CancellationToken cancellationToken = default);
+}

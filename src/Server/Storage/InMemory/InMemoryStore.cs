@@ -1,0 +1,223 @@
+using System.Collections.Concurrent;
+using System.Security.Cryptography;
+using Laharsub.Server.Hosting;
+using Microsoft.Extensions.Options;
+
+namespace Laharsub.Server.Storage.InMemory;
+
+/// <summary>
+/// Keeps topics and messages in this process: fast and simple, but everything is lost when the
+/// process stops, and every server instance has its own topics. The default store.
+/// </summary>
+public sealed class InMemoryStore : ILaharsubStore, IDisposable
+{
+    /// <summary>
+    /// What one retained message costs beyond its body, counted against <c>MaxRetainedBytes</c>: the
+    /// message object, its slot, and the headers of the two wire encodings each instance caches.
+    /// </summary>
+    private const int MessageOverheadBytes = 640;
+
+    private readonly LaharsubOptions _options;
+    private readonly TopicSignals _signals;
+    private readonly TimeProvider _timeProvider;
+    private readonly ConcurrentDictionary<long, Topic> _topics = new();
+    private readonly ITimer _sweepTimer;
+    private long _lastTopicId;
+    private int _topicCount;
+    private long _retainedBytes;
+    private int _sweepingWhenFull;
+
+    /// <summary>Creates the store; it sweeps expired messages every <c>RetentionSweepInterval</c> until disposed.</summary>
+    public InMemoryStore(IOptions<LaharsubOptions> options, TopicSignals signals, TimeProvider timeProvider)
+    {
+        _options = options.Value;
+        _signals = signals;
+        _timeProvider = timeProvider;
+        _sweepTimer = timeProvider.CreateTimer(static state => ((InMemoryStore)state!).Sweep(), this,
+            _options.RetentionSweepInterval, _options.RetentionSweepInterval);
+    }
+
+    /// <summary>
+    /// A message's cost against <c>MaxRetainedBytes</c>: its body kept raw and in the two wire forms
+    /// (each about the body's size; JSON text escaping can make one larger, which the stated bound of
+    /// docs/architecture.md allows for), plus a fixed overhead.
+    /// </summary>
+    internal static long CostOf(int bodyBytes) => 3L * bodyBytes + MessageOverheadBytes;
+
+    /// <inheritdoc/>
+    public ValueTask<StoreStatistics> GetStatisticsAsync(CancellationToken cancellationToken = default) =>
+        // A creation refused at the limit counts itself for an instant before it backs out.
+        ValueTask.FromResult(new StoreStatistics(Math.Min(Volatile.Read(ref _topicCount), _options.MaxTopics), Volatile.Read(ref _retainedBytes)));
+
+    /// <inheritdoc/>
+    public ValueTask<TopicInfo?> CreateTopicAsync(string? label = null, CancellationToken cancellationToken = default)
+    {
+        if (Interlocked.Increment(ref _topicCount) > _options.MaxTopics)
+        {
+            Interlocked.Decrement(ref _topicCount);
+            return ValueTask.FromResult<TopicInfo?>(null);
+        }
+        var topic = new Topic(Interlocked.Increment(ref _lastTopicId), NewEpoch(), _timeProvider.GetUtcNow(), label);
+        _topics[topic.Id] = topic;
+        return ValueTask.FromResult<TopicInfo?>(topic.GetInfo(ExpiryThreshold(), ref _retainedBytes));
+    }
+
+    /// <summary>A random 64-bit epoch in 16 hex digits: a restarted process cannot repeat its predecessor's.</summary>
+    internal static string NewEpoch() => Convert.ToHexStringLower(RandomNumberGenerator.GetBytes(8));
+
+    /// <inheritdoc/>
+    public ValueTask<TopicInfo?> GetTopicAsync(long topicId, CancellationToken cancellationToken = default) =>
+        ValueTask.FromResult(_topics.TryGetValue(topicId, out var topic) ? topic.GetInfo(ExpiryThreshold(), ref _retainedBytes) : null);
+
+    /// <inheritdoc/>
+    public ValueTask<IReadOnlyList<TopicInfo>> ListTopicsAsync(long afterTopicId, int limit, CancellationToken cancellationToken = default)
+    {
+        ArgumentOutOfRangeException.ThrowIfNegative(afterTopicId);
+        ArgumentOutOfRangeException.ThrowIfNegativeOrZero(limit);
+        var page = new List<TopicInfo>(Math.Min(limit, 128));
+        var threshold = ExpiryThreshold();
+        var last = Volatile.Read(ref _lastTopicId);
+        if (last - afterTopicId > 4L * _topics.Count + limit)
+        {
+            // Mostly deleted ids ahead: sorting the live topics beats stepping through dead ids.
+            foreach (var topic in _topics.Values.Where(t => t.Id > afterTopicId).OrderBy(t => t.Id).Take(limit))
+            {
+                page.Add(topic.GetInfo(threshold, ref _retainedBytes));
+            }
+            return ValueTask.FromResult<IReadOnlyList<TopicInfo>>(page);
+        }
+        // Ids are assigned in sequence, so walking them in order is a keyset page without sorting.
+        for (var id = afterTopicId + 1; id <= last && page.Count < limit; id++)
+        {
+            if (_topics.TryGetValue(id, out var topic))
+            {
+                page.Add(topic.GetInfo(threshold, ref _retainedBytes));
+            }
+        }
+        return ValueTask.FromResult<IReadOnlyList<TopicInfo>>(page);
+    }
+
+    /// <inheritdoc/>
+    public ValueTask<bool> DeleteTopicAsync(long topicId, CancellationToken cancellationToken = default)
+    {
+        if (!_topics.TryRemove(topicId, out var topic))
+        {
+            return ValueTask.FromResult(false);
+        }
+        Interlocked.Add(ref _retainedBytes, -topic.Delete());
+        Interlocked.Decrement(ref _topicCount);
+        _signals.Signal(topicId);
+        return ValueTask.FromResult(true);
+    }
+
+    /// <inheritdoc/>
+    public ValueTask<PublishResult> PublishAsync(long topicId, ReadOnlyMemory<byte> body, string contentType, string? ifEpoch = null,
+        CancellationToken cancellationToken = default)
+    {
+        ArgumentNullException.ThrowIfNull(contentType);
+        if (body.Length == 0 || body.Length > _options.MaxMessageBytes)
+        {
+            return ValueTask.FromResult(new PublishResult(PublishStatus.InvalidSize));
+        }
+        if (!_topics.TryGetValue(topicId, out var topic))
+        {
+            return ValueTask.FromResult(new PublishResult(PublishStatus.TopicNotFound));
+        }
+        if (ifEpoch is not null && ifEpoch != topic.Epoch)
+        {
+            return ValueTask.FromResult(new PublishResult(PublishStatus.EpochMismatch, Epoch: topic.Epoch));
+        }
+        // Reserve the cost first: when the server is full the message is refused, never stored and
+        // later dropped. Expired messages are swept first so a full server frees what it can.
+        var cost = CostOf(body.Length);
+        if (!TryReserve(cost))
+        {
+            // One inline sweep at a time: a full server's retrying publishers would otherwise each
+            // walk every topic, contending for the topics' locks just when the server is busiest.
+            if (Interlocked.CompareExchange(ref _sweepingWhenFull, 1, 0) == 0)
+            {
+                try
+                {
+                    Sweep();
+                }
+                finally
+                {
+                    Volatile.Write(ref _sweepingWhenFull, 0);
+                }
+            }
+            if (!TryReserve(cost))
+            {
+                return ValueTask.FromResult(new PublishResult(PublishStatus.StorageFull, RetryAfter: UntilOldestExpires()));
+            }
+        }
+        var messageId = topic.Publish(contentType, body.ToArray(), _timeProvider.GetUtcNow(), ExpiryThreshold(),
+            _options.MaxMessagesPerTopic, ref _retainedBytes);
+        if (messageId == 0)
+        {
+            Interlocked.Add(ref _retainedBytes, -cost);
+            return ValueTask.FromResult(new PublishResult(PublishStatus.TopicNotFound));
+        }
+        _signals.Signal(topicId);
+        return ValueTask.FromResult(new PublishResult(PublishStatus.Published, messageId, topic.Epoch));
+    }
+
+    /// <inheritdoc/>
+    public ValueTask ReadAsync(ReadOnlyMemory<TopicReadRequest> requests, Memory<TopicReadResult> results, List<Message> messages,
+        CancellationToken cancellationToken = default)
+    {
+        var threshold = ExpiryThreshold();
+        var requestSpan = requests.Span;
+        var resultSpan = results.Span;
+        for (var i = 0; i < requestSpan.Length; i++)
+        {
+            resultSpan[i] = _topics.TryGetValue(requestSpan[i].TopicId, out var topic)
+                ? topic.Read(requestSpan[i], messages, threshold, ref _retainedBytes)
+                : TopicReadResult.Missing;
+        }
+        return ValueTask.CompletedTask;
+    }
+
+    /// <summary>Drops expired messages from every topic; runs on a timer, and inline when the store is full.</summary>
+    internal void Sweep()
+    {
+        var threshold = ExpiryThreshold();
+        // Enumerating the dictionary itself takes no lock and copies nothing (.Values would do both).
+        foreach (var (_, topic) in _topics)
+        {
+            if (topic.MayHoldMessages)
+            {
+                topic.Expire(threshold, ref _retainedBytes);
+            }
+        }
+    }
+
+    /// <summary>Stops the sweep timer.</summary>
+    public void Dispose() => _sweepTimer.Dispose();
+
+    /// <summary>How long until the oldest retained message expires and frees room: the honest Retry-After of a 507.</summary>
+    private TimeSpan UntilOldestExpires()
+    {
+        DateTimeOffset? oldest = null;
+        foreach (var (_, topic) in _topics)
+        {
+            if (topic.OldestPublishedAt is { } at && (oldest is null || at < oldest))
+            {
+                oldest = at;
+            }
+        }
+        var wait = oldest is { } o ? o + _options.MessageTimeToLive - _timeProvider.GetUtcNow() : _options.MessageTimeToLive;
+        return wait < TimeSpan.FromSeconds(1) ? TimeSpan.FromSeconds(1) : wait;
+    }
+
+    private bool TryReserve(long bytes)
+    {
+        if (Interlocked.Add(ref _retainedBytes, bytes) <= _options.MaxRetainedBytes)
+        {
+            return true;
+        }
+        Interlocked.Add(ref _retainedBytes, -bytes);
+        return false;
+    }
+
+    private long ExpiryThreshold() => _timeProvider.GetUtcNow().UtcTicks - _options.MessageTimeToLive.Ticks;
+}

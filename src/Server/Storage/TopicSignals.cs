@@ -1,0 +1,153 @@
+namespace Laharsub.Server.Storage;
+
+/// <summary>
+/// This process's waiting polls, by topic. A store calls <see cref="Signal"/> whenever a topic changes
+/// (a publish or a delete, made here or learned from another instance), and every poll waiting on it
+/// here wakes and reads again. One per process, shared by every store, so that waking is the same code
+/// whatever keeps the messages.
+/// </summary>
+/// <remarks>
+/// The waiters of a topic are an intrusive doubly-linked list, so a poll leaves each of its topics in
+/// O(1). The lists live in striped dictionaries, each stripe under its own lock: no lock is wider than
+/// a stripe, and a publish holds one only to detach the list, waking the polls after releasing it.
+/// </remarks>
+public sealed class TopicSignals
+{
+    private const int StripeCount = 64;
+    private readonly Stripe[] _stripes = new Stripe[StripeCount];
+
+    /// <summary>Creates an empty registry.</summary>
+    public TopicSignals()
+    {
+        for (var i = 0; i < _stripes.Length; i++)
+        {
+            _stripes[i] = new Stripe();
+        }
+    }
+
+    /// <summary>Wakes every poll of this process that waits on <paramref name="topicId"/>.</summary>
+    public void Signal(long topicId)
+    {
+        var stripe = StripeOf(topicId);
+        PollWaiter.Registration? registration;
+        lock (stripe.Lock)
+        {
+            if (!stripe.Waiters.Remove(topicId, out var waiters))
+            {
+                return;
+            }
+            registration = waiters.First;
+            // Unlinked under the lock, so that a woken poll unregistering concurrently sees IsLinked false.
+            for (var node = registration; node is not null; node = node.Next)
+            {
+                node.IsLinked = false;
+            }
+        }
+        while (registration is not null)
+        {
+            var next = registration.Next;
+            registration.Previous = registration.Next = null;
+            registration.Waiter.Wake();
+            registration = next;
+        }
+    }
+
+    /// <summary>Wakes every waiting poll of this process (a store that lost track of changes, for example after reconnecting).</summary>
+    public void SignalAll()
+    {
+        foreach (var stripe in _stripes)
+        {
+            long[] topics;
+            lock (stripe.Lock)
+            {
+                topics = [.. stripe.Waiters.Keys];
+            }
+            foreach (var topicId in topics)
+            {
+                Signal(topicId);
+            }
+        }
+    }
+
+    /// <summary>Polls of this process waiting on <paramref name="topicId"/> now.</summary>
+    public int WaitingOn(long topicId)
+    {
+        var stripe = StripeOf(topicId);
+        lock (stripe.Lock)
+        {
+            return stripe.Waiters.TryGetValue(topicId, out var waiters) ? waiters.Count : 0;
+        }
+    }
+
+    internal void Register(PollWaiter waiter, int slot, long topicId)
+    {
+        var registration = new PollWaiter.Registration(waiter, topicId);
+        var stripe = StripeOf(topicId);
+        lock (stripe.Lock)
+        {
+            if (!stripe.Waiters.TryGetValue(topicId, out var waiters))
+            {
+                waiters = new TopicWaiters();
+                stripe.Waiters.Add(topicId, waiters);
+            }
+            registration.Next = waiters.First;
+            if (waiters.First is not null)
+            {
+                waiters.First.Previous = registration;
+            }
+            waiters.First = registration;
+            waiters.Count++;
+            registration.IsLinked = true;
+        }
+        waiter.Registrations[slot] = registration;
+    }
+
+    internal void Unregister(PollWaiter.Registration registration)
+    {
+        // A signal unlinks every waiter it wakes, so the woken poll usually skips the lock here.
+        if (!Volatile.Read(ref registration.IsLinked))
+        {
+            return;
+        }
+        var stripe = StripeOf(registration.TopicId);
+        lock (stripe.Lock)
+        {
+            if (!registration.IsLinked || !stripe.Waiters.TryGetValue(registration.TopicId, out var waiters))
+            {
+                return;
+            }
+            if (registration.Previous is null)
+            {
+                waiters.First = registration.Next;
+            }
+            else
+            {
+                registration.Previous.Next = registration.Next;
+            }
+            if (registration.Next is not null)
+            {
+                registration.Next.Previous = registration.Previous;
+            }
+            registration.Previous = registration.Next = null;
+            registration.IsLinked = false;
+            if (--waiters.Count == 0)
+            {
+                stripe.Waiters.Remove(registration.TopicId);
+            }
+        }
+    }
+
+    private Stripe StripeOf(long topicId) => _stripes[(int)((ulong)topicId % StripeCount)];
+
+    private sealed class Stripe
+    {
+        public readonly Lock Lock = new();
+        public readonly Dictionary<long, TopicWaiters> Waiters = [];
+    }
+
+    private sealed class TopicWaiters
+    {
+        public PollWaiter.Registration? First;
+        public int Count;
+    }
+}

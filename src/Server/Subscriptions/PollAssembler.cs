@@ -1,0 +1,350 @@
+using Laharsub.Server.Hosting;
+using Laharsub.Server.Storage;
+using Microsoft.Extensions.Options;
+
+namespace Laharsub.Server.Subscriptions;
+
+/// <summary>
+/// Answers a long poll from any <see cref="ILaharsubStore"/>: turns cursors and epochs into notices
+/// (gap, reset, topicDeleted), shares a capped answer fairly between topics, and waits on
+/// <see cref="TopicSignals"/> when there is nothing yet. Every store gets the same semantics because
+/// this code, not the store, decides them.
+/// </summary>
+internal sealed partial class PollAssembler(ILaharsubStore store, TopicSignals signals, IOptions<LaharsubOptions> options)
+{
+    private readonly LaharsubOptions _options = options.Value;
+    private uint _rotation;
+
+    /// <summary>
+    /// Returns what the subscriptions can read now; if nothing, waits until a message or notice arrives
+    /// on any of them or <paramref name="cancellationToken"/> fires (then the result is empty).
+    /// </summary>
+    public async ValueTask<PollResult> PollAsync(IReadOnlyList<Subscription> subscriptions, CancellationToken cancellationToken)
+    {
+        var poll = new PollState(subscriptions);
+        // Registered before the first read: a change that the read misses signals the waiter.
+        var waiter = Register(poll);
+        try
+        {
+            while (true)
+            {
+                if (await CollectAsync(poll).ConfigureAwait(false) is { } result)
+                {
+                    return result;
+                }
+                if (cancellationToken.IsCancellationRequested)
+                {
+                    return PollResult.Empty;
+                }
+                await using (cancellationToken.UnsafeRegister(static state => ((PollWaiter)state!).Wake(), waiter).ConfigureAwait(false))
+                {
+                    await waiter.Woken.ConfigureAwait(false);
+                }
+                Unregister(waiter);
+                if (cancellationToken.IsCancellationRequested)
+                {
+                    // Whatever arrived with the timeout still goes out; nothing is registered any more.
+                    return await CollectAsync(poll).ConfigureAwait(false) ?? PollResult.Empty;
+                }
+                waiter = Register(poll);
+            }
+        }
+        finally
+        {
+            Unregister(waiter);
+        }
+    }
+
+    private PollWaiter Register(PollState poll)
+    {
+        var waiter = new PollWaiter(poll.Count);
+        for (var i = 0; i < poll.Count; i++)
+        {
+            signals.Register(waiter, i, poll.Subscriptions[i].TopicId);
+        }
+        return waiter;
+    }
+
+    private void Unregister(PollWaiter waiter)
+    {
+        foreach (var registration in waiter.Registrations)
+        {
+            if (registration is not null)
+            {
+                signals.Unregister(registration);
+            }
+        }
+    }
+
+    /// <summary>
+    /// Gathers what the topics have for their cursors, or null when there is nothing yet. A capped
+    /// response is shared fairly, so that one busy topic cannot crowd the others out of every response:
+    /// each topic first takes up to an equal share of the cap, then the topics that had more fill what is
+    /// left. When even the shares do not fit (more busy topics than the cap has room for), the shares are
+    /// taken again from a topic that rotates from one such poll to the next, so that no topic is always
+    /// last. Whatever happens, the response lists topics in the order of the subscriptions, each topic's
+    /// messages together.
+    /// </summary>
+    private async ValueTask<PollResult?> CollectAsync(PollState poll)
+    {
+        var count = poll.Count;
+        var share = count == 1
+            ? new ReadLimits(_options.MaxMessagesPerPoll, _options.MaxBytesPerPoll)
+            : new ReadLimits(Math.Max(1, _options.MaxMessagesPerPoll / count), Math.Max(1L, _options.MaxBytesPerPoll / count));
+
+        // Round one: every topic's share, read in one batch.
+        poll.ResetRound();
+        for (var i = 0; i < count; i++)
+        {
+            poll.Requests[i] = ShareRequest(poll, i, share);
+        }
+        await store.ReadAsync(poll.Requests, poll.Results, poll.Scratch).ConfigureAwait(false);
+        var start = 0;
+        var needsReread = false;
+        for (var i = 0; i < count; i++)
+        {
+            var read = poll.Results[i];
+            poll.Segments[i] = new Segment(poll.Scratch, start, read.MessageCount, poll.Requests[i]);
+            start += read.MessageCount;
+            switch (Inspect(poll, i, read))
+            {
+                case Inspection.UnknownTopic:
+                    return PollResult.TopicNotFound(poll.Subscriptions[i].TopicId);
+                case Inspection.Reread:
+                    needsReread = true;
+                    break;
+            }
+        }
+        if (needsReread)
+        {
+            await RereadAsync(poll, share).ConfigureAwait(false);
+        }
+
+        var budget = TakeShares(poll, share);
+        if (count > 1 && !budget.IsExhausted && poll.Outcomes.AsSpan(0, count).Contains(CollectOutcome.ShareFull))
+        {
+            await TakeExtrasAsync(poll, budget).ConfigureAwait(false);
+        }
+        return poll.ToResult();
+    }
+
+    /// <summary>What a topic's read said besides its messages.</summary>
+    private enum Inspection { Messages, Done, Reread, UnknownTopic }
+
+    /// <summary>
+    /// Turns a topic's state into notices and a cursor, following the cursor rules of docs/protocol.md,
+    /// and says whether its messages can be used as read.
+    /// </summary>
+    private static Inspection Inspect(PollState poll, int slot, in TopicReadResult read)
+    {
+        var subscription = poll.Subscriptions[slot];
+        var followed = poll.Epochs[slot];
+        if (!read.Exists || (followed is not null && read.Epoch != followed))
+        {
+            if (followed is null)
+            {
+                return Inspection.UnknownTopic;
+            }
+            // Deleted (or deleted and created again) while this poll waited.
+            poll.AddNotice(slot, new PollNotice(PollNoticeKind.TopicDeleted, subscription.TopicId, followed));
+            poll.Segments[slot] = default;
+            return Inspection.Done;
+        }
+        poll.Epochs[slot] = read.Epoch;
+        ref var cursor = ref poll.Cursors[slot];
+        if (subscription.Epoch is { } requested && requested != read.Epoch && !poll.EpochChecked[slot])
+        {
+            poll.EpochChecked[slot] = true;
+            poll.AddNotice(slot, new PollNotice(PollNoticeKind.EpochReset, subscription.TopicId, read.Epoch, FromMessageId: cursor,
+                ToMessageId: read.LastMessageId, FirstMessageId: read.FirstRetainedMessageId, RequestedEpoch: requested));
+            cursor = read.FirstRetainedMessageId;
+            return Reread(poll, slot, read);
+        }
+        poll.EpochChecked[slot] = true;
+        if (cursor == 0)
+        {
+            cursor = read.LastMessageId + 1;
+            poll.Segments[slot] = default;
+            return Inspection.Done;
+        }
+        if (cursor > read.LastMessageId + 1)
+        {
+            poll.AddNotice(slot, new PollNotice(PollNoticeKind.Reset, subscription.TopicId, read.Epoch, FromMessageId: cursor,
+                ToMessageId: read.LastMessageId, FirstMessageId: read.FirstRetainedMessageId));
+            cursor = read.FirstRetainedMessageId;
+            return Reread(poll, slot, read);
+        }
+        if (cursor < read.FirstRetainedMessageId)
+        {
+            poll.AddNotice(slot, new PollNotice(PollNoticeKind.Gap, subscription.TopicId, read.Epoch, FromMessageId: cursor,
+                ToMessageId: read.FirstRetainedMessageId - 1));
+            cursor = read.FirstRetainedMessageId;
+        }
+        return Inspection.Messages;
+    }
+
+    private static Inspection Reread(PollState poll, int slot, in TopicReadResult read)
+    {
+        poll.Segments[slot] = default;
+        if (read.FirstRetainedMessageId > read.LastMessageId)
+        {
+            return Inspection.Done;
+        }
+        poll.RereadSlots[slot] = true;
+        return Inspection.Reread;
+    }
+
+    /// <summary>Reads again, from their new cursors, the topics whose cursor a reset moved (rare: one more read).</summary>
+    private async ValueTask RereadAsync(PollState poll, ReadLimits share)
+    {
+        var slots = new List<int>();
+        for (var i = 0; i < poll.Count; i++)
+        {
+            if (poll.RereadSlots[i])
+            {
+                slots.Add(i);
+            }
+        }
+        var requests = new TopicReadRequest[slots.Count];
+        for (var n = 0; n < slots.Count; n++)
+        {
+            requests[n] = ShareRequest(poll, slots[n], share);
+        }
+        var results = new TopicReadResult[slots.Count];
+        var messages = new List<Message>();
+        await store.ReadAsync(requests, results, messages).ConfigureAwait(false);
+        var start = 0;
+        for (var n = 0; n < slots.Count; n++)
+        {
+            var slot = slots[n];
+            var read = results[n];
+            // The topic went away between the two reads: the next poll says so.
+            poll.Segments[slot] = read.Exists && read.Epoch == poll.Epochs[slot]
+                ? new Segment(messages, start, read.MessageCount, requests[n])
+                : default;
+            start += read.MessageCount;
+        }
+    }
+
+    /// <summary>
+    /// Round one: every topic takes up to its share, in subscription order. If the response filled before
+    /// every topic had its share, takes the shares again from the next topic of the rotation. Returns the
+    /// budget left.
+    /// </summary>
+    private PollBudget TakeShares(PollState poll, ReadLimits share)
+    {
+        var count = poll.Count;
+        var first = 0;
+        while (true)
+        {
+            var budget = new PollBudget(_options.MaxMessagesPerPoll, _options.MaxBytesPerPoll);
+            var sharesDidNotFit = false;
+            for (int n = 0, i = first; n < count; n++, i = i + 1 == count ? 0 : i + 1)
+            {
+                var shareBudget = count == 1 ? PollBudget.Unlimited : new PollBudget(share.Messages, share.Bytes);
+                var outcome = Take(poll.Segments[i], ref shareBudget, ref budget, out poll.Taken[i]);
+                poll.Outcomes[i] = outcome;
+                sharesDidNotFit |= outcome == CollectOutcome.ResponseFull;
+            }
+            if (!sharesDidNotFit || first != 0 || count == 1)
+            {
+                poll.First = first;
+                return budget;
+            }
+            first = (int)(Interlocked.Increment(ref _rotation) % (uint)count);
+            if (first == 0)
+            {
+                poll.First = first;
+                return budget;
+            }
+        }
+    }
+
+    /// <summary>Round two: the topics whose share was full take, in the same order, what room the response has left.</summary>
+    private async ValueTask TakeExtrasAsync(PollState poll, PollBudget budget)
+    {
+        var count = poll.Count;
+        var slots = new List<int>();
+        for (int n = 0, i = poll.First; n < count; n++, i = i + 1 == count ? 0 : i + 1)
+        {
+            if (poll.Outcomes[i] == CollectOutcome.ShareFull)
+            {
+                slots.Add(i);
+            }
+        }
+        var room = budget.Remaining;
+        var requests = new TopicReadRequest[slots.Count];
+        for (var n = 0; n < slots.Count; n++)
+        {
+            var slot = slots[n];
+            requests[n] = new TopicReadRequest(poll.Subscriptions[slot].TopicId, poll.CursorAfterShare(slot),
+                room.Messages + 1, room.Bytes == long.MaxValue ? long.MaxValue : room.Bytes + 1);
+        }
+        var results = new TopicReadResult[slots.Count];
+        var messages = new List<Message>();
+        await store.ReadAsync(requests, results, messages).ConfigureAwait(false);
+        var start = 0;
+        for (var n = 0; n < slots.Count && !budget.IsExhausted; n++)
+        {
+            var slot = slots[n];
+            var read = results[n];
+            var segment = new Segment(messages, start, read.MessageCount, requests[n]);
+            start += read.MessageCount;
+            if (!read.Exists || read.Epoch != poll.Epochs[slot])
+            {
+                poll.AddNotice(slot, new PollNotice(PollNoticeKind.TopicDeleted, poll.Subscriptions[slot].TopicId, poll.Epochs[slot]!));
+                continue;
+            }
+            var from = requests[n].FromMessageId;
+            if (from < read.FirstRetainedMessageId)
+            {
+                // Expired or evicted between the two rounds.
+                poll.AddNotice(slot, new PollNotice(PollNoticeKind.Gap, poll.Subscriptions[slot].TopicId, read.Epoch, FromMessageId: from,
+                    ToMessageId: read.FirstRetainedMessageId - 1));
+            }
+            var unlimited = PollBudget.Unlimited;
+            Take(segment, ref unlimited, ref budget, out var taken);
+            poll.Extras[slot] = segment with { Count = taken };
+        }
+    }
+
+    /// <summary>Takes a segment's messages while both budgets allow; says what stopped it.</summary>
+    private static CollectOutcome Take(in Segment segment, ref PollBudget share, ref PollBudget budget, out int taken)
+    {
+        taken = 0;
+        long bytes = 0;
+        for (var k = 0; k < segment.Count; k++)
+        {
+            var size = segment.Source![segment.Start + k].Body.Length;
+            if (!share.TryTake(size))
+            {
+                return CollectOutcome.ShareFull;
+            }
+            if (!budget.TryTake(size))
+            {
+                return CollectOutcome.ResponseFull;
+            }
+            taken++;
+            bytes += size;
+        }
+        // Everything read was taken; if the read stopped at its limit there may be more.
+        return segment.Count > 0 && (segment.Count >= segment.Request.MaxMessages || bytes >= segment.Request.MaxBytes)
+            ? CollectOutcome.ShareFull
+            : CollectOutcome.Complete;
+    }
+
+    private static TopicReadRequest ShareRequest(PollState poll, int slot, ReadLimits share)
+    {
+        var cursor = poll.Cursors[slot];
+        var topicId = poll.Subscriptions[slot].TopicId;
+        // One more message and byte than the share, so that what stops the taking is seen, not guessed.
+        return cursor == 0
+            ? new TopicReadRequest(topicId, 0, 0, 0)
+            : new TopicReadRequest(topicId, cursor, share.Messages + 1, share.Bytes == long.MaxValue ? long.MaxValue : share.Bytes + 1);
+    }
+
+    private readonly record struct ReadLimits(int Messages, long Bytes);
+
+    /// <summary>A run of one topic's messages inside a read's message list.</summary>
+    private readonly record struct Segment(List<Message>? Source, int Start, int Count, TopicReadRequest Request);
+}

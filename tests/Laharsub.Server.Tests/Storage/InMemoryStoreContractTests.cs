@@ -1,0 +1,24 @@
+using Laharsub.Server.Hosting;
+using Laharsub.Server.Storage;
+using Laharsub.Server.Storage.InMemory;
+using Laharsub.Testing;
+using Microsoft.Extensions.Options;
+
+namespace Laharsub.Server.Tests.Storage;
+
+/// <summary>The store contract on the in-memory store, on a clock the test moves.</summary>
+public sealed class InMemoryStoreContractTests : StoreContractTests
+{
+    private readonly ManualTimeProvider _clock = new();
+
+    protected override TimeSpan ShortTimeToLive => TimeSpan.FromSeconds(10);
+
+    protected override Task<ILaharsubStore> CreateStoreAsync(LaharsubOptions options, TopicSignals signals) =>
+        Task.FromResult<ILaharsubStore>(new InMemoryStore(Options.Create(options), signals, _clock));
+
+    protected override Task LetRetentionPassAsync()
+    {
+        _clock.Advance(ShortTimeToLive + TimeSpan.FromSeconds(1));
+        return Task.CompletedTask;
+    }
+}

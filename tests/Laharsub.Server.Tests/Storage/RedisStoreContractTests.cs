@@ -1,0 +1,29 @@
+using Laharsub.Server.Hosting;
+using Laharsub.Server.Redis;
+using Laharsub.Server.Storage;
+using Microsoft.Extensions.Logging.Abstractions;
+using Microsoft.Extensions.Options;
+
+namespace Laharsub.Server.Tests.Storage;
+
+/// <summary>
+/// The store contract on the Redis store, against a real private redis-server. Redis keeps time with
+/// its own clock, so retention is tested with a short real time to live.
+/// </summary>
+public sealed class RedisStoreContractTests : StoreContractTests
+{
+    protected override TimeSpan ShortTimeToLive => TimeSpan.FromMilliseconds(300);
+
+    protected override async Task<ILaharsubStore> CreateStoreAsync(LaharsubOptions options, TopicSignals signals) =>
+        await CreateRedisStoreAsync(options, signals, SharedRedis.UniquePrefix());
+
+    internal static async Task<RedisStore> CreateRedisStoreAsync(LaharsubOptions options, TopicSignals signals, string prefix)
+    {
+        var redis = await SharedRedis.GetAsync();
+        return new RedisStore(Options.Create(options),
+            Options.Create(new LaharsubRedisOptions { Configuration = redis.Configuration, KeyPrefix = prefix }),
+            signals, TimeProvider.System, NullLogger<RedisStore>.Instance);
+    }
+
+    protected override Task LetRetentionPassAsync() => Task.Delay(ShortTimeToLive + TimeSpan.FromMilliseconds(100));
+}

@@ -1,0 +1,120 @@
+using System.Text;
+using Laharsub.Server.Hosting;
+using Laharsub.Server.Redis;
+using Laharsub.Server.Storage;
+using Laharsub.Server.Subscriptions;
+using Laharsub.Testing;
+using Microsoft.Extensions.Logging.Abstractions;
+using Microsoft.Extensions.Options;
+
+namespace Laharsub.Server.Tests.Storage;
+
+/// <summary>What only the Redis store has: instances that share topics, and a Redis that goes away.</summary>
+public sealed class RedisStoreTests : IAsyncLifetime
+{
+    private static readonly TimeSpan Bound = TimeSpan.FromSeconds(20);
+    private readonly List<RedisStore> _stores = [];
+
+    public Task InitializeAsync() => Task.CompletedTask;
+
+    public async Task DisposeAsync()
+    {
+        foreach (var store in _stores)
+        {
+            await store.DisposeAsync();
+        }
+    }
+
+    private RedisStore Instance(string configuration, string prefix, TopicSignals signals, LaharsubOptions? options = null)
+    {
+        var store = new RedisStore(Options.Create(options ?? new LaharsubOptions()),
+            Options.Create(new LaharsubRedisOptions { Configuration = configuration, KeyPrefix = prefix, RetryAfter = TimeSpan.FromSeconds(3) }),
+            signals, TimeProvider.System, NullLogger<RedisStore>.Instance);
+        _stores.Add(store);
+        return store;
+    }
+
+    [Fact]
+    public async Task APublishOnOneInstanceWakesAPollOnAnother()
+    {
+        var redis = await SharedRedis.GetAsync();
+        var prefix = SharedRedis.UniquePrefix();
+        var signalsB = new TopicSignals();
+        var a = Instance(redis.Configuration, prefix, new TopicSignals());
+        var b = Instance(redis.Configuration, prefix, signalsB);
+        var pollerB = new PollAssembler(b, signalsB, Options.Create(new LaharsubOptions()));
+        var topic = (await a.CreateTopicAsync())!.TopicId;
+
+        using var timeout = new CancellationTokenSource(Bound);
+        var poll = pollerB.PollAsync([new Subscription(topic, 1)], timeout.Token).AsTask();
+        await Eventually.HoldsAsync(() => Task.FromResult(signalsB.WaitingOn(topic) == 1), Bound, "the poll waits on B");
+        await a.PublishAsync(topic, Encoding.UTF8.GetBytes("from A"), "text/plain");
+
+        var result = await poll.WaitAsync(Bound);
+        Assert.Equal("from A", Encoding.UTF8.GetString(Assert.Single(result.Messages).Body.Span));
+    }
+
+    [Fact]
+    public async Task ADeleteOnOneInstanceWakesAPollOnAnother()
+    {
+        var redis = await SharedRedis.GetAsync();
+        var prefix = SharedRedis.UniquePrefix();
+        var signalsB = new TopicSignals();
+        var a = Instance(redis.Configuration, prefix, new TopicSignals());
+        var b = Instance(redis.Configuration, prefix, signalsB);
+        var pollerB = new PollAssembler(b, signalsB, Options.Create(new LaharsubOptions()));
+        var topic = (await a.CreateTopicAsync())!;
+
+        using var timeout = new CancellationTokenSource(Bound);
+        var poll = pollerB.PollAsync([new Subscription(topic.TopicId, 1)], timeout.Token).AsTask();
+        await Eventually.HoldsAsync(() => Task.FromResult(signalsB.WaitingOn(topic.TopicId) == 1), Bound, "the poll waits on B");
+        await a.DeleteTopicAsync(topic.TopicId);
+
+        var notice = Assert.Single((await poll.WaitAsync(Bound)).Notices);
+        Assert.Equal((PollNoticeKind.TopicDeleted, topic.Epoch), (notice.Kind, notice.Epoch));
+    }
+
+    [Fact]
+    public async Task WhileRedisIsDownTheStoreSaysSoAndWhenItIsBackANewEpochTellsReadersTheDataWasLost()
+    {
+        await using var redis = await RedisServer.StartAsync();
+        var signals = new TopicSignals();
+        var store = Instance(redis.Configuration, "laharsub:", signals);
+        var poller = new PollAssembler(store, signals, Options.Create(new LaharsubOptions()));
+        var before = (await store.CreateTopicAsync())!;
+        await store.PublishAsync(before.TopicId, Encoding.UTF8.GetBytes("before"), "text/plain");
+
+        await redis.KillAsync();
+        var down = await Assert.ThrowsAsync<LaharsubStoreUnavailableException>(
+            async () => await store.PublishAsync(before.TopicId, Encoding.UTF8.GetBytes("lost?"), "text/plain").AsTask().WaitAsync(Bound));
+        await using var restarted = await RedisServer.StartAsync(redis.Port);
+        // The multiplexer reconnects by itself within a few seconds; no restart of Laharsub.
+        TopicInfo? after = null;
+        await Eventually.HoldsAsync(async () =>
+        {
+            try
+            {
+                after = await store.CreateTopicAsync();
+                return true;
+            }
+            catch (LaharsubStoreUnavailableException)
+            {
+                return false;
+            }
+        }, Bound, "the store works again once Redis is back");
+        await store.PublishAsync(after!.TopicId, Encoding.UTF8.GetBytes("new 1"), "text/plain");
+        await store.PublishAsync(after.TopicId, Encoding.UTF8.GetBytes("new 2"), "text/plain");
+        using var timeout = new CancellationTokenSource(Bound);
+        var resumed = await poller.PollAsync([new Subscription(before.TopicId, 2, before.Epoch)], timeout.Token);
+
+        Assert.Equal("Redis", down.StoreName);
+        Assert.Contains("Laharsub:Redis:Configuration", down.Message);
+        Assert.Equal(TimeSpan.FromSeconds(3), down.RetryAfter);
+        // Redis without persistence lost everything: the id comes back as another incarnation, and the
+        // reader that stood at message 2 is told, instead of silently skipping the new message 1.
+        Assert.Equal(before.TopicId, after.TopicId);
+        var reset = Assert.Single(resumed.Notices);
+        Assert.Equal((PollNoticeKind.EpochReset, before.Epoch, after.Epoch), (reset.Kind, reset.RequestedEpoch, reset.Epoch));
+        Assert.Equal(["new 1", "new 2"], resumed.Messages.Select(m => Encoding.UTF8.GetString(m.Body.Span)));
+    }
+}

@@ -1,0 +1,145 @@
+using System.Diagnostics;
+using System.Runtime.InteropServices;
+
+namespace Laharsub.Testing;
+
+/// <summary>
+/// The standalone server (src/Server/Host, the build of the test's own configuration) as a separate
+/// process on a free loopback port: what operators run, for tests of several instances and of crashes.
+/// </summary>
+public sealed partial class HostProcess : IAsyncDisposable
+{
+    private const int SigKill = 9;
+    private const int SigTerm = 15;
+    private readonly Process _process;
+    private readonly System.Text.StringBuilder _output = new();
+
+    private HostProcess(Process process, Uri baseAddress)
+    {
+        _process = process;
+        BaseAddress = baseAddress;
+    }
+
+    public Uri BaseAddress { get; }
+
+    public Uri ApiAddress => new(BaseAddress, "ps/");
+
+    /// <summary>What the server wrote, for failure messages.</summary>
+    public string Output { get { lock (_output) { return _output.ToString(); } } }
+
+    /// <summary>Starts the server with configuration <paramref name="settings"/> (key=value) and waits until /health answers.</summary>
+    public static async Task<HostProcess> StartAsync(params string[] settings)
+    {
+        var dll = HostDll();
+        var port = RedisServer.FreePort();
+        var start = new ProcessStartInfo("dotnet")
+        {
+            UseShellExecute = false,
+            RedirectStandardOutput = true,
+            RedirectStandardError = true,
+            WorkingDirectory = Path.GetDirectoryName(dll)!,
+        };
+        start.ArgumentList.Add(dll);
+        start.ArgumentList.Add("--urls");
+        start.ArgumentList.Add($"http://127.0.0.1:{port}");
+        foreach (var setting in settings)
+        {
+            start.ArgumentList.Add("--" + setting);
+        }
+        var process = Process.Start(start) ?? throw new InvalidOperationException("dotnet could not be started for the server.");
+        var host = new HostProcess(process, new Uri($"http://127.0.0.1:{port}/"));
+        process.OutputDataReceived += (_, e) => host.Append(e.Data);
+        process.ErrorDataReceived += (_, e) => host.Append(e.Data);
+        process.BeginOutputReadLine();
+        process.BeginErrorReadLine();
+        using var http = new HttpClient { Timeout = TimeSpan.FromSeconds(2) };
+        var deadline = DateTime.UtcNow + TimeSpan.FromSeconds(60);
+        while (true)
+        {
+            if (process.HasExited)
+            {
+                throw new InvalidOperationException($"The server exited at start with code {process.ExitCode}:\n{host.Output}");
+            }
+            try
+            {
+                using var response = await http.GetAsync(new Uri(host.BaseAddress, "health"));
+                if (response.IsSuccessStatusCode)
+                {
+                    return host;
+                }
+            }
+            catch (Exception) when (DateTime.UtcNow < deadline)
+            {
+            }
+            if (DateTime.UtcNow >= deadline)
+            {
+                await host.DisposeAsync();
+                throw new TimeoutException($"The server did not answer /health within 60 s:\n{host.Output}");
+            }
+            await Task.Delay(100);
+        }
+    }
+
+    /// <summary>Kills the server at once (SIGKILL): no graceful answers, connections just drop.</summary>
+    public async Task KillAsync()
+    {
+        if (!_process.HasExited)
+        {
+            _ = Kill(_process.Id, SigKill);
+            await _process.WaitForExitAsync().WaitAsync(TimeSpan.FromSeconds(15));
+        }
+    }
+
+    /// <summary>Stops the server as an operator would (SIGTERM), bounded by 30 s.</summary>
+    public async Task StopAsync()
+    {
+        if (!_process.HasExited)
+        {
+            _ = Kill(_process.Id, SigTerm);
+            await _process.WaitForExitAsync().WaitAsync(TimeSpan.FromSeconds(30));
+        }
+    }
+
+    public async ValueTask DisposeAsync()
+    {
+        try
+        {
+            await StopAsync();
+        }
+        catch (TimeoutException)
+        {
+            await KillAsync();
+        }
+        _process.Dispose();
+    }
+
+    private void Append(string? line)
+    {
+        if (line is not null)
+        {
+            lock (_output)
+            {
+                _output.AppendLine(line);
+            }
+        }
+    }
+
+    /// <summary>The host built in the same configuration as the running tests (test.sh builds the solution in Release).</summary>
+    private static string HostDll()
+    {
+        var configuration = AppContext.BaseDirectory.Contains("/Debug/", StringComparison.Ordinal) ? "Debug" : "Release";
+        for (var directory = new DirectoryInfo(AppContext.BaseDirectory); directory is not null; directory = directory.Parent)
+        {
+            if (File.Exists(Path.Combine(directory.FullName, "Laharsub.sln")))
+            {
+                var dll = Path.Combine(directory.FullName, "src/Server/Host/bin", configuration, "net10.0/Laharsub.Server.Host.dll");
+                return File.Exists(dll) ? dll
+                    : throw new InvalidOperationException($"{dll} is missing: build the solution first (dotnet build Laharsub.sln -c {configuration}).");
+            }
+        }
+        throw new InvalidOperationException("The repository root (Laharsub.sln) was not found above " + AppContext.BaseDirectory);
+    }
+
+    [LibraryImport("libc", EntryPoint = "kill", SetLastError = true)]
+    private static partial int Kill(int pid, int signal);
+}
