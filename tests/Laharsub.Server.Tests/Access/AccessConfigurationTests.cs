@@ -5,6 +5,8 @@ using System.Text;
 using Laharsub.Server.Access;
 using Laharsub.Server.Tests.Support;
 using Laharsub.Testing;
+using Microsoft.AspNetCore.Builder;
+using Microsoft.AspNetCore.Hosting;
 using Microsoft.AspNetCore.Routing;
 using Microsoft.Extensions.DependencyInjection;
 using Microsoft.Extensions.Logging;
@@ -61,6 +63,42 @@ public sealed class AccessConfigurationTests
         Assert.Equal(HttpStatusCode.Created, byEcdsa.StatusCode);
         Assert.Equal(HttpStatusCode.Unauthorized, byStranger.StatusCode);
         Assert.Equal(HttpStatusCode.Unauthorized, byHmac.StatusCode);
+    }
+
+    [Fact]
+    public async Task TokensAreCheckedWithTheKeysAnAuthorityPublishes()
+    {
+        // A local OpenID Connect issuer: its discovery document and JWKS, on loopback.
+        using var rsa = RSA.Create(2048);
+        var parameters = rsa.ExportParameters(false);
+        var builder = Microsoft.AspNetCore.Builder.WebApplication.CreateSlimBuilder();
+        builder.WebHost.UseUrls("http://127.0.0.1:0");
+        builder.Logging.ClearProviders();
+        await using var issuer = builder.Build();
+        string? authority = null;
+        issuer.MapGet("/realm/.well-known/openid-configuration", () => Microsoft.AspNetCore.Http.Results.Text(
+            $$"""{"issuer":"{{authority}}","jwks_uri":"{{authority}}/jwks"}""", "application/json"));
+        issuer.MapGet("/realm/jwks", () => Microsoft.AspNetCore.Http.Results.Text(
+            $$"""{"keys":[{"kty":"RSA","use":"sig","alg":"RS256","kid":"k1","n":"{{TestTokens.Base64Url(parameters.Modulus!)}}","e":"{{TestTokens.Base64Url(parameters.Exponent!)}}"}]}""",
+            "application/json"));
+        await issuer.StartAsync().WaitAsync(WireClient.Bound);
+        authority = issuer.Urls.First() + "/realm";
+        await using var server = await LaharsubTestServer.StartAsync(settings: TestTokens.JwtSettings(null,
+            ("Laharsub:Auth:Jwt:SigningKey", null), ("Laharsub:Auth:Jwt:Issuer", null),
+            ("Laharsub:Auth:Jwt:Authority", authority), ("Laharsub:Auth:Jwt:RequireHttpsMetadata", "false")));
+        using var client = server.CreateClient();
+        var create = TestTokens.Payload("""{"create":true}""").With("iss", authority);
+
+        using var signedByAuthority = await client.SendAsync(TestTokens.Request(HttpMethod.Post, "topics", TestTokens.Rs256(create, rsa))).WaitAsync(WireClient.Bound);
+        using var otherIssuer = await client.SendAsync(TestTokens.Request(HttpMethod.Post, "topics",
+            TestTokens.Rs256(TestTokens.Payload("""{"create":true}"""), rsa))).WaitAsync(WireClient.Bound);
+        using var otherKey = RSA.Create(2048);
+        using var signedByStranger = await client.SendAsync(TestTokens.Request(HttpMethod.Post, "topics", TestTokens.Rs256(create, otherKey))).WaitAsync(WireClient.Bound);
+
+        Assert.Equal(HttpStatusCode.Created, signedByAuthority.StatusCode);
+        Assert.Equal(HttpStatusCode.Unauthorized, otherIssuer.StatusCode);
+        Assert.Equal(HttpStatusCode.Unauthorized, signedByStranger.StatusCode);
+        await issuer.StopAsync().WaitAsync(WireClient.Bound);
     }
 
     [Fact]
