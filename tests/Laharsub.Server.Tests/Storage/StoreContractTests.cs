@@ -114,6 +114,21 @@ public abstract class StoreContractTests : IAsyncLifetime
     }
 
     [Fact]
+    public async Task ALabelGivenAtCreationIsKeptInInfoAndListings()
+    {
+        var backend = await StartAsync();
+        var labelled = (await backend.Store.CreateTopicAsync("orders-eu").AsTask().WaitAsync(Bound))!;
+        var plain = (await backend.Store.CreateTopicAsync().AsTask().WaitAsync(Bound))!;
+
+        var listed = await backend.Store.ListTopicsAsync(0, 10).AsTask().WaitAsync(Bound);
+
+        Assert.Equal("orders-eu", labelled.Label);
+        Assert.Equal("orders-eu", (await backend.InfoAsync(labelled.TopicId)).Label);
+        Assert.Null((await backend.InfoAsync(plain.TopicId)).Label);
+        Assert.Equal(["orders-eu", null], listed.Select(topic => topic.Label));
+    }
+
+    [Fact]
     public async Task ConcurrentPublishersGetConsecutiveIdsWithoutHolesOrDuplicates()
     {
         var backend = await StartAsync();
