@@ -52,13 +52,14 @@ internal static class RedisScripts
 
         """;
 
-    /// <summary>KEYS: topics, topic-ids, used. ARGV: max topics, epoch, key prefix, track use (1/0). Returns {id, createdMs} or nil when full.</summary>
+    /// <summary>KEYS: topics, topic-ids, used. ARGV: max topics, epoch, key prefix, track use (1/0), label ('' for none). Returns {id, createdMs} or nil when full.</summary>
     public const string CreateTopic = """
         if redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[1]) then return nil end
         local id = redis.call('INCR', KEYS[2])
         local t = redis.call('TIME')
         local created = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
         redis.call('HSET', ARGV[3] .. 't:' .. id, 'epoch', ARGV[2], 'created', created, 'last', 0, 'bytes', 0, 'body', 0)
+        if ARGV[5] ~= '' then redis.call('HSET', ARGV[3] .. 't:' .. id, 'label', ARGV[5]) end
         redis.call('ZADD', KEYS[1], id, id)
         if ARGV[4] == '1' then redis.call('ZADD', KEYS[3], created, id) end
         return {id, created}
@@ -135,14 +136,14 @@ internal static class RedisScripts
 
     /// <summary>
     /// KEYS: meta, msgs, retained, expiry, (used: not touched, a look is not a use). ARGV: ttl ms, topic id.
-    /// Returns nil when the topic does not exist, else {epoch, created, last, retained messages, body bytes}.
+    /// Returns nil when the topic does not exist, else {epoch, created, last, retained messages, body bytes, label ('' for none)}.
     /// </summary>
     public const string Info = Common + """
         local meta = redis.call('HMGET', KEYS[1], 'epoch', 'created', 'last')
         if not meta[1] then return nil end
         local ttl = tonumber(ARGV[1])
         local len = trim(ARGV[2], KEYS[1], KEYS[2], KEYS[3], KEYS[4], now_ms() - ttl, ttl)
-        return {meta[1], tonumber(meta[2]), tonumber(meta[3]), len, tonumber(redis.call('HGET', KEYS[1], 'body'))}
+        return {meta[1], tonumber(meta[2]), tonumber(meta[3]), len, tonumber(redis.call('HGET', KEYS[1], 'body')), redis.call('HGET', KEYS[1], 'label') or ''}
         """;
 
     /// <summary>KEYS: topics. ARGV: after id, limit. Returns the ids of up to limit topics after the given id.</summary>

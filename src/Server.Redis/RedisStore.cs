@@ -88,17 +88,17 @@ public sealed partial class RedisStore : ILaharsubStore, IAsyncDisposable, IDisp
     private IDatabase Database => _redis.GetDatabase();
 
     /// <inheritdoc/>
-    public async ValueTask<TopicInfo?> CreateTopicAsync(CancellationToken cancellationToken = default)
+    public async ValueTask<TopicInfo?> CreateTopicAsync(string? label = null, CancellationToken cancellationToken = default)
     {
         var epoch = Convert.ToHexStringLower(RandomNumberGenerator.GetBytes(8));
         var result = await RunAsync(RedisScripts.CreateTopic, [_topicsKey, _topicIdsKey, _usedKey],
-            [_options.MaxTopics, epoch, _redisOptions.KeyPrefix, TrackUse]).ConfigureAwait(false);
+            [_options.MaxTopics, epoch, _redisOptions.KeyPrefix, TrackUse, label ?? ""]).ConfigureAwait(false);
         if (result.IsNull)
         {
             return null;
         }
         var created = (RedisResult[])result!;
-        return new TopicInfo((long)created[0], epoch, DateTimeOffset.FromUnixTimeMilliseconds((long)created[1]), 0, 1, 0, 0);
+        return new TopicInfo((long)created[0], epoch, DateTimeOffset.FromUnixTimeMilliseconds((long)created[1]), 0, 1, 0, 0, Label: label);
     }
 
     /// <inheritdoc/>
@@ -332,8 +332,9 @@ public sealed partial class RedisStore : ILaharsubStore, IAsyncDisposable, IDisp
         var values = (RedisResult[])result!;
         var last = (long)values[2];
         var retained = (int)(long)values[3];
+        var label = values.Length > 5 ? (string?)values[5] : null;
         return new TopicInfo(topicId, (string)values[0]!, DateTimeOffset.FromUnixTimeMilliseconds((long)values[1]), last,
-            last - retained + 1, retained, (long)values[4]);
+            last - retained + 1, retained, (long)values[4], Label: string.IsNullOrEmpty(label) ? null : label);
     }
 
     private long TtlMilliseconds => (long)_options.MessageTimeToLive.TotalMilliseconds;

@@ -179,7 +179,8 @@ public sealed class PollTests
     [Fact]
     public async Task AResponseIsCappedInBytesButAlwaysCarriesOneMessage()
     {
-        await using var server = await LaharsubTestServer.StartAsync(o => { o.MaxBytesPerPoll = 250; o.MaxMessageBytes = 1000; });
+        // The cap counts answer bytes: a 100-byte binary body is about 290 bytes of JSON (base64 plus fields), so two fit in 700.
+        await using var server = await LaharsubTestServer.StartAsync(o => { o.MaxBytesPerPoll = 700; o.MaxMessageBytes = 1000; });
         using var client = server.CreateClient();
         var topic = await client.CreateTopicAsync();
         await client.PublishAsync(topic, new byte[1000]);
@@ -219,7 +220,8 @@ public sealed class PollTests
     [Fact]
     public async Task ACappedResponseInBytesGivesEachTopicItsShare()
     {
-        await using var server = await LaharsubTestServer.StartAsync(o => o.MaxBytesPerPoll = 100);
+        // A 40-byte binary body is about 210 bytes of JSON: each topic's share of 450 holds one.
+        await using var server = await LaharsubTestServer.StartAsync(o => o.MaxBytesPerPoll = 450);
         using var client = server.CreateClient();
         var busy = await client.CreateTopicAsync();
         var quiet = await client.CreateTopicAsync();
@@ -494,4 +496,24 @@ public sealed class PollTests
     internal static Task WaitForWaitersAsync(HttpClient client, long topic, int count) =>
         Eventually.HoldsAsync(async () => (await client.GetTopicAsync(topic)).GetProperty("waitingPolls").GetInt32() == count,
             TimeSpan.FromSeconds(20), $"topic {topic} has {count} waiting polls");
+
+    [Fact]
+    public async Task TheByteCapCountsTheAnswerNotOnlyTheBodies()
+    {
+        // 100 '<' characters are 100 body bytes but 600 bytes of JSON ("\u003C" each).
+        await using var server = await LaharsubTestServer.StartAsync(o => o.MaxBytesPerPoll = 1000);
+        using var client = server.CreateClient();
+        var topic = await client.CreateTopicAsync();
+        for (var i = 0; i < 5; i++)
+        {
+            await client.PublishTextAsync(topic, new string('<', 100));
+        }
+
+        using var response = await client.GetAsync($"subscriptions?topics={topic}:1").WaitAsync(WireClient.Bound);
+        var answer = await response.Content.ReadAsByteArrayAsync();
+
+        var delivered = System.Text.Json.JsonDocument.Parse(answer).RootElement.GetProperty("messages").GetArrayLength();
+        Assert.Equal(1, delivered);
+        Assert.InRange(answer.Length, 600, 1000);
+    }
 }

@@ -31,8 +31,9 @@ public sealed partial class LaharsubClient
             TimeSpan delay;
             try
             {
-                using var request = createRequest(_addresses[address]);
-                using var response = await _http.SendAsync(request, HttpCompletionOption.ResponseHeadersRead, timeout.Token).ConfigureAwait(false);
+                var root = _addresses[address];
+                using var exchange = await SendAuthorizedAsync(() => createRequest(root), timeout.Token).ConfigureAwait(false);
+                var response = exchange.Response;
                 if (response.IsSuccessStatusCode)
                 {
                     return await readAnswer(response, timeout.Token).ConfigureAwait(false);
@@ -94,6 +95,65 @@ public sealed partial class LaharsubClient
                 await Task.Delay(delay, wait.Token).ConfigureAwait(ConfigureAwaitOptions.SuppressThrowing);
             }
             cancellationToken.ThrowIfCancellationRequested();
+        }
+    }
+
+    /// <summary>
+    /// Sends a request carrying the <see cref="LaharsubClientOptions.AccessTokenProvider"/>'s token. On a
+    /// <c>401</c> the provider is asked once more and a fresh request is sent with its token; a second
+    /// <c>401</c> is the answer. Never retries a <c>403</c>: a new token would not grant more.
+    /// </summary>
+    private async Task<Exchange> SendAuthorizedAsync(Func<HttpRequestMessage> createRequest, CancellationToken cancellationToken)
+    {
+        var provider = _options.AccessTokenProvider;
+        var request = createRequest();
+        try
+        {
+            if (provider is not null)
+            {
+                Authorize(request, await provider(cancellationToken).ConfigureAwait(false));
+            }
+            var response = await _http.SendAsync(request, HttpCompletionOption.ResponseHeadersRead, cancellationToken).ConfigureAwait(false);
+            if (response.StatusCode != HttpStatusCode.Unauthorized || provider is null)
+            {
+                return new Exchange(request, response);
+            }
+            response.Dispose();
+        }
+        catch
+        {
+            request.Dispose();
+            throw;
+        }
+        request.Dispose();
+        var again = createRequest();
+        try
+        {
+            Authorize(again, await provider(cancellationToken).ConfigureAwait(false));
+            return new Exchange(again, await _http.SendAsync(again, HttpCompletionOption.ResponseHeadersRead, cancellationToken).ConfigureAwait(false));
+        }
+        catch
+        {
+            again.Dispose();
+            throw;
+        }
+    }
+
+    private static void Authorize(HttpRequestMessage request, string? token)
+    {
+        if (!string.IsNullOrEmpty(token))
+        {
+            request.Headers.Authorization = new AuthenticationHeaderValue("Bearer", token);
+        }
+    }
+
+    /// <summary>A request and its answer, disposed together.</summary>
+    private readonly record struct Exchange(HttpRequestMessage Request, HttpResponseMessage Response) : IDisposable
+    {
+        public void Dispose()
+        {
+            Response.Dispose();
+            Request.Dispose();
         }
     }
 
@@ -170,6 +230,11 @@ public sealed partial class LaharsubClient
                 if (problem.RootElement.ValueKind == JsonValueKind.Object)
                 {
                     var root = problem.RootElement;
+                    if (status == HttpStatusCode.Forbidden)
+                    {
+                        return new LaharsubAccessDeniedException(StringProperty(root, "title"), StringProperty(root, "detail"), StringProperty(root, "operation"),
+                            root.TryGetProperty("topicId", out var forbidden) && forbidden.TryGetInt64(out var forbiddenId) ? forbiddenId : null);
+                    }
                     return new LaharsubException(status, StringProperty(root, "title"), StringProperty(root, "detail"),
                         Errors(root), root.TryGetProperty("topicId", out var topic) && topic.TryGetInt64(out var topicId) ? topicId : null)
                     {
@@ -190,7 +255,10 @@ public sealed partial class LaharsubClient
                 "The poll names more topics than fit in the server's request line. Split the topics over several subscriptions, " +
                 "or ask the operator to raise Kestrel:Limits:MaxRequestLineSize.");
         }
-        return new LaharsubException(status, null, text.Length == 0 ? null : text.Length > 1000 ? text[..1000] + "..." : text);
+        var detail = text.Length == 0 ? null : text.Length > 1000 ? text[..1000] + "..." : text;
+        return status == HttpStatusCode.Forbidden
+            ? new LaharsubAccessDeniedException(null, detail, operation: null, topicId: null)
+            : new LaharsubException(status, null, detail);
     }
 
     private static string? StringProperty(JsonElement element, string name) =>

@@ -32,9 +32,13 @@ public sealed partial class LaharsubClient
         poll.CancelAfter(PollTimeout + _options.RequestTimeout);
         try
         {
-            using var request = new HttpRequestMessage(HttpMethod.Get, uri);
-            request.Headers.Accept.Add(_options.PollFormat == PollFormat.Multipart ? AcceptMultipart : AcceptJson);
-            using var response = await _http.SendAsync(request, HttpCompletionOption.ResponseHeadersRead, poll.Token).ConfigureAwait(false);
+            using var exchange = await SendAuthorizedAsync(() =>
+            {
+                var request = new HttpRequestMessage(HttpMethod.Get, uri);
+                request.Headers.Accept.Add(_options.PollFormat == PollFormat.Multipart ? AcceptMultipart : AcceptJson);
+                return request;
+            }, poll.Token).ConfigureAwait(false);
+            var response = exchange.Response;
             switch (response.StatusCode)
             {
                 case HttpStatusCode.OK:

@@ -32,6 +32,9 @@
     retryJitter: 0.5,
     // Extra $.ajax settings for every request (e.g. headers); never used for url, type, data or callbacks.
     ajax: null,
+    // Bearer token for a server in Jwt mode: a string, or a function returning a string or a promise of
+    // one. A function is called before every request, and once more after a 401 (an expired token).
+    accessToken: null,
     // Client-wide callbacks: onError(error) for failures no subscription owns; onStatus(status, info)
     // with status 'connecting' | 'connected' | 'retrying' | 'idle' | 'closed'.
     onError: null,
@@ -113,6 +116,9 @@
     }
     checkCallback(settings, 'onError');
     checkCallback(settings, 'onStatus');
+    if (settings.accessToken != null && typeof settings.accessToken !== 'string' && typeof settings.accessToken !== 'function') {
+      fail('option accessToken must be a token string or a function returning one (or a promise of one).');
+    }
     return settings;
   }
 
@@ -301,10 +307,80 @@
         'Split the topics over several clients, or ask the operator to raise Kestrel:Limits:MaxRequestLineSize.';
     } else if (jqXHR.status) {
       reason = 'HTTP ' + jqXHR.status + (jqXHR.statusText ? ' ' + jqXHR.statusText : '');
+    } else if (textStatus === 'token') {
+      reason = 'the accessToken function failed, so nothing was sent';
     } else {
       reason = textStatus === 'timeout' ? 'no answer in time' : 'the server could not be reached (' + (textStatus || 'network error') + ')';
     }
     return LaharsubError(what + ' failed: ' + reason, jqXHR.status || 0, problem, jqXHR);
+  }
+
+  // What $.ajax's failure callbacks get when no request was sent: the accessToken function failed, or
+  // the request was aborted while the token was awaited.
+  function unsentXhr() {
+    return { status: 0, statusText: '', responseText: '', getResponseHeader: function () { return null; } };
+  }
+
+  function tokenFrom(accessToken) {
+    var token = $.Deferred();
+    try {
+      var value = typeof accessToken === 'function' ? accessToken() : accessToken;
+      if (value && typeof value.then === 'function') {
+        value.then(token.resolve, token.reject);
+      } else {
+        token.resolve(value);
+      }
+    } catch (e) {
+      token.reject(e);
+    }
+    return token.promise();
+  }
+
+  // $.ajax(settings) carrying the access token. After a 401 a token function is asked once more and
+  // the request sent again (a token string would only be refused again). Callbacks get $.ajax's
+  // arguments; abort() ends the request whether or not it was sent yet.
+  function authorizedAjax(accessToken, settings) {
+    if (accessToken == null) {
+      return $.ajax(settings);
+    }
+    var result = $.Deferred();
+    var current = null;
+    var aborted = false;
+    function attempt(isRefresh) {
+      tokenFrom(accessToken).then(function (token) {
+        if (aborted) {
+          return;
+        }
+        var headers = $.extend({}, settings.headers);
+        if (token) {
+          headers.Authorization = 'Bearer ' + token;
+        }
+        current = $.ajax($.extend({}, settings, { headers: headers }));
+        current.then(result.resolve, function (jqXHR, textStatus, errorThrown) {
+          if (jqXHR.status === 401 && !isRefresh && !aborted && typeof accessToken === 'function') {
+            attempt(true);
+            return;
+          }
+          result.reject(jqXHR, textStatus, errorThrown);
+        });
+      }, function (reason) {
+        if (!aborted) {
+          result.reject(unsentXhr(), 'token', reason);
+        }
+      });
+    }
+    attempt(false);
+    var promise = result.promise();
+    promise.abort = function () {
+      aborted = true;
+      if (current) {
+        current.abort();
+      }
+      if (result.state() === 'pending') {
+        result.reject(unsentXhr(), 'abort');
+      }
+    };
+    return promise;
   }
 
   function isRetryable(status) {
@@ -484,7 +560,7 @@
         return result.reject(LaharsubError(what + ' failed: the client is closed.', 0, null, null)).promise();
       }
       var address = this._baseIndex;
-      $.ajax($.extend({}, this.options.ajax, {
+      authorizedAjax(this.options.accessToken, $.extend({}, this.options.ajax, {
         url: this.baseUrls[address] + path,
         type: method,
         dataType: method === 'DELETE' ? 'text' : 'json',
@@ -603,7 +679,7 @@
       if (this._status !== 'connected' && this._status !== 'retrying') {
         this._setStatus('connecting');
       }
-      this._poll = $.ajax($.extend({}, this.options.ajax, {
+      this._poll = authorizedAjax(this.options.accessToken, $.extend({}, this.options.ajax, {
         url: this.baseUrls[address] + '/subscriptions?' + pollQuery(subs, timeout),
         type: 'GET',
         dataType: 'json',
@@ -676,14 +752,16 @@
         this._retryLater(delay, error);
         return;
       }
-      if (error.status === 404 && error.topicId != null) {
+      // 404 (unknown topic) and 403 (the token may not subscribe to it) name the topic that made the
+      // server refuse the whole poll.
+      if ((error.status === 404 || error.status === 403) && error.topicId != null) {
         var sub = this._subs[error.topicId];
         if (!sub) {
           // Already unsubscribed meanwhile: the next poll no longer names it.
           this._kick();
           return;
         }
-        // One unknown topic must not end the others: drop it, tell its owner, poll for the rest.
+        // One unknown or forbidden topic must not end the others: drop it, tell its owner, poll for the rest.
         this._drop(sub);
         report(sub.options.onError, sub.handle, [error, sub.handle]);
         report(this.options.onError, this, [error]);

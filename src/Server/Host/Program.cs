@@ -1,6 +1,13 @@
+using Laharsub.Server.Host;
 using Laharsub.Server.Hosting;
 using Laharsub.Server.Redis;
 
+// "token" prints a development token (see TokenCommand); anything else runs the server.
+if (args is ["token", ..])
+{
+    return TokenCommand.Run(args[1..]);
+}
 // The store is Redis when Laharsub:Redis:Configuration is set (several instances share topics), in memory otherwise.
 var app = StandaloneHost.Build(args, builder => builder.Services.AddLaharsub().AddRedisIfConfigured(builder.Configuration));
 await app.RunAsync();
+return 0;

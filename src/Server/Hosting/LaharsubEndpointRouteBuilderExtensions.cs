@@ -1,3 +1,4 @@
+using Laharsub.Server.Access;
 using Laharsub.Server.Subscriptions;
 using Laharsub.Server.Topics;
 using Microsoft.AspNetCore.Builder;
@@ -26,6 +27,7 @@ public static class LaharsubEndpointRouteBuilderExtensions
         var options = endpoints.ServiceProvider.GetRequiredService<IOptions<LaharsubOptions>>().Value;
         group.MapTopics(rateLimited: options.RateLimit.RequestsPerPeriod > 0);
         group.MapSubscriptions();
+        group.RequireLaharsubAccess(endpoints.ServiceProvider);
         return group;
     }
 }

@@ -1,3 +1,4 @@
+using Laharsub.Server.Access;
 using Laharsub.Server.Limits;
 using Laharsub.Server.Storage;
 using Laharsub.Server.Storage.InMemory;
@@ -63,6 +64,7 @@ public static class LaharsubServiceCollectionExtensions
         services.AddCors();
         services.TryAddEnumerable(ServiceDescriptor.Singleton<IConfigureOptions<CorsOptions>, ConfigureLaharsubCors>());
         services.AddHealthChecks().AddCheck<LaharsubHealthCheck>("laharsub");
+        services.AddLaharsubAccess();
         services.ConfigureHttpJsonOptions(json => json.SerializerOptions.TypeInfoResolverChain.Insert(0, LaharsubJsonContext.Default));
         return builder;
     }
@@ -85,7 +87,9 @@ public static class LaharsubServiceCollectionExtensions
             {
                 policy.WithOrigins(origins);
             }
-            policy.AllowAnyHeader().AllowAnyMethod().WithExposedHeaders("Location", "Retry-After");
+            // No credentials mode: tokens travel in Authorization, which a page sets itself, so no cookie
+            // of the user's is ever sent on a cross-origin request (docs/access-control.md).
+            policy.AllowAnyHeader().AllowAnyMethod().WithExposedHeaders("Location", "Retry-After", "WWW-Authenticate");
         });
     }
 }

@@ -1,3 +1,4 @@
+using Laharsub.Server.Access;
 using Laharsub.Server.Limits;
 using Microsoft.AspNetCore.Builder;
 using Microsoft.AspNetCore.Diagnostics.HealthChecks;
@@ -8,6 +9,7 @@ using Microsoft.Extensions.Configuration;
 using Microsoft.Extensions.DependencyInjection;
 using Microsoft.Extensions.FileProviders;
 using Microsoft.Extensions.Logging;
+using Microsoft.Extensions.Options;
 
 namespace Laharsub.Server.Hosting;
 
@@ -27,6 +29,8 @@ public static class StandaloneHost
         });
         builder.Services.AddLaharsub();
         builder.Services.AddProblemDetails(problems => problems.CustomizeProblemDetails = StatusCodeProblemDetails.Customize);
+        builder.Services.AddOptions<LaharsubForwardedHeadersOptions>().BindConfiguration(LaharsubForwardedHeadersOptions.SectionName).ValidateOnStart();
+        builder.Services.AddSingleton<IValidateOptions<LaharsubForwardedHeadersOptions>, LaharsubForwardedHeadersOptions.Validator>();
         // Per-request framework logs cost more than a poll itself; keep them off wherever the host is
         // started from, even when appsettings.json is not in the working directory.
         builder.Logging.AddFilter("Microsoft.AspNetCore", LogLevel.Warning);
@@ -37,10 +41,12 @@ public static class StandaloneHost
         configure?.Invoke(builder);
 
         var app = builder.Build();
+        LaharsubForwardedHeadersOptions.Apply(app);
         app.UseExceptionHandler();
         app.UseStatusCodePages();
         app.UseCors();
         app.UseClientConnectionLimit();
+        app.UseLaharsubAccess();
         app.UseRateLimiter();
         app.MapLaharsub("/ps");
         app.MapHealthChecks("/health", new HealthCheckOptions { ResponseWriter = HealthReportWriter.WriteAsync });

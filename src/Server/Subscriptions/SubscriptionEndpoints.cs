@@ -47,7 +47,8 @@ internal static class SubscriptionEndpoints
         metrics.PollStarted();
         try
         {
-            result = await assembler.PollAsync(query.Subscriptions, wait.Token).ConfigureAwait(false);
+            result = await assembler.PollAsync(query.Subscriptions,
+                format == PollFormat.Json ? wire.JsonAnswerBytes : wire.MultipartAnswerBytes, wait.Token).ConfigureAwait(false);
         }
         catch
         {

@@ -50,10 +50,14 @@ internal static partial class TopicEndpoints
         return topics;
     }
 
-    private static async Task<Results<Created<CreatedTopic>, ProblemHttpResult>> CreateTopic(
-        HttpRequest request, ILaharsubStore store, IOptions<LaharsubOptions> options, ILoggerFactory loggers, CancellationToken cancellationToken)
+    private static async Task<Results<Created<CreatedTopic>, ValidationProblem, ProblemHttpResult>> CreateTopic(
+        CreateTopicRequest body, HttpRequest request, ILaharsubStore store, IOptions<LaharsubOptions> options, ILoggerFactory loggers, CancellationToken cancellationToken)
     {
-        var topic = await store.CreateTopicAsync(cancellationToken).ConfigureAwait(false);
+        if (body.Error is not null)
+        {
+            return Problems.Invalid(body.ErrorParameter!, body.Error);
+        }
+        var topic = await store.CreateTopicAsync(body.Label, cancellationToken).ConfigureAwait(false);
         if (topic is null)
         {
             Log.TopicLimitReached(Logger(loggers), options.Value.MaxTopics);
@@ -62,11 +66,11 @@ internal static partial class TopicEndpoints
         }
         Log.TopicCreated(Logger(loggers), topic.TopicId);
         request.HttpContext.Response.Headers.ETag = EntityTag(topic.Epoch);
-        return TypedResults.Created($"{CollectionUrl(request)}/{topic.TopicId}", new CreatedTopic(topic.TopicId, topic.Epoch));
+        return TypedResults.Created($"{CollectionUrl(request)}/{topic.TopicId}", new CreatedTopic(topic.TopicId, topic.Epoch, topic.Label));
     }
 
     private static async Task<Results<Ok<TopicPage>, ValidationProblem>> ListTopics(
-        HttpRequest request, ILaharsubStore store, TopicSignals signals, string? after, string? limit, CancellationToken cancellationToken)
+        HttpRequest request, ILaharsubStore store, TopicSignals signals, string? after, string? limit, string? label, CancellationToken cancellationToken)
     {
         long afterId = 0;
         if (after is not null && !PlainInteger.TryParse(after, out afterId))
@@ -78,9 +82,16 @@ internal static partial class TopicEndpoints
         {
             return Problems.Invalid("limit", $"'{limit}' is not a page size: use an integer from 1 to {MaxPageSize}.");
         }
-        var found = await store.ListTopicsAsync(afterId, pageSize, cancellationToken).ConfigureAwait(false);
+        if (label is not null && TopicLabel.ValidatePattern(label) is { } labelError)
+        {
+            return Problems.Invalid("label", labelError);
+        }
+        var (found, nextAfter) = await TopicListing.ListAsync(store, afterId, pageSize, label,
+            request.HttpContext.Features.Get<ITopicVisibility>(), cancellationToken).ConfigureAwait(false);
         var page = found.Select(topic => WithWaitingPolls(topic, signals)).ToList();
-        var next = page.Count == pageSize ? $"{CollectionUrl(request)}?after={page[^1].TopicId}&limit={pageSize}" : null;
+        var next = nextAfter is { } nextId
+            ? $"{CollectionUrl(request)}?after={nextId}&limit={pageSize}{(label is null ? "" : "&label=" + Uri.EscapeDataString(label))}"
+            : null;
         return TypedResults.Ok(new TopicPage(page, next));
     }
 

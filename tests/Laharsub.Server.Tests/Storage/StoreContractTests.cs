@@ -57,11 +57,11 @@ public abstract class StoreContractTests : IAsyncLifetime
         public async Task<PollResult> PollAsync(params Subscription[] subscriptions)
         {
             using var timeout = new CancellationTokenSource(Bound);
-            return await Poller.PollAsync(subscriptions, timeout.Token);
+            return await Poller.PollAsync(subscriptions, answerBytes: null, timeout.Token);
         }
 
         public async Task<PollResult> PollAtOnceAsync(params Subscription[] subscriptions) =>
-            await Poller.PollAsync(subscriptions, new CancellationToken(canceled: true)).AsTask().WaitAsync(Bound);
+            await Poller.PollAsync(subscriptions, answerBytes: null, new CancellationToken(canceled: true)).AsTask().WaitAsync(Bound);
 
         public async Task<TopicInfo> InfoAsync(long topic) => (await Store.GetTopicAsync(topic).AsTask().WaitAsync(Bound))!;
     }
@@ -111,6 +111,21 @@ public abstract class StoreContractTests : IAsyncLifetime
         Assert.NotEqual(first.Epoch, second.Epoch);
         Assert.Equal(first.Epoch, published.Epoch);
         Assert.Equal(first.Epoch, (await backend.InfoAsync(first.TopicId)).Epoch);
+    }
+
+    [Fact]
+    public async Task ALabelGivenAtCreationIsKeptInInfoAndListings()
+    {
+        var backend = await StartAsync();
+        var labelled = (await backend.Store.CreateTopicAsync("orders-eu").AsTask().WaitAsync(Bound))!;
+        var plain = (await backend.Store.CreateTopicAsync().AsTask().WaitAsync(Bound))!;
+
+        var listed = await backend.Store.ListTopicsAsync(0, 10).AsTask().WaitAsync(Bound);
+
+        Assert.Equal("orders-eu", labelled.Label);
+        Assert.Equal("orders-eu", (await backend.InfoAsync(labelled.TopicId)).Label);
+        Assert.Null((await backend.InfoAsync(plain.TopicId)).Label);
+        Assert.Equal(["orders-eu", null], listed.Select(topic => topic.Label));
     }
 
     [Fact]
@@ -380,7 +395,7 @@ public abstract class StoreContractTests : IAsyncLifetime
         var backend = await StartAsync();
         var topic = await backend.CreateAsync();
         using var cancel = new CancellationTokenSource();
-        var poll = backend.Poller.PollAsync([new Subscription(topic, 1)], cancel.Token).AsTask();
+        var poll = backend.Poller.PollAsync([new Subscription(topic, 1)], answerBytes: null, cancel.Token).AsTask();
         await WaitUntilWaitingAsync(backend, topic, 1);
 
         await cancel.CancelAsync();

@@ -50,14 +50,14 @@ public sealed class InMemoryStore : ILaharsubStore, IDisposable
         ValueTask.FromResult(new StoreStatistics(Math.Min(Volatile.Read(ref _topicCount), _options.MaxTopics), Volatile.Read(ref _retainedBytes)));
 
     /// <inheritdoc/>
-    public ValueTask<TopicInfo?> CreateTopicAsync(CancellationToken cancellationToken = default)
+    public ValueTask<TopicInfo?> CreateTopicAsync(string? label = null, CancellationToken cancellationToken = default)
     {
         if (Interlocked.Increment(ref _topicCount) > _options.MaxTopics)
         {
             Interlocked.Decrement(ref _topicCount);
             return ValueTask.FromResult<TopicInfo?>(null);
         }
-        var topic = new Topic(Interlocked.Increment(ref _lastTopicId), NewEpoch(), _timeProvider.GetUtcNow());
+        var topic = new Topic(Interlocked.Increment(ref _lastTopicId), NewEpoch(), _timeProvider.GetUtcNow(), label);
         _topics[topic.Id] = topic;
         return ValueTask.FromResult<TopicInfo?>(topic.GetInfo(ExpiryThreshold(), ref _retainedBytes));
     }

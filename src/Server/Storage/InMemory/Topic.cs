@@ -4,7 +4,7 @@ namespace Laharsub.Server.Storage.InMemory;
 /// One topic of the in-memory store: its message log and last id, guarded by the topic's own lock.
 /// There is no lock wider than a topic on the publish or read path.
 /// </summary>
-internal sealed class Topic(long id, string epoch, DateTimeOffset createdAt)
+internal sealed class Topic(long id, string epoch, DateTimeOffset createdAt, string? label = null)
 {
     private readonly Lock _lock = new();
     private readonly MessageLog _log = new();
@@ -15,6 +15,8 @@ internal sealed class Topic(long id, string epoch, DateTimeOffset createdAt)
     public long Id { get; } = id;
     public string Epoch { get; } = epoch;
     public DateTimeOffset CreatedAt { get; } = createdAt;
+
+    public string? Label { get; } = label;
 
     /// <summary>Whether the topic holds messages; read without the lock, so only a hint for sweeping.</summary>
     public bool MayHoldMessages => _log.Count > 0;
@@ -30,7 +32,7 @@ internal sealed class Topic(long id, string epoch, DateTimeOffset createdAt)
         lock (_lock)
         {
             ExpireLocked(expiredAtOrBeforeTicks, ref retainedBytes);
-            return new TopicInfo(Id, Epoch, CreatedAt, _lastMessageId, FirstRetainedIdLocked(), _log.Count, _log.Bytes);
+            return new TopicInfo(Id, Epoch, CreatedAt, _lastMessageId, FirstRetainedIdLocked(), _log.Count, _log.Bytes, Label: Label);
         }
     }
 
