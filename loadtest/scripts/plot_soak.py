@@ -9,7 +9,7 @@ System.Runtime counters in MB). Plots RSS, GC heap size and GC committed bytes i
 Uses matplotlib when it is installed (apt-get install python3-matplotlib), else writes an SVG by hand
 (OUT with .svg).
 """
-import csv, sys
+import csv, os, sys, time
 
 soak, start, end, png = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
 fit_seconds = int(sys.argv[5]) if len(sys.argv) > 5 else 1500
@@ -28,6 +28,16 @@ series = {
     "GC heap size (GC.GetTotalMemory)": load(f"{soak}/counters.csv", "gc-heap-size", MB),
     "GC committed": load(f"{soak}/counters.csv", "gc-committed", MB),
 }
+
+# GC.GetTotalMemory between collections is a sawtooth of garbage; what a leak raises is the level the heap
+# falls back to. The first sample after each drop is that level (plus at most one interval's allocations).
+if os.path.exists(f"{soak}/gcs.csv"):
+    # HeapSampler gcs: the heap right after every collection, from the runtime's GCHeapStats event.
+    series["GC heap after each collection (GCHeapStats)"] = [
+        (int(row["unix_ms"]) // 1000, int(row["total_bytes"]) / MIB) for row in csv.DictReader(open(f"{soak}/gcs.csv"))
+        if start <= int(row["unix_ms"]) // 1000 <= end]
+heap = series["GC heap size (GC.GetTotalMemory)"]
+series["GC heap after collections (sawtooth lows)"] = [heap[i] for i in range(1, len(heap)) if heap[i][1] < heap[i - 1][1]]
 
 def slope(points):
     points = [(t, v) for t, v in points if t >= end - fit_seconds]
@@ -50,16 +60,18 @@ try:
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    fig, ax = plt.subplots(figsize=(10, 5))
+    fig, ax = plt.subplots(figsize=(10, 6))
     for name, points in series.items():
         s, _ = slope(points)
-        ax.plot([(t - start) / 60 for t, _ in points], [v for _, v in points], label=f"{name}, slope {s:+.1f} MiB/h")
+        style = {"marker": "o", "linestyle": "none", "markersize": 3} if "lows" in name else \
+            {"marker": "x", "linestyle": "none", "markersize": 4, "color": "black"} if "GCHeapStats" in name else {}
+        ax.plot([(t - start) / 60 for t, _ in points], [v for _, v in points], label=f"{name}, slope {s:+.1f} MiB/h", **style)
     ax.axvline((end - fit_seconds - start) / 60, color="grey", linestyle=":", label=f"fit window: last {fit_seconds // 60} min")
-    ax.set_xlabel("minutes since the load started")
+    ax.set_xlabel(f"minutes since {time.strftime('%H:%M:%S', time.gmtime(start))} UTC")
     ax.set_ylabel("MiB")
     ax.set_ylim(bottom=0)
     ax.set_title("Soak: seed1-400 (800 clients, 800 publishes/s) against the Release server")
-    ax.legend(loc="lower right")
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.12), ncol=2, fontsize="small")
     ax.grid(alpha=0.3)
     fig.tight_layout()
     fig.savefig(png, dpi=100)
@@ -68,7 +80,7 @@ except ImportError:
     svg = png.rsplit(".", 1)[0] + ".svg"
     w, h, pad = 900, 420, 50
     top = max(v for pts in series.values() for _, v in pts) * 1.1
-    colours = ["#1f77b4", "#d62728", "#2ca02c"]
+    colours = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#000000"]
     parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" font-family="sans-serif" font-size="12">',
              f'<rect width="{w}" height="{h}" fill="white"/>',
              f'<line x1="{pad}" y1="{h - pad}" x2="{w - 10}" y2="{h - pad}" stroke="black"/>',

@@ -70,6 +70,9 @@ foreach (var c in clients)
 // Loss and duplication, per topic incarnation: every acknowledged message must reach both clients of
 // the topic, once.
 long acknowledged = 0, lost = 0, failedButDelivered = 0;
+// Every topic is created again after each restart of an in-memory server, so generation g of the topics
+// ended with the g-th fault: this says which fault lost what.
+var lostByGeneration = new SortedDictionary<int, long>();
 foreach (var slot in slots)
 {
     foreach (var (generation, acked) in slot.Acknowledged)
@@ -78,7 +81,12 @@ foreach (var slot in slots)
         foreach (var reader in clients.Where(c => c.Slot == slot))
         {
             var received = reader.Received.TryGetValue(generation, out var set) ? set : [];
-            lost += acked.Keys.Count(body => !received.ContainsKey(body));
+            var missing = acked.Keys.Count(body => !received.ContainsKey(body));
+            lost += missing;
+            if (missing > 0)
+            {
+                lostByGeneration[generation] = lostByGeneration.GetValueOrDefault(generation) + missing;
+            }
         }
     }
     foreach (var (generation, failed) in slot.Failed)
@@ -104,6 +112,7 @@ var summary = new Dictionary<string, object>
     ["failedPublishesDeliveredAnyway"] = failedButDelivered,
     ["deliveries"] = stats.Deliveries,
     ["acknowledgedButNotDelivered"] = lost,
+    ["acknowledgedButNotDeliveredByTopicGeneration"] = lostByGeneration.ToDictionary(p => p.Key.ToString(CultureInfo.InvariantCulture), p => p.Value),
     ["deliveredTwice"] = stats.Duplicates,
     ["pollRetries"] = stats.PollRetries,
     ["pollRetryCausesByKind"] = stats.RetryKinds.ToDictionary(p => p.Key, p => p.Value),

@@ -9,6 +9,10 @@ const string Usage = """
       Laharsub.HeapSampler counters PID INTERVAL_SECONDS OUT.csv
           Append the process's System.Runtime counters (GC heap size, working set, GC committed, gen 0/1/2,
           LOH and POH sizes, GC count) to OUT.csv every INTERVAL_SECONDS until the process exits or Ctrl+C.
+      Laharsub.HeapSampler gcs PID OUT.csv
+          Append one row per garbage collection in the process to OUT.csv (time, number, generation, reason,
+          heap size after it by generation) until the process exits or Ctrl+C: the heap a leak would raise
+          is the one left after gen-2 collections.
       Laharsub.HeapSampler gc PID
           Induce a blocking full GC in the process (the GCHeapCollect keyword, as dotnet-gcdump does) and
           print the heap's generation sizes after it.
@@ -27,6 +31,8 @@ switch (args[0])
         return SampleCounters(client, interval, args[3]);
     case "gc":
         return InduceGc(client);
+    case "gcs" when args.Length == 3:
+        return RecordCollections(client, args[2]);
     default:
         Console.Error.WriteLine(Usage);
         return 2;
@@ -78,6 +84,34 @@ static int SampleCounters(DiagnosticsClient client, int intervalSeconds, string 
         writer.WriteLine(DateTimeOffset.UtcNow.ToUnixTimeSeconds().ToString(CultureInfo.InvariantCulture) + "," + string.Join(',', cells));
         row.Clear();
     }
+}
+
+static int RecordCollections(DiagnosticsClient client, string outPath)
+{
+    var provider = new EventPipeProvider("Microsoft-Windows-DotNETRuntime", EventLevel.Informational, 0x1);
+    using var session = client.StartEventPipeSession([provider], requestRundown: false);
+    Console.CancelKeyPress += (_, e) => { e.Cancel = true; session.Stop(); };
+    var newFile = !File.Exists(outPath);
+    using var writer = new StreamWriter(outPath, append: true) { AutoFlush = true };
+    if (newFile)
+    {
+        writer.WriteLine("unix_ms,gc,generation,reason,total_bytes,gen0_bytes,gen1_bytes,gen2_bytes,loh_bytes,poh_bytes,promoted_bytes");
+    }
+    using var source = new EventPipeEventSource(session.EventStream);
+    GCStartTraceData? started = null;
+    source.Clr.GCStart += e => started = (GCStartTraceData)e.Clone();
+    source.Clr.GCHeapStats += e =>
+    {
+        if (started is null)
+        {
+            return;
+        }
+        writer.WriteLine(string.Create(CultureInfo.InvariantCulture,
+            $"{DateTimeOffset.UtcNow.ToUnixTimeMilliseconds()},{started.Count},{started.Depth},{started.Reason},{e.TotalHeapSize},{e.GenerationSize0},{e.GenerationSize1},{e.GenerationSize2},{e.GenerationSize3},{e.GenerationSize4},{e.TotalPromoted}"));
+        started = null;
+    };
+    source.Process();
+    return 0;
 }
 
 static int InduceGc(DiagnosticsClient client)
