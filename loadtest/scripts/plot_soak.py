@@ -49,12 +49,14 @@ def slope(points):
     b = sum((t - mt) * (v - mv) for t, v in points) / sum((t - mt) ** 2 for t, _ in points)
     return b * 3600, n
 
+series = {name: points for name, points in series.items() if points}
 for name, points in series.items():
     values = [v for _, v in points]
     s, n = slope(points)
     last = [v for t, v in points if t >= end - fit_seconds]
+    mean = f"{sum(last) / len(last):.1f}" if last else "n/a"
     print(f"{name}: {len(points)} samples, min {min(values):.1f} MiB, max {max(values):.1f} MiB, "
-          f"last {fit_seconds // 60} min: mean {sum(last) / len(last):.1f} MiB, slope {s:+.2f} MiB/h ({n} samples)")
+          f"last {fit_seconds // 60} min: mean {mean} MiB, slope {s:+.2f} MiB/h ({n} samples)")
 
 try:
     import matplotlib
