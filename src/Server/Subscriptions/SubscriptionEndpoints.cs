@@ -22,7 +22,7 @@ internal static class SubscriptionEndpoints
 
     private static async Task<Results<PollHttpResult, NoContent, EmptyHttpResult, ValidationProblem, ProblemHttpResult>> Poll(
         HttpContext context, PollAssembler assembler, WireFormat wire, IOptions<LaharsubOptions> options, IHostApplicationLifetime lifetime,
-        LaharsubMetrics metrics)
+        LaharsubMetrics metrics, TimeProvider timeProvider)
     {
         context.Response.Headers.CacheControl = "no-store";
         var query = SubscriptionQuery.Parse(context.Request.Query, options.Value);
@@ -39,8 +39,7 @@ internal static class SubscriptionEndpoints
         // One token for every reason to stop waiting; which one fired decides the answer.
         var clientGone = context.RequestAborted;
         var stopping = lifetime.ApplicationStopping;
-        using var wait = CancellationTokenSource.CreateLinkedTokenSource(clientGone, stopping);
-        wait.CancelAfter(query.Timeout);
+        using var wait = PollCancellation.Start(query.Timeout, timeProvider, clientGone, stopping);
 
         PollResult result;
         metrics.PollStarted();
