@@ -132,6 +132,7 @@ internal static partial class TopicEndpoints
             return Problems.Invalid("If-Match", ifMatchError);
         }
 
+        using var activity = LaharsubActivitySource.StartPublish(id);
         var maxBytes = options.Value.MaxMessageBytes;
         var body = await ReadBodyAsync(context, maxBytes, cancellationToken).ConfigureAwait(false);
         if (body is null)
@@ -144,6 +145,7 @@ internal static partial class TopicEndpoints
             if (result.Status == PublishStatus.Published)
             {
                 metrics.Published();
+                LaharsubActivitySource.Published(activity, result.MessageId, result.Epoch!);
                 context.Response.Headers.ETag = EntityTag(result.Epoch!);
             }
             return result.Status switch
