@@ -1,3 +1,4 @@
+using Laharsub.Server.Host.OpenApi;
 using Laharsub.Server.Host.Telemetry;
 using Laharsub.Server.Hosting;
 using Laharsub.Server.Redis;
@@ -7,6 +8,8 @@ var app = StandaloneHost.Build(args, builder =>
 {
     builder.Services.AddLaharsub().AddRedisIfConfigured(builder.Configuration);
     builder.AddLaharsubTelemetry();
+    builder.Services.AddLaharsubOpenApi();
 });
 app.MapLaharsubTelemetry();
+app.MapLaharsubOpenApi();
 await app.RunAsync();

@@ -3,6 +3,8 @@ using Laharsub.Server.Topics;
 using Microsoft.AspNetCore.Builder;
 using Microsoft.AspNetCore.Routing;
 using Microsoft.AspNetCore.Http;
+using Microsoft.AspNetCore.Http.Metadata;
+using Microsoft.AspNetCore.Mvc;
 using Microsoft.Extensions.DependencyInjection;
 using Microsoft.Extensions.Options;
 
@@ -21,7 +23,9 @@ public static class LaharsubEndpointRouteBuilderExtensions
     {
         var group = endpoints.MapGroup(prefix)
             .RequireCors(LaharsubServiceCollectionExtensions.CorsPolicyName)
-            .WithTags("Laharsub");
+            .WithTags("Laharsub")
+            // Any request that reaches the store may find it unreachable (StoreUnavailableHandler).
+            .WithMetadata(new ProducesResponseTypeMetadata(StatusCodes.Status503ServiceUnavailable, typeof(ProblemDetails), ["application/problem+json"]));
         var options = endpoints.ServiceProvider.GetRequiredService<IOptions<LaharsubOptions>>().Value;
         group.MapTopics(rateLimited: options.RateLimit.RequestsPerPeriod > 0);
         group.MapSubscriptions();

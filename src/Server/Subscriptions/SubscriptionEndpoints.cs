@@ -12,11 +12,11 @@ using Microsoft.Net.Http.Headers;
 namespace Laharsub.Server.Subscriptions;
 
 /// <summary>The long poll: one request waits on many topics at once.</summary>
-internal static class SubscriptionEndpoints
+internal static partial class SubscriptionEndpoints
 {
     public static RouteGroupBuilder MapSubscriptions(this RouteGroupBuilder group)
     {
-        group.MapGet("/subscriptions", Poll);
+        group.MapGet("/subscriptions", Poll).DescribePoll();
         return group;
     }
 

@@ -29,20 +29,21 @@ internal static partial class TopicEndpoints
     public static RouteGroupBuilder MapTopics(this RouteGroupBuilder group, bool rateLimited)
     {
         var topics = group.MapGroup("/topics");
-        topics.MapGet("/", ListTopics);
-        topics.MapGet("/{topicId}", GetTopic);
+        topics.MapGet("/", ListTopics).DescribeListTopics();
+        topics.MapGet("/{topicId}", GetTopic).DescribeGetTopic();
         RouteHandlerBuilder[] changes =
         [
-            topics.MapPost("/", CreateTopic),
-            topics.MapDelete("/{topicId}", DeleteTopic),
-            topics.MapPost("/{topicId}", Publish),
+            topics.MapPost("/", CreateTopic).DescribeCreateTopic(),
+            topics.MapDelete("/{topicId}", DeleteTopic).DescribeDeleteTopic(),
+            topics.MapPost("/{topicId}", Publish).DescribePublish(),
         ];
         if (rateLimited)
         {
             foreach (var endpoint in changes)
             {
                 endpoint.RequireRateLimiting(LaharsubRateLimiterPolicy.Name)
-                    .AddEndpointFilter(LaharsubRateLimiterPolicy.WarnIfBypassedAsync);
+                    .AddEndpointFilter(LaharsubRateLimiterPolicy.WarnIfBypassedAsync)
+                    .ProducesProblem(StatusCodes.Status429TooManyRequests);
             }
         }
         return topics;
