@@ -1,3 +1,4 @@
+using Laharsub.Server.Host.Admin;
 using Laharsub.Server.Host.OpenApi;
 using Laharsub.Server.Host.Telemetry;
 using Laharsub.Server.Hosting;
@@ -9,7 +10,9 @@ var app = StandaloneHost.Build(args, builder =>
     builder.Services.AddLaharsub().AddRedisIfConfigured(builder.Configuration);
     builder.AddLaharsubTelemetry();
     builder.Services.AddLaharsubOpenApi();
+    builder.AddLaharsubAdmin();
 });
 app.MapLaharsubTelemetry();
 app.MapLaharsubOpenApi();
+app.MapLaharsubAdmin();
 await app.RunAsync();
