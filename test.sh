@@ -4,6 +4,8 @@
 #      installs Debian's redis-server when missing (the tests start private instances of it on free ports).
 #   2. Browser: if tests/Browser exists, installs what it needs when missing (Debian's chromium,
 #      npm packages) and runs it with node's test runner (TAP), against the Release server build.
+# The load-test tests race Laharsub against nginx + nchan (loadtest/peers/nchan.conf): Debian's
+# nginx-light and libnginx-mod-nchan are installed first when missing.
 # Exit status: 0 only when every test passed.
 set -uo pipefail
 cd "$(dirname "$0")"
@@ -28,6 +30,13 @@ if ! command -v redis-server >/dev/null 2>&1; then
   echo "redis-server is missing: installing Debian's redis-server package"
   # A failed install is not fatal here: the Redis tests then fail and say why.
   install_debian_package redis-server || echo "installing redis-server failed: the Redis tests will fail"
+fi
+
+# The load test's nchan comparison runs nginx as a private instance on a free loopback port; the
+# package's own service (port 80) is not used by the tests.
+if [ ! -x /usr/sbin/nginx ] || [ ! -f /usr/lib/nginx/modules/ngx_nchan_module.so ]; then
+  echo "nginx with nchan is missing: installing Debian's nginx-light and libnginx-mod-nchan"
+  install_debian_package nginx-light libnginx-mod-nchan || echo "installing nginx with nchan failed: the nchan tests will fail"
 fi
 
 echo "== .NET tests"

@@ -11,7 +11,7 @@ namespace Laharsub.Benchmarks;
 internal sealed record Backend(InMemoryStore Store, PollAssembler Poller, TopicSignals Signals)
 {
     public ValueTask<PollResult> PollAsync(Subscription[] subscriptions, CancellationToken cancellationToken) =>
-        Poller.PollAsync(subscriptions, cancellationToken);
+        Poller.PollAsync(subscriptions, answerBytes: null, cancellationToken);
 
     public ValueTask<PublishResult> PublishAsync(long topicId, ReadOnlyMemory<byte> body, string contentType) =>
         Store.PublishAsync(topicId, body, contentType);

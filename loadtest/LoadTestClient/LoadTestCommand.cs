@@ -32,7 +32,7 @@ internal static class LoadTestCommand
 
         var command = "dotnet run -c Release --project loadtest/LoadTestClient -- " + string.Join(' ', args);
         output.WriteLine(FileLimits.Describe(options.PublishConnections, options.Processes, startsServer: options.Url is null));
-        if (options.Url is null && !options.NoBuild && ServerProcess.FindRepositoryRoot() is { } repository)
+        if (options.Url is null && !options.NoBuild && options.Targets.Contains(TargetKind.Laharsub) && ServerProcess.FindRepositoryRoot() is { } repository)
         {
             try
             {
@@ -47,7 +47,19 @@ internal static class LoadTestCommand
         var executor = new RunExecutor(options, output, command);
         var reports = new List<RunReport>();
         var failed = false;
-        foreach (var run in options.Runs)
+        if (options.FindMax)
+        {
+            try
+            {
+                failed = !await new FindMaxSearch(options, executor, output, error).RunAsync(reports, stop).ConfigureAwait(false);
+            }
+            catch (UsageException exception)
+            {
+                error.WriteLine("error: " + exception.Message);
+                return 2;
+            }
+        }
+        foreach (var run in options.FindMax ? [] : options.Runs)
         {
             if (stop.IsCancellationRequested)
             {
@@ -78,6 +90,14 @@ internal static class LoadTestCommand
         if (reports.Count > 0)
         {
             ConsoleReport.WriteSummary(output, reports);
+            if (options.Compare && !options.FindMax)
+            {
+                ConsoleReport.WriteComparison(output, reports, options.Targets.Select(RunSpec.TargetName).ToList());
+            }
+            if (options.FindMax)
+            {
+                FindMaxSearch.WriteVerdicts(output, reports, options.Targets.Select(RunSpec.TargetName).ToList());
+            }
             if (options.OutputDirectory is { } directory)
             {
                 ReportFiles.Write(directory, reports);

@@ -7,20 +7,35 @@ namespace Laharsub.LoadTestClient;
 internal sealed class UsageException(string message) : Exception(message);
 
 /// <summary>One configuration of the original's measurements and the topic counts it is swept over by default.</summary>
-internal sealed record Preset(string Name, int ClientsPerTopic, TimeSpan Interval, int[] DefaultTopics, string Description)
+internal sealed record Preset(string Name, int ClientsPerTopic, TimeSpan Interval, int[] DefaultTopics, string Description, int? PublishersPerTopic = null)
 {
     public static readonly Preset[] All =
     [
         new("seed1", 2, TimeSpan.FromSeconds(1), [50, 100, 200, 400], "2 clients per topic, each publishing every 1 s"),
         new("seed2", 2, TimeSpan.FromSeconds(5), [200, 1000], "2 clients per topic, each publishing every 5 s"),
         new("seed3", 5, TimeSpan.FromSeconds(15), [400, 1000, 2000, 3900], "5 clients per topic, each publishing every 15 s"),
+        // A chat room or a live dashboard: one publisher, thousands of readers of the same topic, so
+        // that every message fans out to 2,000 waiting polls at once.
+        new("broadcast", 2000, TimeSpan.FromSeconds(1), [5], "2,000 clients per topic, one of which publishes every 1 s", PublishersPerTopic: 1),
     ];
 }
 
-/// <summary>One run of a sweep: a configuration at one topic count.</summary>
+/// <summary>One run of a sweep: a configuration at one topic count, against one target.</summary>
 internal sealed record RunSpec(string Configuration, int Topics, int ClientsPerTopic, TimeSpan Interval)
 {
-    public string Name => $"{Configuration}-{Topics}t";
+    /// <summary>How many of each topic's clients publish; null: all of them.</summary>
+    public int? PublishersPerTopic { get; init; }
+
+    public TargetKind Target { get; init; } = TargetKind.Laharsub;
+
+    /// <summary>Whether the name carries the target (any run but a plain Laharsub one).</summary>
+    public bool NamesTarget { get; init; }
+
+    public string Name => $"{Configuration}-{Topics}t" + (NamesTarget ? "-" + TargetName(Target) : "");
+
+    public int PublishersOfEachTopic => PublishersPerTopic ?? ClientsPerTopic;
+
+    public static string TargetName(TargetKind target) => target.ToString().ToLowerInvariant();
 }
 
 /// <summary>The command line of the load generator.</summary>
@@ -32,12 +47,14 @@ internal sealed record LoadTestOptions
 
         Usage: dotnet run -c Release --project loadtest/LoadTestClient -- [options]
 
-          --preset NAME[,NAME]     seed1 (2 clients/topic, every 1 s), seed2 (2, every 5 s), seed3 (5, every 15 s).
+          --preset NAME[,NAME]     seed1 (2 clients/topic, every 1 s), seed2 (2, every 5 s), seed3 (5, every 15 s),
+                                   broadcast (2,000 clients/topic, 1 of them publishing every 1 s).
                                    Without --topics/--sweep a preset runs its default topic counts:
-                                   seed1 50,100,200,400; seed2 200,1000; seed3 400,1000,2000,3900.
+                                   seed1 50,100,200,400; seed2 200,1000; seed3 400,1000,2000,3900; broadcast 5.
           --topics N               Number of topics (one run).
           --sweep N,N,...          Topic counts to run one after another (one run each).
           --clients-per-topic N    Clients publishing to and subscribing to each topic (default 2).
+          --publishers-per-topic N How many of each topic's clients publish (default: all); the others only read.
           --interval SECONDS       Each client's publish interval (default 1).
           --topics-per-client N    Topics each client's single poll subscribes to: its own and the next N-1 (default 1).
           --message-size BYTES     Message body size, at least 10 (default 10, as the original).
@@ -49,22 +66,43 @@ internal sealed record LoadTestOptions
           --source-addresses N     Loopback source addresses 127.0.0.2.. to spread connections over (default 16).
           --publish-connections N  Connections per process beyond one per client, for publishing (default 32).
           --max-schedule-lag MS    A run is INVALID when the 99th percentile of publish start lag exceeds this (default 5).
-          --url URL                Use a running server (its root, e.g. http://127.0.0.1:5000/; the API is at /ps/).
-                                   Without it, this repository's Release server is started for each run on a free port.
+          --target laharsub|nchan  The server to measure (default laharsub). nchan is nginx with loadtest/peers/nchan.conf
+                                   (apt-get install -y nginx-light libnginx-mod-nchan), polled one channel per client.
+          --compare T,T            Run every run against each target in turn (e.g. laharsub,nchan), alternating, each
+                                   on a server this tool starts, and print their ratios.
+          --find-max               Raise the publish rate step by step (the interval divided by --find-max-factor each
+                                   step) until p99 from schedule passes 50 ms or deliveries fall behind; report the
+                                   highest sustained deliveries/s of each target. Each step is a run (--warmup, --duration).
+          --find-max-steps N       At most N steps per target (default 10).
+          --find-max-factor F      Rate multiplier from one step to the next (default 1.5).
+          --url URL                Use a running server (its root, e.g. http://127.0.0.1:5000/; Laharsub's API is at /ps/,
+                                   nchan's at /pub and /sub). Without it, this repository's Release server (or nginx
+                                   with loadtest/peers/nchan.conf) is started for each run on a free port.
           --no-build               Start the server's existing Release build as it is (by default it is built
                                    first, incrementally, so that a run never measures a stale build).
-          --server-pid PID         With --url: sample this process's memory and CPU during the run.
+          --server-pid PID         With --url: sample this process's memory and CPU during the run (with --target nchan:
+                                   nginx's master, and its workers with it).
           --server-setting K=V     Extra server setting for the server this tool starts, e.g. MaxTopics=200000 (repeatable).
           --server-env NAME=VALUE  Environment variable for the server this tool starts, e.g.
                                    DOTNET_ThreadPool_UnfairSemaphoreSpinLimit=0 (repeatable).
           --out DIR                Write JSON and CSV per run, summary.csv and report.html to DIR.
           --help                   This text.
 
-        Example (the whole documented sweep):
+        Examples (the whole documented sweep; Laharsub next to nchan at seed1-200):
           dotnet run -c Release --project loadtest/LoadTestClient -- --preset seed1,seed2,seed3 --out loadtest-results
+          dotnet run -c Release --project loadtest/LoadTestClient -- --preset seed1 --topics 200 --compare laharsub,nchan
         """;
 
     public IReadOnlyList<RunSpec> Runs { get; init; } = [];
+
+    /// <summary>The targets each run is measured against, in order (one, or several with --compare).</summary>
+    public IReadOnlyList<TargetKind> Targets { get; init; } = [TargetKind.Laharsub];
+
+    public bool Compare => Targets.Count > 1;
+
+    public bool FindMax { get; init; }
+    public int FindMaxSteps { get; init; } = 10;
+    public double FindMaxFactor { get; init; } = 1.5;
     public int TopicsPerClient { get; init; } = 1;
     public int MessageSize { get; init; } = 10;
     public WireFormatKind Format { get; init; } = WireFormatKind.Json;
@@ -93,6 +131,7 @@ internal sealed record LoadTestOptions
         var environment = new Dictionary<string, string>(StringComparer.Ordinal);
         var help = false;
         var noBuild = false;
+        var findMax = false;
         for (var i = 0; i < args.Count; i++)
         {
             var arg = args[i];
@@ -104,6 +143,11 @@ internal sealed record LoadTestOptions
             if (arg == "--no-build")
             {
                 noBuild = true;
+                continue;
+            }
+            if (arg == "--find-max")
+            {
+                findMax = true;
                 continue;
             }
             if (!arg.StartsWith("--", StringComparison.Ordinal) || !Known.Contains(arg))
@@ -142,8 +186,13 @@ internal sealed record LoadTestOptions
             return new LoadTestOptions { Help = true };
         }
 
+        var targets = ParseTargets(values);
         var options = new LoadTestOptions
         {
+            Targets = targets,
+            FindMax = findMax,
+            FindMaxSteps = Int(values, "--find-max-steps", 10, 1, 50),
+            FindMaxFactor = Double(values, "--find-max-factor", 1.5, 1.05),
             TopicsPerClient = Int(values, "--topics-per-client", 1, 1, 1000),
             MessageSize = Int(values, "--message-size", 10, 10, 1024 * 1024),
             Format = values.GetValueOrDefault("--format", "json") switch
@@ -166,8 +215,13 @@ internal sealed record LoadTestOptions
             ServerEnvironment = environment,
             OutputDirectory = values.GetValueOrDefault("--out"),
             WorkerPlanFile = values.GetValueOrDefault("--worker"),
-            Runs = ParseRuns(values),
+            Runs = ParseRuns(values, targets),
         };
+        CheckTargets(options, values);
+        if (!findMax && (values.ContainsKey("--find-max-steps") || values.ContainsKey("--find-max-factor")))
+        {
+            throw new UsageException("--find-max-steps and --find-max-factor shape a --find-max search; add --find-max.");
+        }
         if (options.ServerPid is not null && options.Url is null)
         {
             throw new UsageException("--server-pid samples a server given with --url; without --url this tool starts (and samples) its own server.");
@@ -206,10 +260,76 @@ internal sealed record LoadTestOptions
         "--preset", "--topics", "--sweep", "--clients-per-topic", "--interval", "--topics-per-client", "--message-size",
         "--format", "--warmup", "--duration", "--poll-timeout", "--processes", "--source-addresses", "--publish-connections",
         "--max-schedule-lag", "--url", "--server-pid", "--server-setting", "--server-env", "--out", "--worker",
+        "--target", "--compare", "--find-max-steps", "--find-max-factor", "--publishers-per-topic",
     ];
 
-    private static IReadOnlyList<RunSpec> ParseRuns(Dictionary<string, string> values)
+    private static IReadOnlyList<TargetKind> ParseTargets(Dictionary<string, string> values)
     {
+        static TargetKind Target(string option, string name) => name switch
+        {
+            "laharsub" => TargetKind.Laharsub,
+            "nchan" => TargetKind.Nchan,
+            _ => throw new UsageException($"{option} '{name}' is not a target: use laharsub or nchan."),
+        };
+        if (values.ContainsKey("--target") && values.ContainsKey("--compare"))
+        {
+            throw new UsageException("Give either --target T (one server) or --compare T,T (several, alternating), not both.");
+        }
+        if (values.TryGetValue("--compare", out var compare))
+        {
+            var targets = compare.Split(',').Select(name => Target("--compare", name)).ToList();
+            if (targets.Count < 2 || targets.Distinct().Count() != targets.Count)
+            {
+                throw new UsageException($"--compare '{compare}' needs two different targets, e.g. --compare laharsub,nchan.");
+            }
+            return targets;
+        }
+        return [values.TryGetValue("--target", out var target) ? Target("--target", target) : TargetKind.Laharsub];
+    }
+
+    /// <summary>What only some targets support, refused with the reason when a run would need it from another.</summary>
+    private static void CheckTargets(LoadTestOptions options, Dictionary<string, string> values)
+    {
+        if (options.Compare && options.Url is not null)
+        {
+            throw new UsageException("--compare starts each server itself; to measure servers you started, run --target T --url URL once for each.");
+        }
+        if (!options.Targets.Contains(TargetKind.Nchan))
+        {
+            return;
+        }
+        if (options.TopicsPerClient != 1)
+        {
+            throw new UsageException($"--topics-per-client {options.TopicsPerClient}: an nchan long poll reads one channel, so runs against nchan need --topics-per-client 1.");
+        }
+        if (!options.Compare && values.ContainsKey("--format"))
+        {
+            throw new UsageException("--format chooses Laharsub's answer format; nchan's long poll answers each message as it was published, so --target nchan takes no --format.");
+        }
+        if (!options.Compare && (options.ServerSettings.Count > 0 || options.ServerEnvironment.Count > 0))
+        {
+            throw new UsageException($"--server-setting and --server-env configure Laharsub; nchan is configured by {Hosting.NchanProcess.ConfigRelativePath}.");
+        }
+    }
+
+    private static IReadOnlyList<RunSpec> ParseRuns(Dictionary<string, string> values, IReadOnlyList<TargetKind> targets)
+    {
+        var runs = ParseShapes(values);
+        foreach (var run in runs)
+        {
+            if (run.PublishersPerTopic > run.ClientsPerTopic)
+            {
+                throw new UsageException($"--publishers-per-topic {run.PublishersPerTopic} is more than the {run.ClientsPerTopic} clients per topic of run {run.Name}.");
+            }
+        }
+        // Each run against every target in turn, so that targets compared share the same minutes of the machine.
+        var namesTarget = targets.Count > 1 || targets[0] != TargetKind.Laharsub;
+        return runs.SelectMany(run => targets.Select(target => run with { Target = target, NamesTarget = namesTarget })).ToList();
+    }
+
+    private static List<RunSpec> ParseShapes(Dictionary<string, string> values)
+    {
+        int? publishers = values.ContainsKey("--publishers-per-topic") ? Int(values, "--publishers-per-topic", 1, 1, 10_000) : null;
         if (values.ContainsKey("--topics") && values.ContainsKey("--sweep"))
         {
             throw new UsageException("Give either --topics N (one run) or --sweep N,N,... (several), not both.");
@@ -234,7 +354,7 @@ internal sealed record LoadTestOptions
         {
             var clientsPerTopic = Int(values, "--clients-per-topic", 2, 1, 10_000);
             var interval = Seconds(values, "--interval", 1, 0.001);
-            return (topics ?? [100]).Select(n => new RunSpec("custom", n, clientsPerTopic, interval)).ToList();
+            return (topics ?? [100]).Select(n => new RunSpec("custom", n, clientsPerTopic, interval) { PublishersPerTopic = publishers }).ToList();
         }
         var runs = new List<RunSpec>();
         foreach (var preset in presets)
@@ -242,8 +362,11 @@ internal sealed record LoadTestOptions
             // Options given explicitly override the preset's shape, and the name says so.
             var clientsPerTopic = Int(values, "--clients-per-topic", preset.ClientsPerTopic, 1, 10_000);
             var interval = Seconds(values, "--interval", preset.Interval.TotalSeconds, 0.001);
-            var modified = values.ContainsKey("--clients-per-topic") || values.ContainsKey("--interval");
-            runs.AddRange((topics ?? preset.DefaultTopics).Select(n => new RunSpec(modified ? preset.Name + "-modified" : preset.Name, n, clientsPerTopic, interval)));
+            var modified = values.ContainsKey("--clients-per-topic") || values.ContainsKey("--interval") || values.ContainsKey("--publishers-per-topic");
+            runs.AddRange((topics ?? preset.DefaultTopics).Select(n => new RunSpec(modified ? preset.Name + "-modified" : preset.Name, n, clientsPerTopic, interval)
+            {
+                PublishersPerTopic = publishers ?? preset.PublishersPerTopic,
+            }));
         }
         return runs;
     }
@@ -296,6 +419,9 @@ internal sealed record LoadTestOptions
         "--out" => "loadtest-results",
         "--server-setting" => "MaxTopics=200000",
         "--server-env" => "DOTNET_gcServer=0",
+        "--target" => "nchan",
+        "--compare" => "laharsub,nchan",
+        "--find-max-factor" => "1.5",
         _ => "10",
     };
 }

@@ -17,40 +17,53 @@ internal sealed class RunExecutor(LoadTestOptions options, TextWriter output, st
     public async Task<RunReport> RunAsync(RunSpec spec, CancellationToken stop)
     {
         var clients = spec.Topics * spec.ClientsPerTopic;
-        CheckFileLimits(clients);
+        CheckFileLimits(clients, spec.Target);
         var loadAverage = ReadLoadAverage();
         var startedAt = DateTimeOffset.UtcNow;
+        var publishers = spec.Topics * spec.PublishersOfEachTopic;
         output.WriteLine();
-        output.WriteLine($"== {spec.Name}: {spec.Topics} topics x {spec.ClientsPerTopic} clients = {clients} clients, each publishing every "
-            + $"{spec.Interval.TotalSeconds.ToString(CultureInfo.InvariantCulture)} s ({clients / spec.Interval.TotalSeconds:0.#}/s), "
-            + $"{options.Format.ToString().ToLowerInvariant()}, {options.Processes} process(es); load average {loadAverage}");
+        output.WriteLine($"== {spec.Name}: {spec.Topics} topics x {spec.ClientsPerTopic} clients = {clients} clients, "
+            + (publishers == clients ? "each" : $"{publishers} of them") + " publishing every "
+            + $"{spec.Interval.TotalSeconds.ToString(CultureInfo.InvariantCulture)} s ({publishers / spec.Interval.TotalSeconds:0.#}/s), "
+            + $"{FormatName(spec.Target)}, {options.Processes} process(es); load average {loadAverage}");
 
-        ServerProcess? server = null;
+        ITargetServer? server = null;
         try
         {
             Uri root;
             int? serverPid;
+            bool serverHasWorkers;
             if (options.Url is null)
             {
                 var repository = ServerProcess.FindRepositoryRoot()
                     ?? throw new UsageException("Cannot find Laharsub.sln above the current directory to start the server from; run from the repository or give --url.");
-                server = await ServerProcess.StartAsync(repository, ServerSettings(spec), options.ServerEnvironment, output, stop).ConfigureAwait(false);
+                server = spec.Target == TargetKind.Nchan
+                    ? await NchanProcess.StartAsync(repository, options.PollTimeoutSeconds, output, stop).ConfigureAwait(false)
+                    : await ServerProcess.StartAsync(repository, ServerSettings(spec), options.ServerEnvironment, output, stop).ConfigureAwait(false);
                 root = server.BaseAddress;
                 serverPid = server.Pid;
+                serverHasWorkers = server.HasWorkerProcesses;
                 output.WriteLine($"server: {server.CommandLine} (pid {server.Pid})");
             }
             else
             {
                 root = options.Url;
                 serverPid = options.ServerPid;
+                serverHasWorkers = spec.Target == TargetKind.Nchan;
             }
-            var api = new Uri(root, "ps/");
-            var topicIds = await CreateTopicsAsync(api, spec.Topics, stop).ConfigureAwait(false);
+            // nchan's channels need no creating: each run reads and writes channels of its own, fresh names.
+            var api = spec.Target == TargetKind.Laharsub ? new Uri(root, "ps/") : root;
+            var topicIds = spec.Target == TargetKind.Laharsub
+                ? await CreateTopicsAsync(api, spec.Topics, stop).ConfigureAwait(false)
+                : Enumerable.Range(1, spec.Topics).Select(i => (long)i).ToArray();
             var plan = new LoadPlan
             {
                 ApiAddress = api,
+                Target = spec.Target,
+                ChannelPrefix = $"lt{Guid.NewGuid():N}"[..10] + "-",
                 TopicIds = topicIds,
                 ClientsPerTopic = spec.ClientsPerTopic,
+                PublishersPerTopic = spec.PublishersPerTopic,
                 TopicsPerClient = options.TopicsPerClient,
                 PublishInterval = spec.Interval,
                 MessageSize = options.MessageSize,
@@ -62,11 +75,11 @@ internal sealed class RunExecutor(LoadTestOptions options, TextWriter output, st
                 PublishConnections = options.PublishConnections,
                 MaxScheduleLag = options.MaxScheduleLag,
             };
-            var sampler = serverPid is { } pid ? new ProcessSampler(pid) : null;
+            var sampler = serverPid is { } pid ? new ProcessSampler(pid, serverHasWorkers) : null;
             var (result, window) = await RunClientsAsync(plan, spec, sampler, stop).ConfigureAwait(false);
             if (options.Url is not null)
             {
-                await DeleteTopicsAsync(api, topicIds).ConfigureAwait(false);
+                await DeleteTopicsAsync(plan).ConfigureAwait(false);
             }
             return BuildReport(spec, plan, result, sampler, window, startedAt, loadAverage, server?.CommandLine);
         }
@@ -78,6 +91,9 @@ internal sealed class RunExecutor(LoadTestOptions options, TextWriter output, st
             }
         }
     }
+
+    /// <summary>How the run's answers are read, for the header and the report: Laharsub's format, or nchan's one message per answer.</summary>
+    private string FormatName(TargetKind target) => target == TargetKind.Nchan ? "nchan long poll" : options.Format.ToString().ToLowerInvariant();
 
     private async Task<(ProcessResult Result, (long Start, long End) Window)> RunClientsAsync(LoadPlan plan, RunSpec spec, ProcessSampler? sampler, CancellationToken stop)
     {
@@ -150,7 +166,7 @@ internal sealed class RunExecutor(LoadTestOptions options, TextWriter output, st
                 if (server is { } s)
                 {
                     var cpu = lastServer is { } l ? (s.CpuSeconds - l.CpuSeconds) / ((s.AtMicroseconds - l.AtMicroseconds) / 1e6) * 100 : 0;
-                    serverText = $"  server CPU {cpu,3:0}% RSS {s.RssBytes / 1048576.0:0} MiB";
+                    serverText = $"  server CPU {cpu,3:0}% {(s.Processes > 1 ? "PSS" : "RSS")} {s.RssBytes / 1048576.0:0} MiB";
                     lastServer = s;
                 }
                 output.WriteLine($"[{spec.Name}] {phase,-18} connections {p.Connections,6}  polls waiting {p.PollsWaiting,6}  "
@@ -184,14 +200,16 @@ internal sealed class RunExecutor(LoadTestOptions options, TextWriter output, st
         return new RunReport
         {
             Name = spec.Name,
+            Target = RunSpec.TargetName(spec.Target),
             Configuration = spec.Configuration,
             Topics = spec.Topics,
             ClientsPerTopic = spec.ClientsPerTopic,
+            PublishersPerTopic = plan.PublishersOfEachTopic,
             TopicsPerClient = plan.TopicsPerClient,
             Clients = plan.TotalClients,
             IntervalSeconds = spec.Interval.TotalSeconds,
             MessageSize = plan.MessageSize,
-            Format = plan.Format.ToString().ToLowerInvariant(),
+            Format = FormatName(spec.Target),
             WarmupSeconds = plan.Warmup.TotalSeconds,
             DurationSeconds = plan.Duration.TotalSeconds,
             Processes = options.Processes,
@@ -229,7 +247,7 @@ internal sealed class RunExecutor(LoadTestOptions options, TextWriter output, st
         var seconds = (samples[^1].AtMicroseconds - samples[0].AtMicroseconds) / 1e6;
         // Deliveries of the window, scaled to the sampled span (whole seconds around the window).
         var perSecond = deliveries / Math.Max((window.End - window.Start) / 1e6, 1e-9);
-        return new ServerUsage(sampler.Pid,
+        return new ServerUsage(sampler.Pid, samples.Max(s => s.Processes),
             samples.Average(s => s.RssBytes) / 1048576.0,
             samples.Max(s => s.RssBytes) / 1048576.0,
             cpuSeconds / seconds * 100,
@@ -237,7 +255,7 @@ internal sealed class RunExecutor(LoadTestOptions options, TextWriter output, st
             sampler.Samples.Select(s => new[] { (s.AtMicroseconds - window.Start) / 1e6, s.RssBytes / 1048576.0 }).ToList());
     }
 
-    private void CheckFileLimits(int clients)
+    private void CheckFileLimits(int clients, TargetKind target)
     {
         var (soft, hard) = FileLimits.Read();
         var perProcess = (clients + options.Processes - 1) / options.Processes;
@@ -248,9 +266,10 @@ internal sealed class RunExecutor(LoadTestOptions options, TextWriter output, st
                 + $"open-file limit ({soft}) fits {fit} clients per process (one connection each, plus {options.PublishConnections} for publishing "
                 + $"and {FileLimits.Reserve} for the runtime). Use --processes {(clients + fit - 1) / Math.Max(fit, 1)} or more. {FileLimits.HowToRaise(soft, hard)}");
         }
-        if (options.Url is null)
+        if (options.Url is null && target == TargetKind.Laharsub)
         {
-            // The server started here inherits this limit and holds every connection of every worker.
+            // The server started here inherits this limit and holds every connection of every worker
+            // (nginx spreads its connections over one worker process per core).
             var serverConnections = clients + (long)options.PublishConnections * options.Processes + FileLimits.Reserve;
             if (serverConnections > soft)
             {
@@ -292,12 +311,14 @@ internal sealed class RunExecutor(LoadTestOptions options, TextWriter output, st
         return ids;
     }
 
-    private static async Task DeleteTopicsAsync(Uri api, long[] topicIds)
+    private static async Task DeleteTopicsAsync(LoadPlan plan)
     {
-        using var client = new HttpClient { BaseAddress = api, Timeout = TimeSpan.FromSeconds(30) };
-        await Parallel.ForEachAsync(topicIds, new ParallelOptions { MaxDegreeOfParallelism = 16 }, async (id, token) =>
+        // Laharsub: DELETE /ps/topics/{id}; nchan: DELETE /pub?id=CHANNEL on the publisher location.
+        var protocol = TargetProtocol.For(plan);
+        using var client = new HttpClient { BaseAddress = plan.ApiAddress, Timeout = TimeSpan.FromSeconds(30) };
+        await Parallel.ForEachAsync(plan.TopicIds, new ParallelOptions { MaxDegreeOfParallelism = 16 }, async (id, token) =>
         {
-            using var response = await client.DeleteAsync($"topics/{id}", token).ConfigureAwait(false);
+            using var response = await client.DeleteAsync(protocol.PublishPath(id), token).ConfigureAwait(false);
         }).ConfigureAwait(false);
     }
 

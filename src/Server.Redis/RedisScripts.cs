@@ -9,7 +9,8 @@ namespace Laharsub.Server.Redis;
 /// <remarks>
 /// Key layout (prefix <c>laharsub:</c> by default): <c>topics</c> (sorted set of topic ids),
 /// <c>topic-ids</c> (the id counter), <c>retained</c> (bytes counted against MaxRetainedBytes),
-/// <c>expiry</c> (sorted set: topic id by when its oldest message expires), <c>t:{id}</c> (hash:
+/// <c>expiry</c> (sorted set: topic id by when its oldest message expires), <c>used</c> (sorted set:
+/// topic id by when it was last published to or read, kept only with TopicIdleTimeToLive), <c>t:{id}</c> (hash:
 /// epoch, created, last, bytes, body) and <c>t:{id}:m</c> (list of messages, oldest first). A message is
 /// stored as 16 digits of Unix milliseconds, a newline, the content type, a newline and the body bytes.
 /// The scripts build topic keys from the prefix, so they need one Redis (with replicas if wanted), not a
@@ -51,20 +52,22 @@ internal static class RedisScripts
 
         """;
 
-    /// <summary>KEYS: topics, topic-ids. ARGV: max topics, epoch, key prefix. Returns {id, createdMs} or nil when full.</summary>
+    /// <summary>KEYS: topics, topic-ids, used. ARGV: max topics, epoch, key prefix, track use (1/0), label ('' for none). Returns {id, createdMs} or nil when full.</summary>
     public const string CreateTopic = """
         if redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[1]) then return nil end
         local id = redis.call('INCR', KEYS[2])
         local t = redis.call('TIME')
         local created = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
         redis.call('HSET', ARGV[3] .. 't:' .. id, 'epoch', ARGV[2], 'created', created, 'last', 0, 'bytes', 0, 'body', 0)
+        if ARGV[5] ~= '' then redis.call('HSET', ARGV[3] .. 't:' .. id, 'label', ARGV[5]) end
         redis.call('ZADD', KEYS[1], id, id)
+        if ARGV[4] == '1' then redis.call('ZADD', KEYS[3], created, id) end
         return {id, created}
         """;
 
     /// <summary>
-    /// KEYS: meta, msgs, retained, expiry. ARGV: if-epoch ('' for any), content type, body, max messages
-    /// per topic, max retained bytes, ttl ms, topic id, channel. Returns {id, epoch} when published,
+    /// KEYS: meta, msgs, retained, expiry, used. ARGV: if-epoch ('' for any), content type, body, max messages
+    /// per topic, max retained bytes, ttl ms, topic id, channel, track use (1/0). Returns {id, epoch} when published,
     /// {0} when the topic does not exist, {-1, epoch} on another epoch, {-2, ms until room} when full.
     /// </summary>
     public const string Publish = Common + """
@@ -84,6 +87,7 @@ internal static class RedisScripts
         end
         local id = redis.call('HINCRBY', KEYS[1], 'last', 1)
         local count = redis.call('RPUSH', KEYS[2], entry)
+        if ARGV[9] == '1' then redis.call('ZADD', KEYS[5], now, ARGV[7]) end
         redis.call('HINCRBY', KEYS[1], 'bytes', #entry)
         redis.call('HINCRBY', KEYS[1], 'body', #ARGV[3])
         redis.call('INCRBY', KEYS[3], #entry)
@@ -101,14 +105,16 @@ internal static class RedisScripts
         """;
 
     /// <summary>
-    /// KEYS: meta, msgs, retained, expiry. ARGV: from, max messages, max bytes, ttl ms, topic id.
+    /// KEYS: meta, msgs, retained, expiry, used. ARGV: from, max messages, max bytes, ttl ms, topic id, track use (1/0).
     /// Returns nil when the topic does not exist, else {epoch, last, first, message...}.
     /// </summary>
     public const string Read = Common + """
         local meta = redis.call('HMGET', KEYS[1], 'epoch', 'last')
         if not meta[1] then return nil end
         local ttl = tonumber(ARGV[4])
-        local len = trim(ARGV[5], KEYS[1], KEYS[2], KEYS[3], KEYS[4], now_ms() - ttl, ttl)
+        local now = now_ms()
+        if ARGV[6] == '1' then redis.call('ZADD', KEYS[5], now, ARGV[5]) end
+        local len = trim(ARGV[5], KEYS[1], KEYS[2], KEYS[3], KEYS[4], now - ttl, ttl)
         local last = tonumber(meta[2])
         local first = last - len + 1
         local result = {meta[1], last, first}
@@ -129,15 +135,15 @@ internal static class RedisScripts
         """;
 
     /// <summary>
-    /// KEYS: meta, msgs, retained, expiry. ARGV: ttl ms, topic id.
-    /// Returns nil when the topic does not exist, else {epoch, created, last, retained messages, body bytes}.
+    /// KEYS: meta, msgs, retained, expiry, (used: not touched, a look is not a use). ARGV: ttl ms, topic id.
+    /// Returns nil when the topic does not exist, else {epoch, created, last, retained messages, body bytes, label ('' for none)}.
     /// </summary>
     public const string Info = Common + """
         local meta = redis.call('HMGET', KEYS[1], 'epoch', 'created', 'last')
         if not meta[1] then return nil end
         local ttl = tonumber(ARGV[1])
         local len = trim(ARGV[2], KEYS[1], KEYS[2], KEYS[3], KEYS[4], now_ms() - ttl, ttl)
-        return {meta[1], tonumber(meta[2]), tonumber(meta[3]), len, tonumber(redis.call('HGET', KEYS[1], 'body'))}
+        return {meta[1], tonumber(meta[2]), tonumber(meta[3]), len, tonumber(redis.call('HGET', KEYS[1], 'body')), redis.call('HGET', KEYS[1], 'label') or ''}
         """;
 
     /// <summary>KEYS: topics. ARGV: after id, limit. Returns the ids of up to limit topics after the given id.</summary>
@@ -145,26 +151,50 @@ internal static class RedisScripts
         return redis.call('ZRANGEBYSCORE', KEYS[1], '(' .. ARGV[1], '+inf', 'LIMIT', 0, tonumber(ARGV[2]))
         """;
 
-    /// <summary>KEYS: topics, meta, msgs, retained, expiry. ARGV: topic id, channel. Returns 1 when deleted, 0 when there was no such topic.</summary>
-    public const string Delete = """
-        if redis.call('ZREM', KEYS[1], ARGV[1]) == 0 then return 0 end
-        local bytes = tonumber(redis.call('HGET', KEYS[2], 'bytes') or '0')
-        redis.call('DEL', KEYS[2], KEYS[3])
-        redis.call('DECRBY', KEYS[4], bytes)
-        redis.call('ZREM', KEYS[5], ARGV[1])
-        redis.call('PUBLISH', ARGV[2], ARGV[1])
-        return 1
+    /// <summary>Removes a topic, its messages and their bytes, and announces it (shared by delete and the idle sweep).</summary>
+    private const string DeleteFunction = """
+        local function delete(topics, meta, msgs, retained, expiry, used, id, channel)
+          if redis.call('ZREM', topics, id) == 0 then return 0 end
+          local bytes = tonumber(redis.call('HGET', meta, 'bytes') or '0')
+          redis.call('DEL', meta, msgs)
+          redis.call('DECRBY', retained, bytes)
+          redis.call('ZREM', expiry, id)
+          redis.call('ZREM', used, id)
+          redis.call('PUBLISH', channel, id)
+          return 1
+        end
+
         """;
 
-    /// <summary>KEYS: retained, expiry. ARGV: key prefix, ttl ms, batch size. Trims the topics whose oldest message expired; returns how many.</summary>
-    public const string Sweep = Common + """
+    /// <summary>KEYS: topics, meta, msgs, retained, expiry, used. ARGV: topic id, channel. Returns 1 when deleted, 0 when there was no such topic.</summary>
+    public const string Delete = DeleteFunction + """
+        return delete(KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], ARGV[1], ARGV[2])
+        """;
+
+    /// <summary>
+    /// KEYS: retained, expiry, topics, used. ARGV: key prefix, ttl ms, batch size, idle ms (0: keep idle
+    /// topics), channel. Trims the topics whose oldest message expired and deletes the idle ones; returns
+    /// how many topics it handled.
+    /// </summary>
+    public const string Sweep = Common + DeleteFunction + """
         local now = now_ms()
         local ttl = tonumber(ARGV[2])
-        local due = redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', now, 'LIMIT', 0, tonumber(ARGV[3]))
+        local batch = tonumber(ARGV[3])
+        local due = redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', now, 'LIMIT', 0, batch)
         for _, id in ipairs(due) do
           local meta = ARGV[1] .. 't:' .. id
           trim(id, meta, meta .. ':m', KEYS[1], KEYS[2], now - ttl, ttl)
         end
-        return #due
+        local handled = #due
+        local idle = tonumber(ARGV[4])
+        if idle > 0 then
+          local unused = redis.call('ZRANGEBYSCORE', KEYS[4], '-inf', now - idle, 'LIMIT', 0, batch)
+          for _, id in ipairs(unused) do
+            local meta = ARGV[1] .. 't:' .. id
+            delete(KEYS[3], meta, meta .. ':m', KEYS[1], KEYS[2], KEYS[4], id, ARGV[5])
+          end
+          handled = math.max(handled, #unused)
+        end
+        return handled
         """;
 }

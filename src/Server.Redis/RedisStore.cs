@@ -40,6 +40,7 @@ public sealed partial class RedisStore : ILaharsubStore, IAsyncDisposable, IDisp
     private readonly RedisKey _topicIdsKey;
     private readonly RedisKey _retainedKey;
     private readonly RedisKey _expiryKey;
+    private readonly RedisKey _usedKey;
     private readonly Message?[] _cache;
     private readonly ITimer _sweepTimer;
     private readonly CancellationTokenSource _stopping = new();
@@ -59,6 +60,7 @@ public sealed partial class RedisStore : ILaharsubStore, IAsyncDisposable, IDisp
         _topicIdsKey = prefix + "topic-ids";
         _retainedKey = prefix + "retained";
         _expiryKey = prefix + "expiry";
+        _usedKey = prefix + "used";
         _channel = RedisChannel.Literal(prefix + "changes");
         _cache = new Message?[_redisOptions.LocalCacheSize];
 
@@ -86,17 +88,17 @@ public sealed partial class RedisStore : ILaharsubStore, IAsyncDisposable, IDisp
     private IDatabase Database => _redis.GetDatabase();
 
     /// <inheritdoc/>
-    public async ValueTask<TopicInfo?> CreateTopicAsync(CancellationToken cancellationToken = default)
+    public async ValueTask<TopicInfo?> CreateTopicAsync(string? label = null, CancellationToken cancellationToken = default)
     {
         var epoch = Convert.ToHexStringLower(RandomNumberGenerator.GetBytes(8));
-        var result = await RunAsync(RedisScripts.CreateTopic, [_topicsKey, _topicIdsKey],
-            [_options.MaxTopics, epoch, _redisOptions.KeyPrefix]).ConfigureAwait(false);
+        var result = await RunAsync(RedisScripts.CreateTopic, [_topicsKey, _topicIdsKey, _usedKey],
+            [_options.MaxTopics, epoch, _redisOptions.KeyPrefix, TrackUse, label ?? ""]).ConfigureAwait(false);
         if (result.IsNull)
         {
             return null;
         }
         var created = (RedisResult[])result!;
-        return new TopicInfo((long)created[0], epoch, DateTimeOffset.FromUnixTimeMilliseconds((long)created[1]), 0, 1, 0, 0);
+        return new TopicInfo((long)created[0], epoch, DateTimeOffset.FromUnixTimeMilliseconds((long)created[1]), 0, 1, 0, 0, Label: label);
     }
 
     /// <inheritdoc/>
@@ -131,7 +133,7 @@ public sealed partial class RedisStore : ILaharsubStore, IAsyncDisposable, IDisp
     public async ValueTask<bool> DeleteTopicAsync(long topicId, CancellationToken cancellationToken = default)
     {
         var meta = MetaKey(topicId);
-        var result = await RunAsync(RedisScripts.Delete, [_topicsKey, meta, MessagesKey(meta), _retainedKey, _expiryKey],
+        var result = await RunAsync(RedisScripts.Delete, [_topicsKey, meta, MessagesKey(meta), _retainedKey, _expiryKey, _usedKey],
             [topicId, _channel.ToString()]).ConfigureAwait(false);
         return (long)result == 1;
     }
@@ -153,7 +155,7 @@ public sealed partial class RedisStore : ILaharsubStore, IAsyncDisposable, IDisp
         try
         {
             result = await RunAsync(RedisScripts.Publish, TopicKeys(topicId),
-                [ifEpoch ?? "", contentType, body, _options.MaxMessagesPerTopic, _options.MaxRetainedBytes, TtlMilliseconds, topicId, _channel.ToString()])
+                [ifEpoch ?? "", contentType, body, _options.MaxMessagesPerTopic, _options.MaxRetainedBytes, TtlMilliseconds, topicId, _channel.ToString(), TrackUse])
                 .ConfigureAwait(false);
         }
         catch (RedisServerException exception) when (exception.Message.StartsWith("OOM", StringComparison.Ordinal))
@@ -184,7 +186,7 @@ public sealed partial class RedisStore : ILaharsubStore, IAsyncDisposable, IDisp
         {
             var request = requests.Span[i];
             pending[i] = Guard(database.ScriptEvaluateAsync(RedisScripts.Read, TopicKeys(request.TopicId),
-                [request.FromMessageId, request.MaxMessages, Math.Min(request.MaxBytes, MaxExactLuaInteger), TtlMilliseconds, request.TopicId]));
+                [request.FromMessageId, request.MaxMessages, Math.Min(request.MaxBytes, MaxExactLuaInteger), TtlMilliseconds, request.TopicId, TrackUse]));
         }
         for (var i = 0; i < count; i++)
         {
@@ -305,7 +307,8 @@ public sealed partial class RedisStore : ILaharsubStore, IAsyncDisposable, IDisp
         }
         try
         {
-            while ((long)await RunAsync(RedisScripts.Sweep, [_retainedKey, _expiryKey], [_redisOptions.KeyPrefix, TtlMilliseconds, SweepBatch])
+            while ((long)await RunAsync(RedisScripts.Sweep, [_retainedKey, _expiryKey, _topicsKey, _usedKey],
+                    [_redisOptions.KeyPrefix, TtlMilliseconds, SweepBatch, (long)_options.TopicIdleTimeToLive.TotalMilliseconds, _channel.ToString()])
                 .ConfigureAwait(false) == SweepBatch)
             {
             }
@@ -329,11 +332,15 @@ public sealed partial class RedisStore : ILaharsubStore, IAsyncDisposable, IDisp
         var values = (RedisResult[])result!;
         var last = (long)values[2];
         var retained = (int)(long)values[3];
+        var label = values.Length > 5 ? (string?)values[5] : null;
         return new TopicInfo(topicId, (string)values[0]!, DateTimeOffset.FromUnixTimeMilliseconds((long)values[1]), last,
-            last - retained + 1, retained, (long)values[4]);
+            last - retained + 1, retained, (long)values[4], Label: string.IsNullOrEmpty(label) ? null : label);
     }
 
     private long TtlMilliseconds => (long)_options.MessageTimeToLive.TotalMilliseconds;
+
+    /// <summary>Whether the scripts record when topics are used: only when idle topics are to be deleted.</summary>
+    private int TrackUse => _options.TopicIdleTimeToLive > TimeSpan.Zero ? 1 : 0;
 
     private RedisKey MetaKey(long topicId) => _redisOptions.KeyPrefix + "t:" + topicId.ToString(CultureInfo.InvariantCulture);
 
@@ -342,7 +349,7 @@ public sealed partial class RedisStore : ILaharsubStore, IAsyncDisposable, IDisp
     private RedisKey[] TopicKeys(long topicId)
     {
         var meta = MetaKey(topicId);
-        return [meta, MessagesKey(meta), _retainedKey, _expiryKey];
+        return [meta, MessagesKey(meta), _retainedKey, _expiryKey, _usedKey];
     }
 
     private Task<RedisResult> RunAsync(string script, RedisKey[] keys, RedisValue[] values) =>

@@ -89,10 +89,10 @@ public sealed class FlowTests(ITestOutputHelper output)
                     break;
                 case 60:
                     await reader.Subscription.AddAsync(c).WaitAsync(TestSupport.Timeout);
-                    cFirst = reader.Subscription.Cursors[c];
+                    cFirst = reader.Subscription.Cursors[c].From;
                     break;
                 case 100:
-                    aResumeFrom = reader.Subscription.Cursors[a];
+                    aResumeFrom = reader.Subscription.Cursors[a].From;
                     Assert.True(reader.Subscription.Remove(a));
                     break;
                 case 300:

@@ -25,7 +25,7 @@ public sealed class PublishTests
         await using var reader = new EventReader(client.Subscribe([new(topic, 1)]));
         var message = Assert.IsType<LaharsubMessage>(await reader.NextAsync());
 
-        Assert.Equal(new PublishedMessage(topic, 1), published);
+        Assert.Equal((topic, 1L), (published.TopicId, published.MessageId));
         Assert.Equal(binary, message.Body.ToArray());
         Assert.Equal("application/x-custom; v=1", message.ContentType);
         Assert.Equal(topic, message.TopicId);

@@ -86,7 +86,7 @@ public sealed class ReliabilityTests
         Assert.Equal(vanished, notFound.TopicId);
         Assert.Equal((recreated, 4L, 1L, 1L), (reset.TopicId, reset.RequestedFrom, reset.FirstMessageId, reset.LastMessageId));
         Assert.Equal((1L, "new 1"), (message.MessageId, message.GetString()));
-        Assert.Equal(new Dictionary<long, long> { [recreated] = 2 }, reader.Subscription.Cursors);
+        Assert.Equal(new Dictionary<long, long> { [recreated] = 2 }, reader.Subscription.Cursors.Froms());
     }
 
     [Fact]

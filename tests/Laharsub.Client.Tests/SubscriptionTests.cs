@@ -36,7 +36,7 @@ public sealed class SubscriptionTests
             Assert.Equal([$"a{topic}", $"b{topic}"], events.Where(e => e.TopicId == topic).Select(e => e.Text()));
         }
         Assert.Equal(1, handler.MaxPollsInFlight);
-        Assert.Equal(topics.ToDictionary(t => t, _ => 3L), reader.Subscription.Cursors);
+        Assert.Equal(topics.ToDictionary(t => t, _ => 3L), reader.Subscription.Cursors.Froms());
     }
 
     [Fact]
@@ -51,7 +51,7 @@ public sealed class SubscriptionTests
         await reader.Subscription.AddAsync(topic).WaitAsync(TestSupport.Timeout);
         await client.PublishAsync(topic, "new").WaitAsync(TestSupport.Timeout);
 
-        Assert.Equal(2, reader.Subscription.Cursors[topic]);
+        Assert.Equal(2, reader.Subscription.Cursors[topic].From);
         Assert.Equal("new", (await reader.NextAsync()).Text());
     }
 
@@ -106,7 +106,7 @@ public sealed class SubscriptionTests
             await client.PublishAsync(b, $"b{i}").WaitAsync(TestSupport.Timeout);
         }
 
-        IReadOnlyDictionary<long, long> saved;
+        IReadOnlyDictionary<long, TopicCursor> saved;
         List<string> firstRun;
         await using (var reader = new EventReader(client.Subscribe([new(a, 1), new(b, 1)])))
         {
@@ -118,7 +118,7 @@ public sealed class SubscriptionTests
         var secondRun = (await resumed.TakeAsync(3)).Select(e => e.Text()).ToList();
 
         Assert.Equal(["a1", "a2", "a3", "a4", "a5", "b1", "b2", "b3", "b4", "b5"], firstRun.Concat(secondRun).Order());
-        Assert.Equal(new Dictionary<long, long> { [a] = 6, [b] = 6 }, resumed.Subscription.Cursors);
+        Assert.Equal(new Dictionary<long, long> { [a] = 6, [b] = 6 }, resumed.Subscription.Cursors.Froms());
     }
 
     [Fact]
@@ -178,7 +178,7 @@ public sealed class SubscriptionTests
         var gap = Assert.IsType<GapNotice>(events[0]);
         Assert.Equal((topic, 1L, 3L, 3L), (gap.TopicId, gap.FromMessageId, gap.ToMessageId, gap.Count));
         Assert.Equal(["m4", "m5"], events.Skip(1).Select(e => e.Text()));
-        Assert.Equal(6, reader.Subscription.Cursors[topic]);
+        Assert.Equal(6, reader.Subscription.Cursors[topic].From);
     }
 
     [Theory]
@@ -198,7 +198,7 @@ public sealed class SubscriptionTests
         var reset = Assert.IsType<ResetNotice>(events[0]);
         Assert.Equal((10L, 1L, 2L), (reset.RequestedFrom, reset.FirstMessageId, reset.LastMessageId));
         Assert.Equal(["m1", "m2"], events.Skip(1).Select(e => e.Text()));
-        Assert.Equal(3, reader.Subscription.Cursors[topic]);
+        Assert.Equal(3, reader.Subscription.Cursors[topic].From);
     }
 
     [Fact]
@@ -280,6 +280,6 @@ public sealed class SubscriptionTests
         // anything above would have to come before it.
         await client.PublishAsync(b, "b2").WaitAsync(TestSupport.Timeout);
         Assert.Equal("b2", (await reader.NextAsync()).Text());
-        Assert.Equal(new Dictionary<long, long> { [a] = 11, [b] = 3 }, reader.Subscription.Cursors);
+        Assert.Equal(new Dictionary<long, long> { [a] = 11, [b] = 3 }, reader.Subscription.Cursors.Froms());
     }
 }

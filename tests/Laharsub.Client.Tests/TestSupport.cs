@@ -25,6 +25,10 @@ internal static class TestSupport
         item is LaharsubMessage message ? message.GetString() : throw new InvalidOperationException($"Expected a message, got {item}.");
 
     public static byte[] Utf8(string text) => Encoding.UTF8.GetBytes(text);
+
+    /// <summary>The cursors' message ids alone, for tests about positions whatever the epochs.</summary>
+    public static Dictionary<long, long> Froms(this IReadOnlyDictionary<long, TopicCursor> cursors) =>
+        cursors.ToDictionary(cursor => cursor.Key, cursor => cursor.Value.From);
 }
 
 /// <summary>

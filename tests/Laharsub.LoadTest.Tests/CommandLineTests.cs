@@ -1,4 +1,5 @@
 using Laharsub.LoadTestClient;
+using Laharsub.LoadTestClient.Load;
 
 namespace Laharsub.LoadTest.Tests;
 
@@ -22,6 +23,20 @@ public sealed class CommandLineTests
     [InlineData("--topics 5 --topics-per-client 6", "--topics-per-client 6 needs at least that many topics")]
     [InlineData("--topics 1 --clients-per-topic 2 --processes 3", "--processes 3 is more than the 2 clients")]
     [InlineData("--url http://127.0.0.1:1/ --server-setting A=B", "with --url, configure your server yourself")]
+    [InlineData("--target apache", "--target 'apache' is not a target: use laharsub or nchan")]
+    [InlineData("--compare laharsub", "--compare 'laharsub' needs two different targets")]
+    [InlineData("--compare nchan,nchan", "needs two different targets, e.g. --compare laharsub,nchan")]
+    [InlineData("--compare laharsub,faye", "--compare 'faye' is not a target")]
+    [InlineData("--target nchan --compare laharsub,nchan", "Give either --target T (one server) or --compare T,T")]
+    [InlineData("--compare laharsub,nchan --url http://127.0.0.1:1/", "--compare starts each server itself")]
+    [InlineData("--target nchan --topics 4 --topics-per-client 2", "runs against nchan need --topics-per-client 1")]
+    [InlineData("--compare laharsub,nchan --topics 4 --topics-per-client 2", "runs against nchan need --topics-per-client 1")]
+    [InlineData("--target nchan --format multipart", "--target nchan takes no --format")]
+    [InlineData("--target nchan --server-env DOTNET_gcServer=0", "nchan is configured by loadtest/peers/nchan.conf")]
+    [InlineData("--find-max-steps 3", "add --find-max")]
+    [InlineData("--find-max --find-max-factor 1", "--find-max-factor '1' is out of range: use a number from 1.05")]
+    [InlineData("--find-max --find-max-steps 0", "--find-max-steps '0' is out of range")]
+    [InlineData("--clients-per-topic 2 --publishers-per-topic 3", "--publishers-per-topic 3 is more than the 2 clients per topic")]
     public async Task ABadOptionIsRefusedWithAClearMessage(string arguments, string message)
     {
         using var output = new StringWriter();
@@ -53,6 +68,57 @@ public sealed class CommandLineTests
     }
 
     [Fact]
+    public void CompareRunsEachShapeAgainstEveryTargetInTurn()
+    {
+        var options = LoadTestOptions.Parse(["--preset", "seed1", "--sweep", "100,200", "--compare", "laharsub,nchan"]);
+
+        Assert.True(options.Compare);
+        Assert.Equal(["seed1-100t-laharsub", "seed1-100t-nchan", "seed1-200t-laharsub", "seed1-200t-nchan"], options.Runs.Select(r => r.Name));
+        Assert.Equal([TargetKind.Laharsub, TargetKind.Nchan, TargetKind.Laharsub, TargetKind.Nchan], options.Runs.Select(r => r.Target));
+    }
+
+    [Fact]
+    public void ARunAgainstNchanAloneIsNamedForItAndLaharsubStaysTheDefault()
+    {
+        Assert.Equal(["custom-4t-nchan"], LoadTestOptions.Parse(["--target", "nchan", "--topics", "4"]).Runs.Select(r => r.Name));
+        Assert.Equal([("custom-4t", TargetKind.Laharsub)], LoadTestOptions.Parse(["--topics", "4"]).Runs.Select(r => (r.Name, r.Target)));
+    }
+
+    [Fact]
+    public void TheBroadcastPresetHasAFewTopicsEachWithOnePublisherAndThousandsOfReaders()
+    {
+        var run = Assert.Single(LoadTestOptions.Parse(["--preset", "broadcast"]).Runs);
+
+        Assert.Equal(("broadcast", 5, 2000, 1, TimeSpan.FromSeconds(1)), (run.Configuration, run.Topics, run.ClientsPerTopic, run.PublishersOfEachTopic, run.Interval));
+    }
+
+    [Fact]
+    public void PublishersPerTopicLeavesTheOtherClientsReadingOnly()
+    {
+        var run = Assert.Single(LoadTestOptions.Parse(["--topics", "3", "--clients-per-topic", "10", "--publishers-per-topic", "2"]).Runs);
+        var plan = LoadRuns.Plan(new Uri("http://127.0.0.1:9/"), [1, 2, 3]) with { ClientsPerTopic = run.ClientsPerTopic, PublishersPerTopic = run.PublishersPerTopic };
+        using var engine = new LoadEngine(plan);
+
+        Assert.Equal(6, engine.Clients.Count(c => c.Publishes));
+        Assert.Equal(30, engine.Clients.Count);
+        Assert.Equal(6 / plan.PublishInterval.TotalSeconds, plan.TargetPublishesPerSecond);
+        // The publishers are spread evenly over the interval, as when every client publishes.
+        var phases = engine.Clients.Where(c => c.Publishes).Select(c => c.PhaseMicroseconds).Order().ToList();
+        Assert.Equal(phases.Count, phases.Distinct().Count());
+        Assert.True(phases[^1] < plan.PublishInterval.TotalMicroseconds);
+    }
+
+    [Fact]
+    public void FindMaxTakesItsStepsAndFactor()
+    {
+        var options = LoadTestOptions.Parse(["--preset", "seed1", "--topics", "200", "--compare", "laharsub,nchan", "--find-max", "--find-max-steps", "6", "--find-max-factor", "2"]);
+
+        Assert.True(options.FindMax);
+        Assert.Equal((6, 2.0), (options.FindMaxSteps, options.FindMaxFactor));
+        Assert.False(LoadTestOptions.Parse(["--topics", "4"]).FindMax);
+    }
+
+    [Fact]
     public async Task HelpListsTheOptionsAndSucceeds()
     {
         using var output = new StringWriter();
@@ -61,5 +127,7 @@ public sealed class CommandLineTests
 
         Assert.Equal(0, exit);
         Assert.Contains("--processes N", output.ToString());
+        Assert.Contains("--compare T,T", output.ToString());
+        Assert.Contains("--find-max", output.ToString());
     }
 }

@@ -83,6 +83,78 @@ public sealed class DeliveryVerificationTests
     }
 
     [Fact]
+    public void AnEpochResetIsCountedApartFromOtherResetsAndIsNoDelivery()
+    {
+        var (engine, client) = Receiver();
+        using (engine)
+        {
+            Deliver(client, WireFormatKind.Json, 1, 2, 3);
+            // The topic id now names another incarnation: the answer restarts it from its message 1.
+            var json = $$"""
+                {"notices":[{"type":"reset","topicId":{{Topic}},"epoch":"9f3c0a1b2c3d4e5f","reason":"epochChanged","requestedFrom":4,
+                "requestedEpoch":"0123456789abcdef","firstMessageId":1,"lastMessageId":1}],"messages":[{{JsonMessage(1)}}]}
+                """;
+            var scratch = new byte[16];
+            PollResponseReader.ReadJson(Encoding.UTF8.GetBytes(json), client, ref scratch);
+
+            Assert.Equal(1, engine.Counters.EpochResets);
+            Assert.Equal(0, engine.Counters.Resets);
+            Assert.Equal(4, engine.DeliveriesTotal);
+            Assert.Equal(0, engine.Counters.Duplicates);
+            Assert.Equal(2, client.Topics[0].Next);
+        }
+    }
+
+    [Fact]
+    public async Task TheRealServersEpochResetIsReadAsOneEpochResetFollowedByTheMessages()
+    {
+        var timeout = TimeSpan.FromSeconds(10);
+        await using var server = await Laharsub.Testing.LaharsubTestServer.StartAsync().WaitAsync(timeout);
+        var topic = (await LoadRuns.CreateTopicsAsync(server.BaseAddress, 1))[0];
+        using var http = server.CreateClient(timeout);
+        (await http.PostAsync($"topics/{topic}", new ByteArrayContent(Stamp())).WaitAsync(timeout)).EnsureSuccessStatusCode();
+        // A subscription carrying an epoch the topic never had: the server answers with an epochChanged reset.
+        var answer = await http.GetByteArrayAsync($"subscriptions?timeout=0&topics={topic}:1~0123456789abcdef").WaitAsync(timeout);
+        var plan = LoadRuns.Plan(server.BaseAddress, [topic]) with { ClientsPerTopic = 1 };
+        using var engine = new LoadEngine(plan);
+        var scratch = new byte[16];
+
+        PollResponseReader.ReadJson(answer, engine.Clients[0], ref scratch);
+
+        Assert.Equal(1, engine.Counters.EpochResets);
+        Assert.Equal(0, engine.Counters.Resets);
+        Assert.Equal(1, engine.DeliveriesTotal);
+        Assert.Equal(2, engine.Clients[0].Topics[0].Next);
+    }
+
+    [Theory]
+    [InlineData("json")]
+    [InlineData("multipart")]
+    public void AResetForACursorBeyondTheEndIsAPlainReset(string format)
+    {
+        var (engine, client) = Receiver();
+        using (engine)
+        {
+            const string notice = """{"type":"reset","topicId":7,"epoch":"9f3c0a1b2c3d4e5f","reason":"beyondEnd","requestedFrom":9,"firstMessageId":1,"lastMessageId":0}""";
+            if (format == "json")
+            {
+                var scratch = new byte[16];
+                PollResponseReader.ReadJson(Encoding.UTF8.GetBytes($$"""{"notices":[{{notice}}],"messages":[]}"""), client, ref scratch);
+            }
+            else
+            {
+                const string boundary = "laharsub-0123456789abcdef0123456789abcdef";
+                var body = $"--{boundary}\r\nContent-Type: application/json\r\nLaharsub-Notice: reset\r\nLaharsub-Topic-Id: {Topic}\r\nLaharsub-Epoch: 9f3c0a1b2c3d4e5f\r\n\r\n{notice}\r\n--{boundary}--\r\n";
+                PollResponseReader.ReadMultipart(Encoding.UTF8.GetBytes(body), Encoding.ASCII.GetBytes(boundary), client);
+            }
+
+            Assert.Equal(1, engine.Counters.Resets);
+            Assert.Equal(0, engine.Counters.EpochResets);
+            Assert.Equal(0, engine.DeliveriesTotal);
+        }
+    }
+
+    [Fact]
     public void TheVerifierCountsEachKindOfAnomalyOnce()
     {
         var counters = new DeliveryCounters();

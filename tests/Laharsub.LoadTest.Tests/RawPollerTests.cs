@@ -24,7 +24,7 @@ public sealed class RawPollerTests
         var topic = (await LoadRuns.CreateTopicsAsync(server.BaseAddress, 1))[0];
         using var http = new LoadHttp(maxConnections: 2, sourceAddressCount: 4);
         var accept = format == WireFormatKind.Json ? "application/json" : "multipart/mixed";
-        var poller = new RawPoller(http, server.ApiAddress, accept, maxBytesPerReceive: 1);
+        var poller = new RawPoller(http, new Uri(server.ApiAddress, "subscriptions"), accept, maxBytesPerReceive: 1);
         var client = new RecordingClient(http, topic, pollTimeoutSeconds: 30, format);
         using var stop = new CancellationTokenSource();
         var running = poller.RunAsync(client, stop.Token);
@@ -55,7 +55,7 @@ public sealed class RawPollerTests
         await using var server = await LaharsubTestServer.StartAsync(services: s => s.AddSingleton<TimeProvider>(clock)).WaitAsync(Timeout);
         var topic = (await LoadRuns.CreateTopicsAsync(server.BaseAddress, 1))[0];
         using var http = new LoadHttp(maxConnections: 2, sourceAddressCount: 4);
-        var poller = new RawPoller(http, server.ApiAddress, "application/json");
+        var poller = new RawPoller(http, new Uri(server.ApiAddress, "subscriptions"), "application/json");
         var client = new RecordingClient(http, topic, pollTimeoutSeconds: 1);
         using var stop = new CancellationTokenSource();
         var running = poller.RunAsync(client, stop.Token);
@@ -81,7 +81,7 @@ public sealed class RawPollerTests
         var port = first.BaseAddress.Port;
         var topic = (await LoadRuns.CreateTopicsAsync(first.BaseAddress, 1))[0];
         using var http = new LoadHttp(maxConnections: 2, sourceAddressCount: 4);
-        var poller = new RawPoller(http, first.ApiAddress, "application/json");
+        var poller = new RawPoller(http, new Uri(first.ApiAddress, "subscriptions"), "application/json");
         var client = new RecordingClient(http, topic, pollTimeoutSeconds: 30);
         using var stop = new CancellationTokenSource();
         var running = poller.RunAsync(client, stop.Token);
@@ -116,7 +116,7 @@ public sealed class RawPollerTests
         await using var server = await LaharsubTestServer.StartAsync(services: s => s.AddSingleton<TimeProvider>(clock)).WaitAsync(Timeout);
         var topic = (await LoadRuns.CreateTopicsAsync(server.BaseAddress, 1))[0];
         using var http = new LoadHttp(maxConnections: 2, sourceAddressCount: 4);
-        var poller = new RawPoller(http, server.ApiAddress, "application/json");
+        var poller = new RawPoller(http, new Uri(server.ApiAddress, "subscriptions"), "application/json");
         // Kestrel answers a malformed request line 400 with Connection: close and closes.
         var client = new RecordingClient(http, topic, pollTimeoutSeconds: 1) { MalformedPolls = 1 };
         using var stop = new CancellationTokenSource();
@@ -167,8 +167,11 @@ public sealed class RawPollerTests
             return Encoding.ASCII.TryGetBytes($"timeout={pollTimeoutSeconds}{malformed}&topics={topic}:{_from}", destination, out written);
         }
 
-        public bool OnResponse(int status, ReadOnlySpan<byte> contentType, ReadOnlySpan<byte> body)
+        public bool OnResponse(in RawPollResponse response)
         {
+            var status = response.Status;
+            var contentType = response.ContentType;
+            var body = response.Body;
             var sink = new RecordingSink();
             if (status == 200 && format == WireFormatKind.Json)
             {
@@ -199,7 +202,7 @@ public sealed class RawPollerTests
 
         public void OnGap(long topicId, long fromMessageId, long toMessageId) => throw new InvalidOperationException("unexpected gap");
 
-        public void OnReset(long topicId, long firstMessageId) => throw new InvalidOperationException("unexpected reset");
+        public void OnReset(long topicId, long firstMessageId, bool epochChanged) => throw new InvalidOperationException("unexpected reset");
 
         public void OnTopicDeleted(long topicId) => throw new InvalidOperationException("unexpected topicDeleted");
     }

@@ -55,6 +55,12 @@ public sealed class BadInputTests : IAsyncLifetime
     [InlineData("topics=1&timeout=61", "timeout")]
     [InlineData("topics=1&timeout=1.5", "timeout")]
     [InlineData("topics=1&colour=blue", "colour")]
+    [InlineData("topics=2%00%00:1%00&timeout=0%00", "timeout")]
+    [InlineData("topics=2%00%00:1%00", "topics")]
+    [InlineData("topics=1:1%00", "topics")]
+    [InlineData("subs[0][topicid]=1%00", "subs[0][topicid]")]
+    [InlineData("subs[0][topicid]=1&subs[0][from]=1%00", "subs[0][from]")]
+    [InlineData("subs[1%00][topicid]=1&subs[0][topicid]=2", "subs[1\0][topicid]")]
     public async Task ABadPollIs400NamingTheParameter(string query, string parameter)
     {
         var (status, problem) = await _client.SendForProblemAsync(new HttpRequestMessage(HttpMethod.Get, "subscriptions?" + query));
@@ -76,14 +82,20 @@ public sealed class BadInputTests : IAsyncLifetime
     [InlineData("GET", "topics?after=-1")]
     [InlineData("GET", "topics?limit=0")]
     [InlineData("GET", "topics?limit=5000")]
-    public async Task AMalformedIdOrPageIs400(string method, string path)
+    [InlineData("GET", "topics?after=0%00&limit=1%00", "after")]
+    [InlineData("GET", "topics?limit=1%00", "limit")]
+    public async Task AMalformedIdOrPageIs400(string method, string path, string? parameter = null)
     {
         var request = new HttpRequestMessage(new HttpMethod(method), path) { Content = method == "POST" ? new ByteArrayContent([1]) : null };
 
         var (status, problem) = await _client.SendForProblemAsync(request);
 
         Assert.Equal(HttpStatusCode.BadRequest, status);
-        Assert.True(problem.TryGetProperty("errors", out _));
+        Assert.True(problem.TryGetProperty("errors", out var errors));
+        if (parameter is not null)
+        {
+            Assert.True(errors.TryGetProperty(parameter, out _), $"expected an error for '{parameter}', got {errors}");
+        }
         await AssertNothingChangedAsync();
     }
 
@@ -128,11 +140,35 @@ public sealed class BadInputTests : IAsyncLifetime
     [InlineData("PATCH", "topics")]
     [InlineData("DELETE", "topics")]
     [InlineData("POST", "subscriptions")]
-    public async Task AWrongMethodIs405(string method, string path)
+    public async Task AWrongMethodIs405NamingTheAllowedOnes(string method, string path)
     {
-        var (status, _) = await _client.SendForProblemAsync(new HttpRequestMessage(new HttpMethod(method), path));
+        using var response = await _client.SendAsync(new HttpRequestMessage(new HttpMethod(method), path)).WaitAsync(WireClient.Bound);
+        var (status, problem) = await _client.SendForProblemAsync(new HttpRequestMessage(new HttpMethod(method), path));
 
         Assert.Equal(HttpStatusCode.MethodNotAllowed, status);
+        var allowed = response.Content.Headers.Allow;
+        Assert.NotEmpty(allowed);
+        var detail = problem.GetProperty("detail").GetString();
+        Assert.Contains($"{method} is not allowed", detail);
+        Assert.All(allowed, allowedMethod => Assert.Contains(allowedMethod, detail));
+        await AssertNothingChangedAsync();
+    }
+
+    [Theory]
+    [InlineData("topic/1")]
+    [InlineData("subscription")]
+    [InlineData("topics/1/messages")]
+    public async Task AnUnknownPathIs404ListingTheResourcesThatExist(string path)
+    {
+        var (status, problem) = await _client.SendForProblemAsync(new HttpRequestMessage(HttpMethod.Get, path));
+
+        Assert.Equal(HttpStatusCode.NotFound, status);
+        var detail = problem.GetProperty("detail").GetString();
+        Assert.Contains($"'/ps/{path}'", detail);
+        Assert.Contains("/ps/topics (GET, HEAD, POST)", detail);
+        Assert.Contains("/ps/topics/{topicId} (DELETE, GET, HEAD, POST)", detail);
+        Assert.Contains("/ps/subscriptions (GET)", detail);
+        Assert.Contains("/health", detail);
         await AssertNothingChangedAsync();
     }
 

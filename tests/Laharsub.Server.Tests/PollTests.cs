@@ -193,7 +193,8 @@ public sealed class PollTests
     [Fact]
     public async Task AResponseIsCappedInBytesButAlwaysCarriesOneMessage()
     {
-        await using var server = await LaharsubTestServer.StartAsync(o => { o.MaxBytesPerPoll = 250; o.MaxMessageBytes = 1000; });
+        // The cap counts answer bytes: a 100-byte binary body is about 290 bytes of JSON (base64 plus fields), so two fit in 700.
+        await using var server = await LaharsubTestServer.StartAsync(o => { o.MaxBytesPerPoll = 700; o.MaxMessageBytes = 1000; });
         using var client = server.CreateClient();
         var topic = await client.CreateTopicAsync();
         await client.PublishAsync(topic, new byte[1000]);
@@ -233,7 +234,8 @@ public sealed class PollTests
     [Fact]
     public async Task ACappedResponseInBytesGivesEachTopicItsShare()
     {
-        await using var server = await LaharsubTestServer.StartAsync(o => o.MaxBytesPerPoll = 100);
+        // A 40-byte binary body is about 210 bytes of JSON: each topic's share of 450 holds one.
+        await using var server = await LaharsubTestServer.StartAsync(o => o.MaxBytesPerPoll = 450);
         using var client = server.CreateClient();
         var busy = await client.CreateTopicAsync();
         var quiet = await client.CreateTopicAsync();
@@ -353,6 +355,27 @@ public sealed class PollTests
         Assert.Equal(["one", "two"], response.Messages.Select(m => m.Text));
     }
 
+    [Theory]
+    [InlineData(9223372036854775807)]
+    [InlineData(4294967298)]
+    public async Task ACursorFarBeyondTheTopicsEndGetsAResetNoticeNotAnError(long from)
+    {
+        await using var server = await LaharsubTestServer.StartAsync();
+        using var client = server.CreateClient();
+        var topic = await client.CreateTopicAsync();
+        await client.PublishTextAsync(topic, "one");
+        await client.PublishTextAsync(topic, "two");
+        await client.PublishTextAsync(topic, "three");
+
+        var response = await client.PollAsync($"topics={topic}:{from}&timeout=0");
+
+        Assert.Equal(HttpStatusCode.OK, response.Status);
+        var notice = Assert.Single(response.Notices);
+        Assert.Equal("reset", notice.Type);
+        Assert.Equal(from, notice.Get("requestedFrom"));
+        Assert.Equal(["one", "two", "three"], response.Messages.Select(m => m.Text));
+    }
+
     [Fact]
     public async Task AnUnknownTopicInAPollIs404NamingIt()
     {
@@ -402,6 +425,51 @@ public sealed class PollTests
         Assert.Contains("multipart/mixed", problem.GetProperty("detail").GetString());
     }
 
+    public static TheoryData<string> NonsenseAcceptHeaders => new()
+    {
+        "///",
+        "application/json;q=abc",
+        "application/json;q=2",
+        "application/json;q=",
+        new string('\u0021', 10_240),
+        string.Concat(Enumerable.Range(0, 1024).Select(i => "a/b;c=\"")),
+    };
+
+    [Theory]
+    [MemberData(nameof(NonsenseAcceptHeaders))]
+    public async Task ANonsenseAcceptIs406(string accept)
+    {
+        await using var server = await LaharsubTestServer.StartAsync();
+        using var client = server.CreateClient();
+        var topic = await client.CreateTopicAsync();
+        var request = new HttpRequestMessage(HttpMethod.Get, $"subscriptions?topics={topic}&timeout=0");
+        Assert.True(request.Headers.TryAddWithoutValidation("Accept", accept));
+
+        var (status, problem) = await client.SendForProblemAsync(request);
+
+        Assert.Equal(HttpStatusCode.NotAcceptable, status);
+        var detail = problem.GetProperty("detail").GetString()!;
+        Assert.Contains("application/json", detail);
+        Assert.True(detail.Length < 500, $"the detail repeats the whole header: {detail.Length} characters");
+    }
+
+    [Theory]
+    [InlineData("application/json;q=0.5, text/html")]
+    [InlineData("text/html;q=0.9, */*;q=0.1")]
+    [InlineData("application/json; charset=utf-8")]
+    public async Task AWellFormedAcceptWithQualitiesStillGetsJson(string accept)
+    {
+        await using var server = await LaharsubTestServer.StartAsync();
+        using var client = server.CreateClient();
+        var topic = await client.CreateTopicAsync();
+        await client.PublishTextAsync(topic, "x");
+
+        var response = await client.PollAsync($"topics={topic}:1", accept);
+
+        Assert.Equal(HttpStatusCode.OK, response.Status);
+        Assert.Equal("x", Assert.Single(response.Messages).Text);
+    }
+
     [Fact]
     public async Task APollOverTheMaximumNumberOfTopicsInJQueryFormFitsTheRequestLine()
     {
@@ -442,4 +510,24 @@ public sealed class PollTests
     internal static Task WaitForWaitersAsync(HttpClient client, long topic, int count) =>
         Eventually.HoldsAsync(async () => (await client.GetTopicAsync(topic)).GetProperty("waitingPolls").GetInt32() == count,
             TimeSpan.FromSeconds(20), $"topic {topic} has {count} waiting polls");
+
+    [Fact]
+    public async Task TheByteCapCountsTheAnswerNotOnlyTheBodies()
+    {
+        // 100 '<' characters are 100 body bytes but 600 bytes of JSON ("\u003C" each).
+        await using var server = await LaharsubTestServer.StartAsync(o => o.MaxBytesPerPoll = 1000);
+        using var client = server.CreateClient();
+        var topic = await client.CreateTopicAsync();
+        for (var i = 0; i < 5; i++)
+        {
+            await client.PublishTextAsync(topic, new string('<', 100));
+        }
+
+        using var response = await client.GetAsync($"subscriptions?topics={topic}:1").WaitAsync(WireClient.Bound);
+        var answer = await response.Content.ReadAsByteArrayAsync();
+
+        var delivered = System.Text.Json.JsonDocument.Parse(answer).RootElement.GetProperty("messages").GetArrayLength();
+        Assert.Equal(1, delivered);
+        Assert.InRange(answer.Length, 600, 1000);
+    }
 }

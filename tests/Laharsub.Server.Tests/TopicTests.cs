@@ -117,15 +117,88 @@ public sealed class TopicTests
     }
 
     [Fact]
-    public async Task HealthCheckAnswersHealthy()
+    public async Task HealthCheckAnswersHealthyWithEachChecksDescriptionAndData()
     {
-        await using var server = await LaharsubTestServer.StartAsync();
-        using var client = new HttpClient { BaseAddress = server.BaseAddress };
+        await using var server = await LaharsubTestServer.StartAsync(o => { o.MaxRetainedBytes = 1000; o.MaxMessageBytes = 1000; });
+        using var client = new HttpClient { BaseAddress = server.BaseAddress, Timeout = WireClient.Bound };
 
         using var response = await client.GetAsync("health").WaitAsync(WireClient.Bound);
 
         Assert.Equal(HttpStatusCode.OK, response.StatusCode);
-        Assert.Equal("Healthy", await response.Content.ReadAsStringAsync());
+        Assert.Equal("application/json", response.Content.Headers.ContentType?.MediaType);
+        using var report = JsonDocument.Parse(await response.Content.ReadAsStringAsync());
+        Assert.Equal("Healthy", report.RootElement.GetProperty("status").GetString());
+        var check = report.RootElement.GetProperty("checks").GetProperty("laharsub");
+        Assert.Equal("Healthy", check.GetProperty("status").GetString());
+        Assert.Contains("0 of 1000 bytes", check.GetProperty("description").GetString());
+        Assert.Equal(1000, check.GetProperty("data").GetProperty("maxRetainedBytes").GetInt64());
+    }
+
+    [Fact]
+    public async Task ANearlyFullServerIsDegradedAndHealthNamesTheSettingToChange()
+    {
+        await using var server = await LaharsubTestServer.StartAsync(o => { o.MaxRetainedBytes = 1000; o.MaxMessageBytes = 1000; });
+        using var client = server.CreateClient();
+        var topic = await client.CreateTopicAsync();
+        // A retained message costs more than its body (both wire forms and overhead): 100 bytes cost over 90 % of 1000.
+        await client.PublishAsync(topic, new byte[100]);
+
+        using var response = await client.GetAsync(new Uri(server.BaseAddress, "health")).WaitAsync(WireClient.Bound);
+
+        Assert.Equal(HttpStatusCode.OK, response.StatusCode);
+        using var report = JsonDocument.Parse(await response.Content.ReadAsStringAsync());
+        Assert.Equal("Degraded", report.RootElement.GetProperty("status").GetString());
+        var check = report.RootElement.GetProperty("checks").GetProperty("laharsub");
+        Assert.Contains("Laharsub:MaxRetainedBytes", check.GetProperty("description").GetString());
+        Assert.InRange(check.GetProperty("data").GetProperty("retainedBytes").GetInt64(), 901, 1000);
+    }
+
+    [Theory]
+    [InlineData("ps/topics")]
+    [InlineData("ps/topics/1")]
+    [InlineData("health")]
+    public async Task HeadAnswersWhereGetDoesWithoutABody(string path)
+    {
+        await using var server = await LaharsubTestServer.StartAsync();
+        using var client = server.CreateClient();
+        await client.CreateTopicAsync();
+        var uri = new Uri(server.BaseAddress, path);
+
+        using var get = await client.GetAsync(uri).WaitAsync(WireClient.Bound);
+        using var head = await client.SendAsync(new HttpRequestMessage(HttpMethod.Head, uri)).WaitAsync(WireClient.Bound);
+
+        Assert.Equal(HttpStatusCode.OK, get.StatusCode);
+        Assert.Equal(HttpStatusCode.OK, head.StatusCode);
+        Assert.Equal(get.Content.Headers.ContentType, head.Content.Headers.ContentType);
+        Assert.Empty(await head.Content.ReadAsByteArrayAsync());
+    }
+
+    [Fact]
+    public async Task HeadOnAnUnknownTopicIs404()
+    {
+        await using var server = await LaharsubTestServer.StartAsync();
+        using var client = server.CreateClient();
+
+        using var head = await client.SendAsync(new HttpRequestMessage(HttpMethod.Head, "topics/5")).WaitAsync(WireClient.Bound);
+
+        Assert.Equal(HttpStatusCode.NotFound, head.StatusCode);
+    }
+
+    [Theory]
+    [InlineData("9223372036854775807")]
+    [InlineData("9223372036854775806")]
+    [InlineData("2")]
+    public async Task ListingAfterTheLastTopicAnswersAnEmptyPageAtOnce(string after)
+    {
+        await using var server = await LaharsubTestServer.StartAsync();
+        using var client = server.CreateClient();
+        await client.CreateTopicAsync();
+        await client.CreateTopicAsync();
+
+        using var page = JsonDocument.Parse(await client.GetStringAsync($"topics?after={after}").WaitAsync(WireClient.Bound));
+
+        Assert.Equal(0, page.RootElement.GetProperty("topics").GetArrayLength());
+        Assert.False(page.RootElement.TryGetProperty("next", out _));
     }
 
     [Fact]

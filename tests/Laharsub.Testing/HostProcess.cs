@@ -1,5 +1,6 @@
 using System.Diagnostics;
 using System.Runtime.InteropServices;
+using System.Text.RegularExpressions;
 
 namespace Laharsub.Testing;
 
@@ -27,18 +28,33 @@ public sealed partial class HostProcess : IAsyncDisposable
     /// <summary>What the server wrote, for failure messages.</summary>
     public string Output { get { lock (_output) { return _output.ToString(); } } }
 
+    public bool HasExited => _process.HasExited;
+
     /// <summary>Starts the server with configuration <paramref name="settings"/> (key=value) and waits until /health answers.</summary>
-    public static async Task<HostProcess> StartAsync(params string[] settings)
+    public static Task<HostProcess> StartAsync(params string[] settings) => StartAsync(openFileLimit: null, settings);
+
+    /// <summary>
+    /// Starts the server under an open-file limit (<c>ulimit -n</c>, which sets the soft and the hard limit,
+    /// so the runtime cannot raise it at start) when <paramref name="openFileLimit"/> is given.
+    /// </summary>
+    public static async Task<HostProcess> StartAsync(int? openFileLimit, params string[] settings)
     {
         var dll = HostDll();
         var port = RedisServer.FreePort();
-        var start = new ProcessStartInfo("dotnet")
+        var start = new ProcessStartInfo(openFileLimit is null ? "dotnet" : "bash")
         {
             UseShellExecute = false,
             RedirectStandardOutput = true,
             RedirectStandardError = true,
             WorkingDirectory = Path.GetDirectoryName(dll)!,
         };
+        if (openFileLimit is { } limit)
+        {
+            foreach (var argument in new[] { "-c", $"ulimit -n {limit} && exec dotnet \"$@\"", "bash" })
+            {
+                start.ArgumentList.Add(argument);
+            }
+        }
         start.ArgumentList.Add(dll);
         start.ArgumentList.Add("--urls");
         start.ArgumentList.Add($"http://127.0.0.1:{port}");
@@ -77,6 +93,25 @@ public sealed partial class HostProcess : IAsyncDisposable
                 throw new TimeoutException($"The server did not answer /health within 60 s:\n{host.Output}");
             }
             await Task.Delay(100);
+        }
+    }
+
+    /// <summary>Waits, within <paramref name="timeout"/>, for output matching <paramref name="pattern"/>.</summary>
+    public async Task<Match> WaitForOutputAsync(Regex pattern, TimeSpan timeout)
+    {
+        var deadline = Stopwatch.StartNew();
+        while (true)
+        {
+            if (pattern.Match(Output) is { Success: true } match)
+            {
+                return match;
+            }
+            if (deadline.Elapsed > timeout)
+            {
+                throw new TimeoutException($"The server did not write /{pattern}/ within {timeout}:\n{Output}");
+            }
+            // Re-checks output that arrives on another thread; not a race to win.
+            await Task.Delay(20);
         }
     }
 
@@ -124,9 +159,16 @@ public sealed partial class HostProcess : IAsyncDisposable
         }
     }
 
-    /// <summary>The host built in the same configuration as the running tests (test.sh builds the solution in Release).</summary>
+    /// <summary>
+    /// The host built in the same configuration as the running tests (test.sh builds the solution in Release),
+    /// or the one <c>LAHARSUB_HOST_DLL</c> names, e.g. a build from before a fix, to see a regression test fail on it.
+    /// </summary>
     private static string HostDll()
     {
+        if (Environment.GetEnvironmentVariable("LAHARSUB_HOST_DLL") is { Length: > 0 } chosen)
+        {
+            return chosen;
+        }
         var configuration = AppContext.BaseDirectory.Contains("/Debug/", StringComparison.Ordinal) ? "Debug" : "Release";
         for (var directory = new DirectoryInfo(AppContext.BaseDirectory); directory is not null; directory = directory.Parent)
         {

@@ -9,7 +9,7 @@ namespace Laharsub.LoadTestClient.Hosting;
 /// This repository's server (its Release build) run as a separate process on a free loopback port
 /// for one run, configured like the original's tests (15 s message TTL), and stopped afterwards.
 /// </summary>
-internal sealed partial class ServerProcess : IAsyncDisposable
+internal sealed partial class ServerProcess : ITargetServer
 {
     private const string DllRelativePath = "src/Server/Host/bin/Release/net10.0/Laharsub.Server.Host.dll";
     private const int SigTerm = 15;
@@ -30,6 +30,9 @@ internal sealed partial class ServerProcess : IAsyncDisposable
     public Uri ApiAddress => new(BaseAddress, "ps/");
 
     public int Pid => _process.Id;
+
+    /// <summary>One process holds the whole server.</summary>
+    public bool HasWorkerProcesses => false;
 
     /// <summary>The server's command line, for the report.</summary>
     public string CommandLine { get; private init; } = "";
@@ -63,6 +66,10 @@ internal sealed partial class ServerProcess : IAsyncDisposable
             // Per-request logging on the console would measure the console, not the server.
             "--Logging:LogLevel:Default=Warning",
             "--Logging:LogLevel:Microsoft.Hosting.Lifetime=Warning",
+            // Thousands of simulated clients share one address: the per-client caps, meant for one real
+            // client, would refuse them.
+            "--Laharsub:Limits:MaxConnectionsPerClient=0",
+            "--Laharsub:Limits:MaxWaitingPollsPerClient=0",
             .. settings,
         ];
         foreach (var argument in arguments)
@@ -122,7 +129,7 @@ internal sealed partial class ServerProcess : IAsyncDisposable
         if (!_process.HasExited)
         {
             // SIGTERM lets Kestrel answer waiting polls and close; kill only if it does not exit.
-            _ = Kill(_process.Id, SigTerm);
+            _ = SendSignal(_process.Id, SigTerm);
             using var timeout = new CancellationTokenSource(TimeSpan.FromSeconds(15));
             try
             {
@@ -169,7 +176,7 @@ internal sealed partial class ServerProcess : IAsyncDisposable
         }
     }
 
-    private static int FreeLoopbackPort()
+    internal static int FreeLoopbackPort()
     {
         using var socket = new Socket(AddressFamily.InterNetwork, SocketType.Stream, ProtocolType.Tcp);
         socket.Bind(new IPEndPoint(IPAddress.Loopback, 0));
@@ -193,5 +200,5 @@ internal sealed partial class ServerProcess : IAsyncDisposable
     }
 
     [LibraryImport("libc", EntryPoint = "kill", SetLastError = true)]
-    private static partial int Kill(int pid, int signal);
+    internal static partial int SendSignal(int pid, int signal);
 }

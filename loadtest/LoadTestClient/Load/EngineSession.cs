@@ -97,6 +97,7 @@ internal static class EngineSession
             GapNotices = counters.GapNotices,
             GapMessages = counters.GapMessages,
             Resets = counters.Resets,
+            EpochResets = counters.EpochResets,
             TopicDeletedNotices = counters.DeletedNotices,
             TransportErrors = counters.TransportErrors,
             HttpErrors = counters.StatusCounts(),

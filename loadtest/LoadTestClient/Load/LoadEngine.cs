@@ -37,6 +37,7 @@ internal sealed class LoadEngine : IDisposable
         Plan = plan;
         var clientCount = plan.Last - plan.FirstClient;
         // Polls have their own raw connections (RawPoller); the handler's pool is for publishing only.
+        Protocol = TargetProtocol.For(plan);
         Http = new LoadHttp(plan.PublishConnections, plan.SourceAddresses);
         Http.Client.BaseAddress = plan.ApiAddress;
         _topicIndex = plan.TopicIds.Select((id, i) => (id, i)).ToDictionary(p => p.id, p => p.i);
@@ -52,11 +53,14 @@ internal sealed class LoadEngine : IDisposable
                 .Select(k => plan.TopicIds[(home + k) % plan.TopicIds.Length]).ToArray();
             // Interleave the publishers of one topic across the interval rather than bunching them.
             var slot = (long)(g % plan.ClientsPerTopic) * plan.TopicIds.Length + home;
-            _clients[g - plan.FirstClient] = new SimulatedClient(this, plan.TopicIds[home], subscribed, slot * interval / plan.TotalClients);
+            var publishes = g % plan.ClientsPerTopic < plan.PublishersOfEachTopic;
+            _clients[g - plan.FirstClient] = new SimulatedClient(this, plan.TopicIds[home], subscribed,
+                publishes ? slot * interval / plan.TotalPublishers : 0, publishes);
         }
     }
 
     public LoadPlan Plan { get; }
+    public TargetProtocol Protocol { get; }
     public LoadHttp Http { get; }
     public DeliveryCounters Counters { get; } = new();
 
@@ -124,7 +128,7 @@ internal sealed class LoadEngine : IDisposable
         var measureStart = startMicroseconds + (long)(Plan.Warmup.TotalMilliseconds * 1000);
         Volatile.Write(ref _measureStart, measureStart);
         Volatile.Write(ref _measureEnd, measureStart + (long)(Plan.Duration.TotalMilliseconds * 1000));
-        var scheduler = new PublishScheduler(_clients, Plan.PublishInterval, StartPublish);
+        var scheduler = new PublishScheduler(_clients.Where(c => c.Publishes), Plan.PublishInterval, StartPublish);
         try
         {
             await scheduler.RunAsync(startMicroseconds, MeasureEnd, stop).ConfigureAwait(false);
@@ -224,6 +228,10 @@ internal sealed class LoadEngine : IDisposable
             _padding.CopyTo(body.AsSpan(MessageStamp.Size));
             using var request = new HttpRequestMessage(HttpMethod.Post, client.PublishPath) { Content = new ByteArrayContent(body) };
             request.Content.Headers.TryAddWithoutValidation("Content-Type", "application/octet-stream");
+            if (Protocol.PublishAccept is { } accept)
+            {
+                request.Headers.TryAddWithoutValidation("Accept", accept);
+            }
             using var response = await Http.Client.SendAsync(request, HttpCompletionOption.ResponseHeadersRead).ConfigureAwait(false);
             var answer = ArrayPool<byte>.Shared.Rent(512);
             try
@@ -235,14 +243,14 @@ internal sealed class LoadEngine : IDisposable
                 {
                     length += read;
                 }
-                if ((int)response.StatusCode != 201)
+                if (!Protocol.IsPublishAccepted((int)response.StatusCode))
                 {
                     Interlocked.Increment(ref _publishesFailed);
                     Counters.AddStatus((int)response.StatusCode);
                     return;
                 }
                 PublishRoundTrip.Record(MonotonicClock.NowMicroseconds - started);
-                NoteAccepted(client.HomeTopicId, ReadMessageId(answer.AsSpan(0, length)));
+                NoteAccepted(client.HomeTopicId, Protocol.ReadPublishedId(answer.AsSpan(0, length)));
                 if (measured)
                 {
                     Interlocked.Increment(ref _publishesAccepted);
@@ -265,19 +273,6 @@ internal sealed class LoadEngine : IDisposable
     }
 
     private void NoteAccepted(long topicId, long messageId) => Atomic.Max(ref _lastAcceptedId[_topicIndex[topicId]], messageId);
-
-    private static long ReadMessageId(ReadOnlySpan<byte> json)
-    {
-        var reader = new Utf8JsonReader(json);
-        while (reader.Read())
-        {
-            if (reader.TokenType == JsonTokenType.PropertyName && reader.ValueTextEquals("messageId"u8) && reader.Read())
-            {
-                return reader.GetInt64();
-            }
-        }
-        throw new JsonException("The publish answer has no messageId.");
-    }
 
     public void Dispose() => Http.Dispose();
 }

@@ -5,17 +5,31 @@ namespace Laharsub.LoadTestClient.Load;
 /// which schedule. Clients are numbered across all processes of the run; client <c>g</c> publishes
 /// to topic <c>g / ClientsPerTopic</c> and subscribes to that topic and the
 /// <c>TopicsPerClient - 1</c> topics after it (wrapping around), so every topic has
-/// <c>ClientsPerTopic * TopicsPerClient</c> subscribers.
+/// <c>ClientsPerTopic * TopicsPerClient</c> subscribers. Only the first <c>PublishersPerTopic</c>
+/// clients of each topic publish (all of them unless set): the broadcast shape has one publisher
+/// and thousands of readers per topic.
 /// </summary>
 internal sealed record LoadPlan
 {
-    /// <summary>The Laharsub API root, e.g. <c>http://127.0.0.1:5000/ps/</c>.</summary>
+    /// <summary>
+    /// The server under test: its API root for Laharsub (<c>http://127.0.0.1:5000/ps/</c>), its root for
+    /// nchan (<c>http://127.0.0.1:8090/</c>, publishing at <c>pub</c> and polling at <c>sub</c>).
+    /// </summary>
     public required Uri ApiAddress { get; init; }
+
+    /// <summary>Which server's protocol the clients speak.</summary>
+    public TargetKind Target { get; init; } = TargetKind.Laharsub;
+
+    /// <summary>nchan only: channel names are this prefix and the topic id, fresh for each run.</summary>
+    public string ChannelPrefix { get; init; } = "";
 
     /// <summary>Ids of all topics of the run, in order.</summary>
     public required long[] TopicIds { get; init; }
 
     public required int ClientsPerTopic { get; init; }
+
+    /// <summary>How many of each topic's clients publish; null: all of them.</summary>
+    public int? PublishersPerTopic { get; init; }
     public required int TopicsPerClient { get; init; }
     public required TimeSpan PublishInterval { get; init; }
     public required int MessageSize { get; init; }
@@ -46,9 +60,13 @@ internal sealed record LoadPlan
 
     public int TotalClients => TopicIds.Length * ClientsPerTopic;
 
+    public int PublishersOfEachTopic => PublishersPerTopic ?? ClientsPerTopic;
+
+    public int TotalPublishers => TopicIds.Length * PublishersOfEachTopic;
+
     public int Last => EndClient < 0 ? TotalClients : EndClient;
 
     public int SubscribersPerTopic => ClientsPerTopic * TopicsPerClient;
 
-    public double TargetPublishesPerSecond => TotalClients / PublishInterval.TotalSeconds;
+    public double TargetPublishesPerSecond => TotalPublishers / PublishInterval.TotalSeconds;
 }

@@ -19,7 +19,8 @@ internal interface IPollResponseSink
 
     void OnGap(long topicId, long fromMessageId, long toMessageId);
 
-    void OnReset(long topicId, long firstMessageId);
+    /// <summary>A reset notice; <paramref name="epochChanged"/> when its reason is <c>epochChanged</c> (docs: topic epochs).</summary>
+    void OnReset(long topicId, long firstMessageId, bool epochChanged);
 
     void OnTopicDeleted(long topicId);
 }
@@ -194,12 +195,19 @@ internal static class PollResponseReader
     {
         long topicId = 0, from = 0, to = 0, first = 0;
         var type = 0;
+        var epochChanged = false;
         while (reader.Read() && reader.TokenType == JsonTokenType.PropertyName)
         {
             if (reader.ValueTextEquals("type"u8))
             {
                 reader.Read();
                 type = reader.ValueTextEquals("gap"u8) ? 1 : reader.ValueTextEquals("reset"u8) ? 2 : reader.ValueTextEquals("topicDeleted"u8) ? 3 : 0;
+                continue;
+            }
+            if (reader.ValueTextEquals("reason"u8))
+            {
+                reader.Read();
+                epochChanged = reader.TokenType == JsonTokenType.String && reader.ValueTextEquals("epochChanged"u8);
                 continue;
             }
             var name = reader.ValueTextEquals("topicId"u8) ? 1 : reader.ValueTextEquals("fromMessageId"u8) ? 2
@@ -219,7 +227,7 @@ internal static class PollResponseReader
                 sink.OnGap(topicId, from, to);
                 break;
             case 2:
-                sink.OnReset(topicId, first);
+                sink.OnReset(topicId, first, epochChanged);
                 break;
             case 3:
                 sink.OnTopicDeleted(topicId);

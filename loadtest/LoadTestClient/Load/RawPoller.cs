@@ -9,19 +9,61 @@ namespace Laharsub.LoadTestClient.Load;
 internal interface IRawPollHandler
 {
     /// <summary>
-    /// Writes the poll's query string (what follows <c>subscriptions?</c>); false when
+    /// Writes the poll's query string (what follows the poll path's <c>?</c>); false when
     /// <paramref name="destination"/> is too small (the poller then grows it and asks again).
     /// </summary>
     bool TryWriteQuery(Span<byte> destination, out int written);
 
     /// <summary>
+    /// Writes request headers of this poll beyond Host and Accept, each line ending in CRLF (nchan's
+    /// cursor travels in headers); false when <paramref name="destination"/> is too small.
+    /// </summary>
+    bool TryWriteHeaders(Span<byte> destination, out int written)
+    {
+        written = 0;
+        return true;
+    }
+
+    /// <summary>
     /// A whole response has been read. Returns false when the poller should pause before polling
     /// again (an error status), so that a refusing server does not turn the generator into a busy loop.
     /// </summary>
-    bool OnResponse(int status, ReadOnlySpan<byte> contentType, ReadOnlySpan<byte> body);
+    bool OnResponse(in RawPollResponse response);
 
     /// <summary>The connection broke or the response could not be read; the poller reconnects.</summary>
     void OnError(Exception exception);
+}
+
+/// <summary>A poll response as read off the socket: valid only during <see cref="IRawPollHandler.OnResponse"/>.</summary>
+internal readonly ref struct RawPollResponse(int status, ReadOnlySpan<byte> head, ReadOnlySpan<byte> contentType, ReadOnlySpan<byte> body)
+{
+    public int Status { get; } = status;
+
+    /// <summary>The status line and header lines, each ending in CRLF.</summary>
+    public ReadOnlySpan<byte> Head { get; } = head;
+
+    public ReadOnlySpan<byte> ContentType { get; } = contentType;
+
+    public ReadOnlySpan<byte> Body { get; } = body;
+
+    /// <summary>The value of the first header named <paramref name="name"/> (ASCII, case-insensitive), trimmed of spaces.</summary>
+    public bool TryGetHeader(ReadOnlySpan<byte> name, out ReadOnlySpan<byte> value)
+    {
+        var rest = Head[(Head.IndexOf("\r\n"u8) + 2)..];
+        while (rest.Length > 0)
+        {
+            var end = rest.IndexOf("\r\n"u8);
+            var line = end < 0 ? rest : rest[..end];
+            if (line.Length > name.Length && line[name.Length] == (byte)':' && Ascii.EqualsIgnoreCase(line[..name.Length], name))
+            {
+                value = line[(name.Length + 1)..].Trim((byte)' ');
+                return true;
+            }
+            rest = end < 0 ? default : rest[(end + 2)..];
+        }
+        value = default;
+        return false;
+    }
 }
 
 /// <summary>
@@ -40,26 +82,26 @@ internal sealed class RawPoller
     private readonly LoadHttp _http;
     private readonly EndPoint _server;
     private readonly byte[] _prefix;
-    private readonly byte[] _suffix;
+    private readonly byte[] _fixedHeaders;
     private readonly int _maxBytesPerReceive;
     private byte[] _request;
     private byte[] _receive = new byte[InitialReceiveBuffer];
     private int _connects;
 
     /// <param name="http">Opens the connection (source addresses, connect gate) and counts its bytes.</param>
-    /// <param name="apiAddress">The Laharsub API root, e.g. <c>http://127.0.0.1:5000/ps/</c>.</param>
+    /// <param name="pollAddress">Where polls go, without a query, e.g. <c>http://127.0.0.1:5000/ps/subscriptions</c>.</param>
     /// <param name="accept">The Accept header: which format the poll asks for.</param>
     /// <param name="maxBytesPerReceive">Caps each socket read; tests use it to split responses into tiny reads.</param>
-    public RawPoller(LoadHttp http, Uri apiAddress, string accept, int maxBytesPerReceive = int.MaxValue)
+    public RawPoller(LoadHttp http, Uri pollAddress, string accept, int maxBytesPerReceive = int.MaxValue)
     {
         _http = http;
-        _server = IPAddress.TryParse(apiAddress.Host, out var address)
-            ? new IPEndPoint(address, apiAddress.Port)
-            : new DnsEndPoint(apiAddress.Host, apiAddress.Port);
-        _prefix = Encoding.ASCII.GetBytes($"GET {apiAddress.AbsolutePath}subscriptions?");
-        _suffix = Encoding.ASCII.GetBytes($" HTTP/1.1\r\nHost: {apiAddress.Authority}\r\nAccept: {accept}\r\n\r\n");
+        _server = IPAddress.TryParse(pollAddress.Host, out var address)
+            ? new IPEndPoint(address, pollAddress.Port)
+            : new DnsEndPoint(pollAddress.Host, pollAddress.Port);
+        _prefix = Encoding.ASCII.GetBytes($"GET {pollAddress.AbsolutePath}?");
+        _fixedHeaders = Encoding.ASCII.GetBytes($" HTTP/1.1\r\nHost: {pollAddress.Authority}\r\nAccept: {accept}\r\n");
         _maxBytesPerReceive = maxBytesPerReceive;
-        _request = new byte[_prefix.Length + InitialQueryRoom + _suffix.Length];
+        _request = new byte[_prefix.Length + InitialQueryRoom + _fixedHeaders.Length + 2];
         _prefix.CopyTo(_request, 0);
     }
 
@@ -126,7 +168,8 @@ internal sealed class RawPoller
                     {
                         Close(ref socket);
                     }
-                    var carryOn = handler.OnResponse(head.Status, _receive.AsSpan(head.ContentTypeStart, head.ContentTypeLength), _receive.AsSpan(bodyStart, bodyLength));
+                    var carryOn = handler.OnResponse(new RawPollResponse(head.Status, _receive.AsSpan(0, headEnd + 2),
+                        _receive.AsSpan(head.ContentTypeStart, head.ContentTypeLength), _receive.AsSpan(bodyStart, bodyLength)));
                     if (!carryOn)
                     {
                         await Task.Delay(100, cancellationToken).ConfigureAwait(false);
@@ -165,17 +208,24 @@ internal sealed class RawPoller
         }
     }
 
+    /// <summary>Writes the request into <c>_request</c>: prefix, query, the fixed headers, the handler's headers, the empty line.</summary>
     private int WriteRequest(IRawPollHandler handler)
     {
-        int written;
-        while (!handler.TryWriteQuery(_request.AsSpan(_prefix.Length, _request.Length - _prefix.Length - _suffix.Length), out written))
+        while (true)
         {
+            var request = _request.AsSpan();
+            var length = _prefix.Length;
+            if (handler.TryWriteQuery(request[length..], out var query)
+                && _fixedHeaders.AsSpan().TryCopyTo(request[(length += query)..])
+                && handler.TryWriteHeaders(request[(length += _fixedHeaders.Length)..], out var headers)
+                && "\r\n"u8.TryCopyTo(request[(length += headers)..]))
+            {
+                return length + 2;
+            }
             var larger = new byte[_request.Length * 2];
             _prefix.CopyTo(larger, 0);
             _request = larger;
         }
-        _suffix.CopyTo(_request, _prefix.Length + written);
-        return _prefix.Length + written + _suffix.Length;
     }
 
     /// <summary>Free space after <paramref name="filled"/> bytes, grown to hold at least <paramref name="needed"/> bytes.</summary>

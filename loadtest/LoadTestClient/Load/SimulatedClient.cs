@@ -1,4 +1,3 @@
-using System.Buffers.Text;
 using System.Net;
 using Laharsub.LoadTestClient.Measurement;
 
@@ -6,83 +5,68 @@ namespace Laharsub.LoadTestClient.Load;
 
 /// <summary>
 /// One simulated chat participant: a long-poll loop over its topics (on its own raw HTTP/1.1
-/// connection, <see cref="RawPoller"/>) that resumes from its cursors and checks every delivered id,
-/// and (driven by the <see cref="PublishScheduler"/>) a publisher to its home topic.
+/// connection, <see cref="RawPoller"/>, in the target's protocol, <see cref="IPollWire"/>) that
+/// resumes from its cursors and checks every delivered id, and (driven by the
+/// <see cref="PublishScheduler"/>, when it is one of its topic's publishers) a publisher to its home topic.
 /// </summary>
 internal sealed class SimulatedClient : IPollResponseSink, IRawPollHandler
 {
     private readonly LoadEngine _engine;
     private readonly DeliveryVerifier[] _topics;
     private readonly Dictionary<long, DeliveryVerifier>? _byTopicId;
+    private readonly IPollWire _wire;
     private readonly RawPoller _poller;
-    private byte[] _scratch = new byte[64];
     private long _receivedAt;
 
-    public SimulatedClient(LoadEngine engine, long homeTopicId, IReadOnlyList<long> subscribedTopicIds, long phaseMicroseconds)
+    public SimulatedClient(LoadEngine engine, long homeTopicId, IReadOnlyList<long> subscribedTopicIds, long phaseMicroseconds, bool publishes = true)
     {
         _engine = engine;
         HomeTopicId = homeTopicId;
-        PublishPath = $"topics/{homeTopicId}";
+        PublishPath = engine.Protocol.PublishPath(homeTopicId);
         PhaseMicroseconds = phaseMicroseconds;
-        _topics = subscribedTopicIds.Select(id => new DeliveryVerifier(id)).ToArray();
+        Publishes = publishes;
+        _topics = subscribedTopicIds.Select(id => new DeliveryVerifier(id, engine.Protocol.ConsecutiveMessageIds)).ToArray();
         _byTopicId = _topics.Length > 4 ? _topics.ToDictionary(t => t.TopicId) : null;
-        _poller = new RawPoller(engine.Http, engine.Plan.ApiAddress, engine.Plan.Format == WireFormatKind.Json ? "application/json" : "multipart/mixed");
+        _wire = engine.Protocol.CreatePollWire(_topics);
+        _poller = new RawPoller(engine.Http, engine.Protocol.PollAddress, _wire.Accept);
     }
 
     public long HomeTopicId { get; }
     public string PublishPath { get; }
+
+    /// <summary>Whether this client publishes (every client does, except in shapes with fewer publishers than readers).</summary>
+    public bool Publishes { get; }
 
     /// <summary>Offset of this client's publishes within each interval, spreading all publishers evenly.</summary>
     public long PhaseMicroseconds { get; }
 
     public IReadOnlyList<DeliveryVerifier> Topics => _topics;
 
+    /// <summary>This client's poll requests and answers in the target's protocol.</summary>
+    public IPollWire Wire => _wire;
+
     public Task PollLoopAsync(CancellationToken cancellationToken) => _poller.RunAsync(this, cancellationToken);
 
-    bool IRawPollHandler.TryWriteQuery(Span<byte> destination, out int written)
-    {
-        written = 0;
-        if (!Append(destination, ref written, "timeout="u8) || !Append(destination, ref written, _engine.Plan.PollTimeoutSeconds)
-            || !Append(destination, ref written, "&topics="u8))
-        {
-            return false;
-        }
-        for (var i = 0; i < _topics.Length; i++)
-        {
-            if ((i > 0 && !Append(destination, ref written, ","u8))
-                || !Append(destination, ref written, _topics[i].TopicId)
-                || !Append(destination, ref written, ":"u8)
-                || !Append(destination, ref written, _topics[i].Next))
-            {
-                return false;
-            }
-        }
-        return true;
-    }
+    bool IRawPollHandler.TryWriteQuery(Span<byte> destination, out int written) => _wire.TryWriteQuery(destination, out written);
 
-    bool IRawPollHandler.OnResponse(int status, ReadOnlySpan<byte> contentType, ReadOnlySpan<byte> body)
+    bool IRawPollHandler.TryWriteHeaders(Span<byte> destination, out int written) => _wire.TryWriteHeaders(destination, out written);
+
+    bool IRawPollHandler.OnResponse(in RawPollResponse response)
     {
         // Every message of the response arrived now: one timestamp for all of them, as a browser
         // client would see them.
         _receivedAt = MonotonicClock.NowMicroseconds;
-        if (status == (int)HttpStatusCode.NoContent)
+        if (_wire.IsEmpty(response.Status))
         {
             _engine.CountEmptyPoll();
             return true;
         }
-        if (status != (int)HttpStatusCode.OK)
+        if (response.Status != (int)HttpStatusCode.OK)
         {
-            _engine.Counters.AddStatus(status);
+            _engine.Counters.AddStatus(response.Status);
             return false;
         }
-        if (_engine.Plan.Format == WireFormatKind.Json)
-        {
-            PollResponseReader.ReadJson(body, this, ref _scratch);
-        }
-        else
-        {
-            PollResponseReader.ReadMultipart(body, PollResponseReader.BoundaryOf(contentType), this);
-        }
+        _wire.Read(response, this);
         _engine.CountPoll();
         return true;
     }
@@ -97,26 +81,6 @@ internal sealed class SimulatedClient : IPollResponseSink, IRawPollHandler
         {
             _engine.Counters.AddTransportError();
         }
-    }
-
-    private static bool Append(Span<byte> destination, ref int written, ReadOnlySpan<byte> text)
-    {
-        if (!text.TryCopyTo(destination[written..]))
-        {
-            return false;
-        }
-        written += text.Length;
-        return true;
-    }
-
-    private static bool Append(Span<byte> destination, ref int written, long number)
-    {
-        if (!Utf8Formatter.TryFormat(number, destination[written..], out var count))
-        {
-            return false;
-        }
-        written += count;
-        return true;
     }
 
     void IPollResponseSink.OnMessage(long topicId, long messageId, ReadOnlySpan<byte> body)
@@ -136,8 +100,9 @@ internal sealed class SimulatedClient : IPollResponseSink, IRawPollHandler
     void IPollResponseSink.OnGap(long topicId, long fromMessageId, long toMessageId) =>
         Find(topicId)?.ObserveGap(fromMessageId, toMessageId, _engine.Counters);
 
-    void IPollResponseSink.OnReset(long topicId, long firstMessageId) =>
-        Find(topicId)?.ObserveReset(firstMessageId, _engine.Counters);
+    // A reset is a notice, never a delivery: only the messages that follow it are.
+    void IPollResponseSink.OnReset(long topicId, long firstMessageId, bool epochChanged) =>
+        Find(topicId)?.ObserveReset(firstMessageId, epochChanged, _engine.Counters);
 
     void IPollResponseSink.OnTopicDeleted(long topicId) => _engine.Counters.AddDeletedNotice();
 

@@ -13,6 +13,7 @@ internal sealed class DeliveryCounters
     private long _gapNotices;
     private long _gapMessages;
     private long _resets;
+    private long _epochResets;
     private long _deletedNotices;
     private long _transportErrors;
 
@@ -21,7 +22,11 @@ internal sealed class DeliveryCounters
     public long OutOfOrder => Volatile.Read(ref _outOfOrder);
     public long GapNotices => Volatile.Read(ref _gapNotices);
     public long GapMessages => Volatile.Read(ref _gapMessages);
+    /// <summary>Reset notices for a cursor beyond the topic's end (reason <c>beyondEnd</c>, or none given).</summary>
     public long Resets => Volatile.Read(ref _resets);
+
+    /// <summary>Reset notices whose reason is <c>epochChanged</c>: the topic id now names another incarnation.</summary>
+    public long EpochResets => Volatile.Read(ref _epochResets);
     public long DeletedNotices => Volatile.Read(ref _deletedNotices);
 
     /// <summary>Requests that failed without an HTTP status: refused or reset connections, timeouts.</summary>
@@ -31,6 +36,7 @@ internal sealed class DeliveryCounters
     public void AddDuplicate() => Interlocked.Increment(ref _duplicates);
     public void AddOutOfOrder() => Interlocked.Increment(ref _outOfOrder);
     public void AddReset() => Interlocked.Increment(ref _resets);
+    public void AddEpochReset() => Interlocked.Increment(ref _epochResets);
     public void AddDeletedNotice() => Interlocked.Increment(ref _deletedNotices);
     public void AddTransportError() => Interlocked.Increment(ref _transportErrors);
 

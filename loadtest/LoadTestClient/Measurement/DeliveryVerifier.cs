@@ -19,7 +19,13 @@ internal enum DeliveryKind
 /// run from id 1. Keeps the next expected id (also the poll cursor) and, only once something went
 /// wrong, the set of ids still missing, so that the normal path costs one comparison.
 /// </summary>
-internal sealed class DeliveryVerifier(long topicId)
+/// <remarks>
+/// A target whose ids only increase, with holes (nchan's packed TIME:TAG,
+/// <paramref name="consecutiveIds"/> false), is checked for order alone: every id must be above the
+/// last one, and one that is not counts as duplicated (a repeat and a late message look the same
+/// there). A skipped message then shows only at the end, as a delivery expected and not received.
+/// </remarks>
+internal sealed class DeliveryVerifier(long topicId, bool consecutiveIds = true)
 {
     // Remembering every missing id of a badly broken server would exhaust memory; past this many
     // they are still counted, just not recognised if they arrive later.
@@ -34,6 +40,16 @@ internal sealed class DeliveryVerifier(long topicId)
 
     public DeliveryKind Observe(long messageId, DeliveryCounters counters)
     {
+        if (!consecutiveIds)
+        {
+            if (messageId >= Next)
+            {
+                Next = messageId + 1;
+                return DeliveryKind.InOrder;
+            }
+            counters.AddDuplicate();
+            return DeliveryKind.Duplicate;
+        }
         if (messageId == Next)
         {
             Next++;
@@ -71,10 +87,22 @@ internal sealed class DeliveryVerifier(long topicId)
         _missing?.RemoveWhere(id => id >= fromId && id <= toId);
     }
 
-    /// <summary>A reset notice: the topic is behind the cursor (it should never happen in a run).</summary>
-    public void ObserveReset(long firstMessageId, DeliveryCounters counters)
+    /// <summary>
+    /// A reset notice: the topic is behind the cursor, or (<paramref name="epochChanged"/>) it is another
+    /// incarnation of the topic id. Neither should happen in a run; the messages that follow the notice
+    /// are the topic's from <paramref name="firstMessageId"/> on, and the ids missing from before no longer mean anything.
+    /// </summary>
+    public void ObserveReset(long firstMessageId, bool epochChanged, DeliveryCounters counters)
     {
-        counters.AddReset();
+        if (epochChanged)
+        {
+            counters.AddEpochReset();
+        }
+        else
+        {
+            counters.AddReset();
+        }
         Next = firstMessageId;
+        _missing?.Clear();
     }
 }

@@ -20,6 +20,9 @@ internal sealed record ProcessResult
     public long GapNotices { get; init; }
     public long GapMessages { get; init; }
     public long Resets { get; init; }
+
+    /// <summary>Reset notices with reason <c>epochChanged</c>, counted apart from <see cref="Resets"/>; never deliveries.</summary>
+    public long EpochResets { get; init; }
     public long TopicDeletedNotices { get; init; }
     public long TransportErrors { get; init; }
 
@@ -84,6 +87,7 @@ internal sealed record ProcessResult
             GapNotices = results.Sum(r => r.GapNotices),
             GapMessages = results.Sum(r => r.GapMessages),
             Resets = results.Sum(r => r.Resets),
+            EpochResets = results.Sum(r => r.EpochResets),
             TopicDeletedNotices = results.Sum(r => r.TopicDeletedNotices),
             TransportErrors = results.Sum(r => r.TransportErrors),
             HttpErrors = errors,

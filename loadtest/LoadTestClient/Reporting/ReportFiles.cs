@@ -42,7 +42,8 @@ internal static class ReportFiles
             + "target_pub_per_s,achieved_pub_per_s,deliveries_expected,deliveries_received,missing,lost,duplicated,out_of_order,gap_notices,http_errors,transport_errors,"
             + "latency_mean_ms,latency_sd_ms,latency_min_ms,latency_p50_ms,latency_p90_ms,latency_p99_ms,latency_p999_ms,latency_max_ms,"
             + "sched_latency_mean_ms,sched_latency_p99_ms,sched_latency_max_ms,publish_lag_p99_ms,server_rss_mean_mib,server_rss_max_mib,server_cpu_pct,"
-            + "server_cpu_us_per_delivery,client_cpu_pct,client_cpu_us_per_delivery,client_gc_pause_ms,sent_bytes_per_s,received_bytes_per_s,valid,load_average\n");
+            + "server_cpu_us_per_delivery,client_cpu_pct,client_cpu_us_per_delivery,client_gc_pause_ms,sent_bytes_per_s,received_bytes_per_s,valid,load_average,"
+            + "target,publishers_per_topic,resets,epoch_resets\n");
         foreach (var r in reports)
         {
             var l = r.Latency;
@@ -55,7 +56,7 @@ internal static class ReportFiles
                 + $"{l.MeanMs},{l.StdDevMs},{l.MinMs},{l.P50Ms},{l.P90Ms},{l.P99Ms},{l.P999Ms},{l.MaxMs},{s.MeanMs},{s.P99Ms},{s.MaxMs},{r.ScheduleLag.P99Ms},"
                 + $"{r.Server?.RssMeanMiB:0.0},{r.Server?.RssMaxMiB:0.0},{r.Server?.CpuPercentOfOneCore:0.0},{r.Server?.CpuMicrosecondsPerDelivery:0.0},"
                 + $"{r.ClientCpuPercentOfOneCore:0.0},{r.ClientCpuMicrosecondsPerDelivery:0.0},{r.Totals.GcPauseMs:0},{r.BytesSentPerSecond:0},{r.BytesReceivedPerSecond:0},"
-                + $"{(r.Valid ? "true" : "false")},\"{r.LoadAverage}\"\n");
+                + $"{(r.Valid ? "true" : "false")},\"{r.LoadAverage}\",{r.Target},{r.PublishersPerTopic},{r.Totals.Resets},{r.Totals.EpochResets}\n");
         }
         return csv.ToString();
     }

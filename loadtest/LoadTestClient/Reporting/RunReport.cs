@@ -3,16 +3,21 @@ using Laharsub.LoadTestClient.Measurement;
 namespace Laharsub.LoadTestClient.Reporting;
 
 /// <summary>The server's resource use during the measured window.</summary>
-internal sealed record ServerUsage(int Pid, double RssMeanMiB, double RssMaxMiB, double CpuPercentOfOneCore,
+/// <remarks>Memory is the RSS of a one-process server, and the summed PSS of a server of several processes (nginx's master and workers).</remarks>
+internal sealed record ServerUsage(int Pid, int Processes, double RssMeanMiB, double RssMaxMiB, double CpuPercentOfOneCore,
     double CpuMicrosecondsPerDelivery, List<double[]> RssSamplesMiB);
 
 /// <summary>Everything reported about one run (one configuration at one topic count).</summary>
 internal sealed record RunReport
 {
     public required string Name { get; init; }
+
+    /// <summary>The server measured: laharsub or nchan.</summary>
+    public string Target { get; init; } = "laharsub";
     public required string Configuration { get; init; }
     public required int Topics { get; init; }
     public required int ClientsPerTopic { get; init; }
+    public int PublishersPerTopic { get; init; }
     public required int TopicsPerClient { get; init; }
     public required int Clients { get; init; }
     public required double IntervalSeconds { get; init; }
@@ -56,4 +61,13 @@ internal sealed record RunReport
 
     /// <summary>The load average when the run started, to judge how quiet the machine was.</summary>
     public string? LoadAverage { get; init; }
+
+    /// <summary>With --find-max: the step of the search this run was (0 at the shape's own rate), else null.</summary>
+    public FindMaxStep? Search { get; init; }
+
+    /// <summary>Deliveries received per second of the measured window.</summary>
+    public double DeliveriesPerSecond => Totals.WindowSeconds > 0 ? DeliveriesReceived / Totals.WindowSeconds : 0;
 }
+
+/// <summary>One step of a --find-max search: its shape, its number, and whether the target held the rate.</summary>
+internal sealed record FindMaxStep(string Shape, int Step, bool Holds, string Verdict);

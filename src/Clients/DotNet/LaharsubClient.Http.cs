@@ -12,34 +12,48 @@ public sealed partial class LaharsubClient
     /// <summary>
     /// Sends a one-shot request with retries and reads its successful answer with
     /// <paramref name="readAnswer"/> inside the same attempt (so a connection lost while reading is retried too).
+    /// An attempt that finds the instance unreachable or unavailable moves the client to its next address.
     /// </summary>
-    /// <param name="createRequest">Builds a fresh request per attempt (a request can be sent only once).</param>
+    /// <param name="createRequest">Builds a fresh request per attempt (a request can be sent only once) against the given API root.</param>
     /// <param name="idempotent">Whether repeating the request after an ambiguous failure is harmless.</param>
     /// <param name="readAnswer">Reads a successful answer.</param>
     /// <param name="cancellationToken">The caller's cancellation.</param>
-    private async Task<T> SendAsync<T>(Func<HttpRequestMessage> createRequest, bool idempotent,
+    private async Task<T> SendAsync<T>(Func<Uri, HttpRequestMessage> createRequest, bool idempotent,
         Func<HttpResponseMessage, CancellationToken, Task<T>> readAnswer, CancellationToken cancellationToken)
     {
         for (var attempt = 1; ; attempt++)
         {
             ObjectDisposedException.ThrowIf(_disposing.IsCancellationRequested, this);
             var lastAttempt = attempt >= _options.MaxRequestAttempts;
+            var address = CurrentAddress;
             using var timeout = CancellationTokenSource.CreateLinkedTokenSource(cancellationToken, _disposing.Token);
             timeout.CancelAfter(_options.RequestTimeout);
             TimeSpan delay;
             try
             {
-                using var request = createRequest();
-                using var response = await _http.SendAsync(request, HttpCompletionOption.ResponseHeadersRead, timeout.Token).ConfigureAwait(false);
+                var root = _addresses[address];
+                using var exchange = await SendAuthorizedAsync(() => createRequest(root), timeout.Token).ConfigureAwait(false);
+                var response = exchange.Response;
                 if (response.IsSuccessStatusCode)
                 {
                     return await readAnswer(response, timeout.Token).ConfigureAwait(false);
                 }
-                if (lastAttempt || RetryDelayFor(response, attempt, _options.MaxRetryAfter) is not { } retryDelay)
+                TimeSpan? retryDelay;
+                if (IsUnavailable(response.StatusCode))
+                {
+                    FailOver(address);
+                    // Another instance is tried at once, whatever this one's Retry-After says.
+                    retryDelay = TriesAnotherAddressAtOnce(attempt) ? TimeSpan.Zero : RetryDelayFor(response, attempt, _options.MaxRetryAfter);
+                }
+                else
+                {
+                    retryDelay = RetryDelayFor(response, attempt, _options.MaxRetryAfter);
+                }
+                if (lastAttempt || retryDelay is not { } wait)
                 {
                     throw await ReadProblemAsync(response, timeout.Token).ConfigureAwait(false);
                 }
-                delay = retryDelay;
+                delay = wait;
             }
             catch (OperationCanceledException) when (cancellationToken.IsCancellationRequested)
             {
@@ -51,13 +65,25 @@ public sealed partial class LaharsubClient
             }
             catch (OperationCanceledException exception) when (timeout.IsCancellationRequested)
             {
+                FailOver(address);
                 if (!idempotent || lastAttempt)
                 {
                     throw new TimeoutException(
                         $"Laharsub did not answer within {_options.RequestTimeout} (LaharsubClientOptions.RequestTimeout)."
                         + (idempotent ? "" : " The request may or may not have taken effect."), exception);
                 }
-                delay = Backoff(attempt);
+                delay = FailoverBackoff(attempt);
+            }
+            catch (Exception exception) when (IsUnreachable(exception))
+            {
+                // The next request goes elsewhere even when this one cannot be retried (a publish whose
+                // connection broke may have been stored: the caller decides).
+                FailOver(address);
+                if (lastAttempt || !IsTransient(exception, idempotent))
+                {
+                    throw;
+                }
+                delay = FailoverBackoff(attempt);
             }
             catch (Exception exception) when (!lastAttempt && IsTransient(exception, idempotent))
             {
@@ -69,6 +95,65 @@ public sealed partial class LaharsubClient
                 await Task.Delay(delay, wait.Token).ConfigureAwait(ConfigureAwaitOptions.SuppressThrowing);
             }
             cancellationToken.ThrowIfCancellationRequested();
+        }
+    }
+
+    /// <summary>
+    /// Sends a request carrying the <see cref="LaharsubClientOptions.AccessTokenProvider"/>'s token. On a
+    /// <c>401</c> the provider is asked once more and a fresh request is sent with its token; a second
+    /// <c>401</c> is the answer. Never retries a <c>403</c>: a new token would not grant more.
+    /// </summary>
+    private async Task<Exchange> SendAuthorizedAsync(Func<HttpRequestMessage> createRequest, CancellationToken cancellationToken)
+    {
+        var provider = _options.AccessTokenProvider;
+        var request = createRequest();
+        try
+        {
+            if (provider is not null)
+            {
+                Authorize(request, await provider(cancellationToken).ConfigureAwait(false));
+            }
+            var response = await _http.SendAsync(request, HttpCompletionOption.ResponseHeadersRead, cancellationToken).ConfigureAwait(false);
+            if (response.StatusCode != HttpStatusCode.Unauthorized || provider is null)
+            {
+                return new Exchange(request, response);
+            }
+            response.Dispose();
+        }
+        catch
+        {
+            request.Dispose();
+            throw;
+        }
+        request.Dispose();
+        var again = createRequest();
+        try
+        {
+            Authorize(again, await provider(cancellationToken).ConfigureAwait(false));
+            return new Exchange(again, await _http.SendAsync(again, HttpCompletionOption.ResponseHeadersRead, cancellationToken).ConfigureAwait(false));
+        }
+        catch
+        {
+            again.Dispose();
+            throw;
+        }
+    }
+
+    private static void Authorize(HttpRequestMessage request, string? token)
+    {
+        if (!string.IsNullOrEmpty(token))
+        {
+            request.Headers.Authorization = new AuthenticationHeaderValue("Bearer", token);
+        }
+    }
+
+    /// <summary>A request and its answer, disposed together.</summary>
+    private readonly record struct Exchange(HttpRequestMessage Request, HttpResponseMessage Response) : IDisposable
+    {
+        public void Dispose()
+        {
+            Response.Dispose();
+            Request.Dispose();
         }
     }
 
@@ -145,8 +230,16 @@ public sealed partial class LaharsubClient
                 if (problem.RootElement.ValueKind == JsonValueKind.Object)
                 {
                     var root = problem.RootElement;
+                    if (status == HttpStatusCode.Forbidden)
+                    {
+                        return new LaharsubAccessDeniedException(StringProperty(root, "title"), StringProperty(root, "detail"), StringProperty(root, "operation"),
+                            root.TryGetProperty("topicId", out var forbidden) && forbidden.TryGetInt64(out var forbiddenId) ? forbiddenId : null);
+                    }
                     return new LaharsubException(status, StringProperty(root, "title"), StringProperty(root, "detail"),
-                        Errors(root), root.TryGetProperty("topicId", out var topic) && topic.TryGetInt64(out var topicId) ? topicId : null);
+                        Errors(root), root.TryGetProperty("topicId", out var topic) && topic.TryGetInt64(out var topicId) ? topicId : null)
+                    {
+                        ProblemEpoch = StringProperty(root, "epoch") is { } epoch && Epochs.IsValid(epoch) ? epoch : null,
+                    };
                 }
             }
             catch (JsonException)
@@ -162,7 +255,10 @@ public sealed partial class LaharsubClient
                 "The poll names more topics than fit in the server's request line. Split the topics over several subscriptions, " +
                 "or ask the operator to raise Kestrel:Limits:MaxRequestLineSize.");
         }
-        return new LaharsubException(status, null, text.Length == 0 ? null : text.Length > 1000 ? text[..1000] + "..." : text);
+        var detail = text.Length == 0 ? null : text.Length > 1000 ? text[..1000] + "..." : text;
+        return status == HttpStatusCode.Forbidden
+            ? new LaharsubAccessDeniedException(null, detail, operation: null, topicId: null)
+            : new LaharsubException(status, null, detail);
     }
 
     private static string? StringProperty(JsonElement element, string name) =>

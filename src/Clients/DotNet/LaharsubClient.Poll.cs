@@ -14,9 +14,11 @@ public sealed partial class LaharsubClient
     /// <summary>
     /// Sends one long poll and reads its whole answer into events (parsed as the bytes arrive), so that
     /// the connection returns to the pool before the caller starts on the events. Never throws for
-    /// what a subscription recovers from; throws <see cref="LaharsubException"/> for the rest.
+    /// what a subscription recovers from; throws <see cref="LaharsubException"/> for the rest. A poll
+    /// that finds the instance unreachable or unavailable moves the client to its next address, and
+    /// the subscription polls there with the same cursors.
     /// </summary>
-    /// <param name="query">The subscriptions in compact form: <c>topics=14:43,15:1</c>.</param>
+    /// <param name="query">The subscriptions in compact form: <c>topics=14:43~9f3c0a1b2c3d4e5f,15:1</c>.</param>
     /// <param name="changed">Fires when the topic set changes: the poll is abandoned (nothing was consumed).</param>
     /// <param name="stopped">Fires when the subscription is disposed.</param>
     /// <param name="failures">Consecutive failed polls so far, for the backoff.</param>
@@ -24,14 +26,19 @@ public sealed partial class LaharsubClient
     internal async Task<PollOutcome> PollAsync(string query, CancellationToken changed, CancellationToken stopped, int failures, CancellationToken cancellationToken)
     {
         var seconds = (long)PollTimeout.TotalSeconds;
-        var uri = new Uri(ApiAddress, string.Create(CultureInfo.InvariantCulture, $"subscriptions?{query}&timeout={seconds}"));
+        var address = CurrentAddress;
+        var uri = new Uri(_addresses[address], string.Create(CultureInfo.InvariantCulture, $"subscriptions?{query}&timeout={seconds}"));
         using var poll = CancellationTokenSource.CreateLinkedTokenSource(changed, stopped, cancellationToken, _disposing.Token);
         poll.CancelAfter(PollTimeout + _options.RequestTimeout);
         try
         {
-            using var request = new HttpRequestMessage(HttpMethod.Get, uri);
-            request.Headers.Accept.Add(_options.PollFormat == PollFormat.Multipart ? AcceptMultipart : AcceptJson);
-            using var response = await _http.SendAsync(request, HttpCompletionOption.ResponseHeadersRead, poll.Token).ConfigureAwait(false);
+            using var exchange = await SendAuthorizedAsync(() =>
+            {
+                var request = new HttpRequestMessage(HttpMethod.Get, uri);
+                request.Headers.Accept.Add(_options.PollFormat == PollFormat.Multipart ? AcceptMultipart : AcceptJson);
+                return request;
+            }, poll.Token).ConfigureAwait(false);
+            var response = exchange.Response;
             switch (response.StatusCode)
             {
                 case HttpStatusCode.OK:
@@ -41,6 +48,13 @@ public sealed partial class LaharsubClient
                     // and its connection goes away: either way the next poll starts at once, on a new
                     // connection in the second case, probably reaching another instance.
                     return PollOutcome.Empty;
+            }
+            if (IsUnavailable(response.StatusCode))
+            {
+                FailOver(address);
+                // Another instance is tried at once, whatever this one's Retry-After says.
+                var wait = TriesAnotherAddressAtOnce(failures + 1) ? TimeSpan.Zero : RetryDelayFor(response, failures + 1, maxRetryAfter: TimeSpan.MaxValue)!.Value;
+                return PollOutcome.Retry(wait, await ReadProblemAsync(response, poll.Token).ConfigureAwait(false));
             }
             if (RetryDelayFor(response, failures + 1, maxRetryAfter: TimeSpan.MaxValue) is { } delay)
             {
@@ -74,7 +88,12 @@ public sealed partial class LaharsubClient
             or InvalidDataException or JsonException)
         {
             // The poll timed out, the network failed, the answer was cut or mangled: nothing was
-            // consumed, so polling again with the same cursors loses nothing.
+            // consumed, so polling again with the same cursors loses nothing, here or on another instance.
+            if (IsUnreachable(exception))
+            {
+                FailOver(address);
+                return PollOutcome.Retry(FailoverBackoff(failures + 1), exception);
+            }
             return PollOutcome.Retry(Backoff(failures + 1), exception);
         }
     }

@@ -1,4 +1,5 @@
 using System.Diagnostics.CodeAnalysis;
+using System.Net;
 using System.Net.Http.Headers;
 using System.Text;
 using System.Text.Json;
@@ -17,9 +18,21 @@ public sealed partial class LaharsubClient
     /// <param name="body">The message: at least one byte, at most the server's <c>MaxMessageBytes</c> (256 KiB by default).</param>
     /// <param name="contentType">A media type such as <c>image/png</c>; subscribers receive it unchanged.</param>
     /// <param name="cancellationToken">Stops waiting for the answer (the message may be stored already).</param>
-    /// <returns>The message's topic and final id.</returns>
+    /// <returns>The message's topic and final id, and the topic's epoch.</returns>
     /// <exception cref="LaharsubException">The server refused: <c>404</c> unknown topic, <c>413</c> too large, ...</exception>
-    public Task<PublishedMessage> PublishAsync(long topicId, ReadOnlyMemory<byte> body, string contentType, CancellationToken cancellationToken = default)
+    public Task<PublishedMessage> PublishAsync(long topicId, ReadOnlyMemory<byte> body, string contentType, CancellationToken cancellationToken = default) =>
+        PublishAsync(topicId, body, contentType, options: null, cancellationToken);
+
+    /// <summary>Publishes bytes as one message, kept byte for byte with its content type, under the given conditions.</summary>
+    /// <param name="topicId">The topic's id (positive).</param>
+    /// <param name="body">The message: at least one byte, at most the server's <c>MaxMessageBytes</c> (256 KiB by default).</param>
+    /// <param name="contentType">A media type such as <c>image/png</c>; subscribers receive it unchanged.</param>
+    /// <param name="options">Conditions such as <see cref="PublishOptions.ExpectedEpoch"/>; <see langword="null"/> for none.</param>
+    /// <param name="cancellationToken">Stops waiting for the answer (the message may be stored already).</param>
+    /// <returns>The message's topic and final id, and the topic's epoch.</returns>
+    /// <exception cref="EpochMismatchException">The topic is not the incarnation <see cref="PublishOptions.ExpectedEpoch"/> names; nothing was published.</exception>
+    /// <exception cref="LaharsubException">The server refused: <c>404</c> unknown topic, <c>413</c> too large, ...</exception>
+    public Task<PublishedMessage> PublishAsync(long topicId, ReadOnlyMemory<byte> body, string contentType, PublishOptions? options, CancellationToken cancellationToken = default)
     {
         ThrowIfNotId(topicId);
         if (body.IsEmpty)
@@ -31,14 +44,33 @@ public sealed partial class LaharsubClient
         {
             throw new ArgumentException($"'{contentType}' is not a media type such as text/plain or application/octet-stream.", nameof(contentType));
         }
-        var uri = TopicUri(topicId);
-        return SendAsync(() =>
+        var expectedEpoch = options?.ExpectedEpoch;
+        Epochs.ThrowIfInvalid(expectedEpoch, $"{nameof(options)}.{nameof(PublishOptions.ExpectedEpoch)}");
+        return PublishCoreAsync(topicId, body, contentType, expectedEpoch, cancellationToken);
+    }
+
+    private async Task<PublishedMessage> PublishCoreAsync(long topicId, ReadOnlyMemory<byte> body, string contentType, string? expectedEpoch, CancellationToken cancellationToken)
+    {
+        try
         {
-            var content = new ReadOnlyMemoryContent(body);
-            // Sent exactly as given (already validated), since the server keeps it byte for byte.
-            content.Headers.TryAddWithoutValidation("Content-Type", contentType);
-            return new HttpRequestMessage(HttpMethod.Post, uri) { Content = content };
-        }, idempotent: false, ReadJson(ClientJsonContext.Default.PublishedMessage), cancellationToken);
+            return await SendAsync(api =>
+            {
+                var content = new ReadOnlyMemoryContent(body);
+                // Sent exactly as given (already validated), since the server keeps it byte for byte.
+                content.Headers.TryAddWithoutValidation("Content-Type", contentType);
+                var request = new HttpRequestMessage(HttpMethod.Post, TopicUri(api, topicId)) { Content = content };
+                if (expectedEpoch is not null)
+                {
+                    // An epoch is a valid entity tag as it is: 1 to 32 characters of [0-9A-Za-z_-].
+                    request.Headers.IfMatch.Add(new EntityTagHeaderValue($"\"{expectedEpoch}\""));
+                }
+                return request;
+            }, idempotent: false, ReadJson(ClientJsonContext.Default.PublishedMessage, Epochs.Checked), cancellationToken).ConfigureAwait(false);
+        }
+        catch (LaharsubException problem) when (problem.StatusCode == HttpStatusCode.PreconditionFailed && expectedEpoch is not null)
+        {
+            throw new EpochMismatchException(topicId, expectedEpoch, problem.ProblemEpoch, problem.Title, problem.Detail);
+        }
     }
 
     /// <summary>Publishes text as one message with content type <c>text/plain; charset=utf-8</c>.</summary>
@@ -53,10 +85,20 @@ public sealed partial class LaharsubClient
     /// <param name="text">The message text, not empty.</param>
     /// <param name="contentType">A media type; a textual one (<c>text/*</c>, JSON, XML) keeps the body readable in the server's JSON format.</param>
     /// <param name="cancellationToken">Stops waiting for the answer (the message may be stored already).</param>
-    public Task<PublishedMessage> PublishAsync(long topicId, string text, string contentType, CancellationToken cancellationToken = default)
+    public Task<PublishedMessage> PublishAsync(long topicId, string text, string contentType, CancellationToken cancellationToken = default) =>
+        PublishAsync(topicId, text, contentType, options: null, cancellationToken);
+
+    /// <summary>Publishes text, encoded as UTF-8, as one message with the given content type, under the given conditions.</summary>
+    /// <param name="topicId">The topic's id (positive).</param>
+    /// <param name="text">The message text, not empty.</param>
+    /// <param name="contentType">A media type, e.g. <c>text/plain; charset=utf-8</c>.</param>
+    /// <param name="options">Conditions such as <see cref="PublishOptions.ExpectedEpoch"/>; <see langword="null"/> for none.</param>
+    /// <param name="cancellationToken">Stops waiting for the answer (the message may be stored already).</param>
+    /// <exception cref="EpochMismatchException">The topic is not the incarnation <see cref="PublishOptions.ExpectedEpoch"/> names; nothing was published.</exception>
+    public Task<PublishedMessage> PublishAsync(long topicId, string text, string contentType, PublishOptions? options, CancellationToken cancellationToken = default)
     {
         ArgumentException.ThrowIfNullOrEmpty(text);
-        return PublishAsync(topicId, Encoding.UTF8.GetBytes(text), contentType, cancellationToken);
+        return PublishAsync(topicId, Encoding.UTF8.GetBytes(text), contentType, options, cancellationToken);
     }
 
     /// <summary>Publishes a value serialized as JSON (content type <c>application/json</c>) with reflection-based System.Text.Json.</summary>
@@ -80,11 +122,22 @@ public sealed partial class LaharsubClient
     /// <param name="value">The value; not <see langword="null"/>.</param>
     /// <param name="typeInfo">The metadata of <typeparamref name="T"/>, e.g. <c>MyJsonContext.Default.Order</c>.</param>
     /// <param name="cancellationToken">Stops waiting for the answer (the message may be stored already).</param>
-    public Task<PublishedMessage> PublishJsonAsync<T>(long topicId, T value, JsonTypeInfo<T> typeInfo, CancellationToken cancellationToken = default)
+    public Task<PublishedMessage> PublishJsonAsync<T>(long topicId, T value, JsonTypeInfo<T> typeInfo, CancellationToken cancellationToken = default) =>
+        PublishJsonAsync(topicId, value, typeInfo, options: null, cancellationToken);
+
+    /// <summary>Publishes a value serialized as JSON with source-generated metadata, under the given conditions.</summary>
+    /// <typeparam name="T">The value's type.</typeparam>
+    /// <param name="topicId">The topic's id (positive).</param>
+    /// <param name="value">The value; not <see langword="null"/>.</param>
+    /// <param name="typeInfo">The metadata of <typeparamref name="T"/>, e.g. <c>MyJsonContext.Default.Order</c>.</param>
+    /// <param name="options">Conditions such as <see cref="PublishOptions.ExpectedEpoch"/>; <see langword="null"/> for none.</param>
+    /// <param name="cancellationToken">Stops waiting for the answer (the message may be stored already).</param>
+    /// <exception cref="EpochMismatchException">The topic is not the incarnation <see cref="PublishOptions.ExpectedEpoch"/> names; nothing was published.</exception>
+    public Task<PublishedMessage> PublishJsonAsync<T>(long topicId, T value, JsonTypeInfo<T> typeInfo, PublishOptions? options, CancellationToken cancellationToken = default)
     {
         ThrowIfNotId(topicId);
         ArgumentNullException.ThrowIfNull(value);
         ArgumentNullException.ThrowIfNull(typeInfo);
-        return PublishAsync(topicId, JsonSerializer.SerializeToUtf8Bytes(value, typeInfo), JsonContentType, cancellationToken);
+        return PublishAsync(topicId, JsonSerializer.SerializeToUtf8Bytes(value, typeInfo), JsonContentType, options, cancellationToken);
     }
 }

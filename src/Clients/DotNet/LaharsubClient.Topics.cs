@@ -14,12 +14,19 @@ public sealed partial class LaharsubClient
     /// <param name="cancellationToken">Stops waiting for the answer.</param>
     /// <returns>The new topic's id.</returns>
     /// <exception cref="LaharsubException">The server refused, e.g. <c>409</c> when it holds its maximum number of topics.</exception>
-    public async Task<long> CreateTopicAsync(CancellationToken cancellationToken = default)
-    {
-        var created = await SendAsync(() => new HttpRequestMessage(HttpMethod.Post, TopicsUri()), idempotent: false,
-            ReadJson(ClientJsonContext.Default.CreatedTopic), cancellationToken).ConfigureAwait(false);
-        return created.TopicId;
-    }
+    public async Task<long> CreateTopicAsync(CancellationToken cancellationToken = default) =>
+        (await CreateTopicWithEpochAsync(cancellationToken).ConfigureAwait(false)).TopicId;
+
+    /// <summary>
+    /// Creates a topic and returns its id with its epoch, so that subscriptions and conditional publishes
+    /// can pin this incarnation of the topic from the start.
+    /// </summary>
+    /// <param name="cancellationToken">Stops waiting for the answer.</param>
+    /// <returns>The new topic's id and epoch.</returns>
+    /// <exception cref="LaharsubException">The server refused, e.g. <c>409</c> when it holds its maximum number of topics.</exception>
+    public Task<CreatedTopic> CreateTopicWithEpochAsync(CancellationToken cancellationToken = default) =>
+        SendAsync(api => new HttpRequestMessage(HttpMethod.Post, TopicsUri(api)), idempotent: false,
+            ReadJson(ClientJsonContext.Default.CreatedTopic, Epochs.Checked), cancellationToken);
 
     /// <summary>Gets a topic's current info: its last message id, what it retains, how many polls wait on it.</summary>
     /// <param name="topicId">The topic's id (positive).</param>
@@ -28,8 +35,8 @@ public sealed partial class LaharsubClient
     public Task<TopicInfo> GetTopicAsync(long topicId, CancellationToken cancellationToken = default)
     {
         ThrowIfNotId(topicId);
-        return SendAsync(() => new HttpRequestMessage(HttpMethod.Get, TopicUri(topicId)), idempotent: true,
-            ReadJson(ClientJsonContext.Default.TopicInfo), cancellationToken);
+        return SendAsync(api => new HttpRequestMessage(HttpMethod.Get, TopicUri(api, topicId)), idempotent: true,
+            ReadJson(ClientJsonContext.Default.TopicInfo, Epochs.Checked), cancellationToken);
     }
 
     /// <summary>Lists one page of topics in id order (keyset paging).</summary>
@@ -43,9 +50,9 @@ public sealed partial class LaharsubClient
         {
             throw new ArgumentOutOfRangeException(nameof(limit), limit, $"The page size must be from 1 to {MaxPageSize}.");
         }
-        var uri = new Uri(ApiAddress, string.Create(CultureInfo.InvariantCulture, $"topics?after={afterTopicId}&limit={limit}"));
-        var list = await SendAsync(() => new HttpRequestMessage(HttpMethod.Get, uri), idempotent: true,
-            ReadJson(ClientJsonContext.Default.TopicList), cancellationToken).ConfigureAwait(false);
+        var path = string.Create(CultureInfo.InvariantCulture, $"topics?after={afterTopicId}&limit={limit}");
+        var list = await SendAsync(api => new HttpRequestMessage(HttpMethod.Get, new Uri(api, path)), idempotent: true,
+            ReadJson(ClientJsonContext.Default.TopicList, static list => list.Topics.ForEach(topic => Epochs.Checked(topic))), cancellationToken).ConfigureAwait(false);
         return new TopicPage(list.Topics, list.Next is not null);
     }
 
@@ -87,16 +94,21 @@ public sealed partial class LaharsubClient
     public Task DeleteTopicAsync(long topicId, CancellationToken cancellationToken = default)
     {
         ThrowIfNotId(topicId);
-        return SendAsync(() => new HttpRequestMessage(HttpMethod.Delete, TopicUri(topicId)), idempotent: false,
+        return SendAsync(api => new HttpRequestMessage(HttpMethod.Delete, TopicUri(api, topicId)), idempotent: false,
             static (_, _) => Task.FromResult(true), cancellationToken);
     }
 
-    private Uri TopicsUri() => new(ApiAddress, "topics");
+    private static Uri TopicsUri(Uri api) => new(api, "topics");
 
-    private Uri TopicUri(long topicId) => new(ApiAddress, "topics/" + topicId.ToString(CultureInfo.InvariantCulture));
+    private static Uri TopicUri(Uri api, long topicId) => new(api, "topics/" + topicId.ToString(CultureInfo.InvariantCulture));
 
-    private static Func<HttpResponseMessage, CancellationToken, Task<T>> ReadJson<T>(JsonTypeInfo<T> typeInfo) =>
+    /// <summary>Reads a JSON answer, then lets <paramref name="check"/> refuse what the protocol does not allow.</summary>
+    private static Func<HttpResponseMessage, CancellationToken, Task<T>> ReadJson<T>(JsonTypeInfo<T> typeInfo, Action<T>? check = null) =>
         async (response, cancellationToken) =>
-            await response.Content.ReadFromJsonAsync(typeInfo, cancellationToken).ConfigureAwait(false)
-            ?? throw new InvalidDataException($"Laharsub answered {(int)response.StatusCode} with an empty JSON body where a {typeof(T).Name} was expected.");
+        {
+            var value = await response.Content.ReadFromJsonAsync(typeInfo, cancellationToken).ConfigureAwait(false)
+                ?? throw new InvalidDataException($"Laharsub answered {(int)response.StatusCode} with an empty JSON body where a {typeof(T).Name} was expected.");
+            check?.Invoke(value);
+            return value;
+        };
 }

@@ -14,6 +14,8 @@ namespace Laharsub.Client;
 /// retried only when the server certainly did not act on them: the connection could not be opened, or
 /// the server answered with an error (the protocol guarantees that no error changes any state).
 /// Other 4xx answers throw a <see cref="LaharsubException"/> with the server's explanation.
+/// A client given several addresses (instances of one service on one shared store) moves to the next
+/// one when the one in use cannot be reached or answers 502, 503 or 504, and tries it at once.
 /// </remarks>
 public sealed partial class LaharsubClient : IAsyncDisposable, IDisposable
 {
@@ -23,6 +25,8 @@ public sealed partial class LaharsubClient : IAsyncDisposable, IDisposable
     internal static readonly JsonSerializerOptions WebJsonOptions = new(JsonSerializerDefaults.Web);
 
     private readonly HttpClient _http;
+    /// <summary>The API roots, tried in order; <see cref="CurrentAddress"/> indexes the one in use.</summary>
+    private readonly Uri[] _addresses;
     private readonly bool _ownsHttp;
     private readonly LaharsubClientOptions _options;
     private readonly CancellationTokenSource _disposing = new();
@@ -35,9 +39,23 @@ public sealed partial class LaharsubClient : IAsyncDisposable, IDisposable
     /// <param name="options">Polling, timeout and retry settings; <see langword="null"/> for the defaults.</param>
     /// <exception cref="ArgumentException">The address is not an absolute http(s) URI, or an option is out of range.</exception>
     public LaharsubClient(Uri apiAddress, LaharsubClientOptions? options = null)
+        : this([ValidateAddress(apiAddress ?? throw new ArgumentNullException(nameof(apiAddress)), nameof(apiAddress))], options)
     {
-        ArgumentNullException.ThrowIfNull(apiAddress);
-        ApiAddress = ValidateAddress(apiAddress, nameof(apiAddress));
+    }
+
+    /// <summary>
+    /// Creates a client of several instances of one Laharsub service (sharing one store, such as Redis),
+    /// with its own connection pool. Requests go to the first address until it cannot be reached
+    /// (connection refused or reset, no answer in time, or <c>502</c>/<c>503</c>/<c>504</c>); the client
+    /// then moves on to the next address, in order and wrapping around, and stays there. Subscriptions
+    /// carry on from their cursors on the new instance.
+    /// </summary>
+    /// <param name="apiAddresses">The API roots of the instances, e.g. <c>http://a:5000/ps/</c> and <c>http://b:5000/ps/</c>; at least one.</param>
+    /// <param name="options">Polling, timeout and retry settings; <see langword="null"/> for the defaults.</param>
+    /// <exception cref="ArgumentException">The list is empty or repeats an address, an address is not an absolute http(s) URI, or an option is out of range.</exception>
+    public LaharsubClient(IEnumerable<Uri> apiAddresses, LaharsubClientOptions? options = null)
+    {
+        _addresses = ValidateAddresses(apiAddresses, nameof(apiAddresses));
         _options = (options ?? new LaharsubClientOptions()).Validated();
         PollTimeout = _options.PollTimeout;
         var handler = new SocketsHttpHandler
@@ -64,13 +82,25 @@ public sealed partial class LaharsubClient : IAsyncDisposable, IDisposable
     /// <param name="options">Polling, timeout and retry settings; <see langword="null"/> for the defaults.</param>
     /// <exception cref="ArgumentException">The base address is missing or not http(s), its timeout leaves no room for a poll, or an option is out of range.</exception>
     public LaharsubClient(HttpClient httpClient, LaharsubClientOptions? options = null)
+        : this(httpClient, [BaseAddressOf(httpClient)], options)
+    {
+    }
+
+    /// <summary>
+    /// Creates a client of several instances of one Laharsub service over an existing
+    /// <see cref="HttpClient"/>, which it does not dispose; the client moves from one address to the
+    /// next as <see cref="LaharsubClient(IEnumerable{Uri}, LaharsubClientOptions?)"/> describes. The
+    /// <see cref="HttpClient.BaseAddress"/> is not used.
+    /// </summary>
+    /// <remarks><inheritdoc cref="LaharsubClient(HttpClient, LaharsubClientOptions?)" path="/remarks"/></remarks>
+    /// <param name="httpClient">The client to send requests with.</param>
+    /// <param name="apiAddresses">The API roots of the instances; at least one.</param>
+    /// <param name="options">Polling, timeout and retry settings; <see langword="null"/> for the defaults.</param>
+    /// <exception cref="ArgumentException">An address is missing, repeated or not http(s), the timeout leaves no room for a poll, or an option is out of range.</exception>
+    public LaharsubClient(HttpClient httpClient, IEnumerable<Uri> apiAddresses, LaharsubClientOptions? options = null)
     {
         ArgumentNullException.ThrowIfNull(httpClient);
-        if (httpClient.BaseAddress is null)
-        {
-            throw new ArgumentException("The HttpClient has no BaseAddress: set it to the Laharsub API root, e.g. http://localhost:5000/ps/.", nameof(httpClient));
-        }
-        ApiAddress = ValidateAddress(httpClient.BaseAddress, nameof(httpClient));
+        _addresses = ValidateAddresses(apiAddresses, nameof(apiAddresses));
         _options = (options ?? new LaharsubClientOptions()).Validated();
         PollTimeout = _options.PollTimeout;
         if (httpClient.Timeout != Timeout.InfiniteTimeSpan)
@@ -90,8 +120,14 @@ public sealed partial class LaharsubClient : IAsyncDisposable, IDisposable
         _http = httpClient;
     }
 
-    /// <summary>The Laharsub API root requests go to, ending with a slash.</summary>
-    public Uri ApiAddress { get; }
+    /// <summary>
+    /// The Laharsub API root requests go to now, ending with a slash: one of <see cref="ApiAddresses"/>,
+    /// the first until it cannot be reached.
+    /// </summary>
+    public Uri ApiAddress => _addresses[CurrentAddress];
+
+    /// <summary>Every API root this client may send requests to, in the order it tries them.</summary>
+    public IReadOnlyList<Uri> ApiAddresses => _addresses;
 
     /// <summary>
     /// How long the server holds each poll: <see cref="LaharsubClientOptions.PollTimeout"/>, lowered
@@ -123,6 +159,40 @@ public sealed partial class LaharsubClient : IAsyncDisposable, IDisposable
         {
             _http.Dispose();
         }
+    }
+
+    private static Uri BaseAddressOf(HttpClient httpClient)
+    {
+        ArgumentNullException.ThrowIfNull(httpClient);
+        if (httpClient.BaseAddress is null)
+        {
+            throw new ArgumentException("The HttpClient has no BaseAddress: set it to the Laharsub API root, e.g. http://localhost:5000/ps/.", nameof(httpClient));
+        }
+        return ValidateAddress(httpClient.BaseAddress, nameof(httpClient));
+    }
+
+    private static Uri[] ValidateAddresses(IEnumerable<Uri> addresses, string parameterName)
+    {
+        ArgumentNullException.ThrowIfNull(addresses, parameterName);
+        var validated = new List<Uri>();
+        foreach (var address in addresses)
+        {
+            if (address is null)
+            {
+                throw new ArgumentException("The list of API addresses holds a null: list each instance's API root, e.g. http://localhost:5000/ps/.", parameterName);
+            }
+            var root = ValidateAddress(address, parameterName);
+            if (validated.Contains(root))
+            {
+                throw new ArgumentException($"The API address '{root}' is listed twice: list each instance once.", parameterName);
+            }
+            validated.Add(root);
+        }
+        if (validated.Count == 0)
+        {
+            throw new ArgumentException("The list of API addresses is empty: give at least one API root, e.g. http://localhost:5000/ps/.", parameterName);
+        }
+        return [.. validated];
     }
 
     private static Uri ValidateAddress(Uri address, string parameterName)

@@ -46,6 +46,15 @@ public sealed class LaharsubClientOptions
     /// </summary>
     public int MaxRequestAttempts { get; set; } = 4;
 
+    /// <summary>
+    /// Supplies the bearer token for a server in Jwt mode (the shape SignalR's client uses). Called
+    /// before every request; after a <c>401</c> it is called once more (the token may have expired) and the
+    /// request is sent again with the new token. A <see langword="null"/> or empty token sends the request
+    /// without one. <see langword="null"/> (the default): no tokens. Cache tokens in the provider: it runs
+    /// on every poll.
+    /// </summary>
+    public Func<CancellationToken, ValueTask<string?>>? AccessTokenProvider { get; set; }
+
     internal LaharsubClientOptions Validated()
     {
         var copy = (LaharsubClientOptions)MemberwiseClone();

@@ -7,7 +7,7 @@ namespace Laharsub.Client;
 /// The server refused a request (a 4xx answer, or a 5xx that persisted through every retry).
 /// Carries the HTTP status and the server's RFC 9457 problem details, which say what was wrong.
 /// </summary>
-public sealed class LaharsubException : Exception
+public class LaharsubException : Exception
 {
     private static readonly IReadOnlyDictionary<string, string[]> NoErrors = new Dictionary<string, string[]>();
 
@@ -28,6 +28,17 @@ public sealed class LaharsubException : Exception
         TopicId = topicId;
     }
 
+    /// <summary>For refusals that carry their own explanation (<see cref="EpochMismatchException"/>).</summary>
+    private protected LaharsubException(string message, HttpStatusCode statusCode, string? title, string? detail, long? topicId)
+        : base(message)
+    {
+        StatusCode = statusCode;
+        Title = title;
+        Detail = detail;
+        Errors = NoErrors;
+        TopicId = topicId;
+    }
+
     /// <summary>The HTTP status the server answered with.</summary>
     public HttpStatusCode StatusCode { get; }
 
@@ -42,6 +53,9 @@ public sealed class LaharsubException : Exception
 
     /// <summary>The topic the problem is about, when the server named one (an unknown topic in a poll).</summary>
     public long? TopicId { get; }
+
+    /// <summary>The <c>epoch</c> extension of the problem (a <c>412</c> names the topic's current epoch).</summary>
+    internal string? ProblemEpoch { get; init; }
 
     private static string FormatMessage(HttpStatusCode statusCode, string? title, string? detail, IReadOnlyDictionary<string, string[]>? errors)
     {

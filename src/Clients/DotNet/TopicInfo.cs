@@ -15,4 +15,12 @@ public sealed record TopicInfo(
     long FirstRetainedMessageId,
     int RetainedMessages,
     long RetainedBytes,
-    int WaitingPolls);
+    int WaitingPolls)
+{
+    /// <summary>
+    /// The topic's epoch: an opaque token that names this incarnation of the topic id, different after
+    /// the topic is deleted and created again or the server loses its data. <see langword="null"/> from
+    /// a server without epochs.
+    /// </summary>
+    public string? Epoch { get; init; }
+}

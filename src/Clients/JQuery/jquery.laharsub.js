@@ -32,6 +32,9 @@
     retryJitter: 0.5,
     // Extra $.ajax settings for every request (e.g. headers); never used for url, type, data or callbacks.
     ajax: null,
+    // Bearer token for a server in Jwt mode: a string, or a function returning a string or a promise of
+    // one. A function is called before every request, and once more after a 401 (an expired token).
+    accessToken: null,
     // Client-wide callbacks: onError(error) for failures no subscription owns; onStatus(status, info)
     // with status 'connecting' | 'connected' | 'retrying' | 'idle' | 'closed'.
     onError: null,
@@ -40,13 +43,20 @@
 
   var subscriptionDefaults = {
     from: null,
+    // The topic's epoch that `from` belongs to (from getTopic, createTopic, or handle.epoch() saved
+    // with the cursor), so that a topic re-created meanwhile is reported instead of read as the old one.
+    epoch: null,
     onMessage: null,
     onGap: null,
+    // Resets go to onReset when it is given, otherwise to onGap as before (notice.type === 'reset').
+    onReset: null,
     onTopicDeleted: null,
     onError: null
   };
 
   var jsonType = /^application\/(?:[\w.+-]*\+)?json\b/i;
+  // The protocol's epochs: opaque tokens of 1 to 32 characters from [0-9A-Za-z_-].
+  var epochPattern = /^[0-9A-Za-z_-]{1,32}$/;
 
   function fail(message) {
     throw new Error('$.laharsub: ' + message);
@@ -106,6 +116,9 @@
     }
     checkCallback(settings, 'onError');
     checkCallback(settings, 'onStatus');
+    if (settings.accessToken != null && typeof settings.accessToken !== 'string' && typeof settings.accessToken !== 'function') {
+      fail('option accessToken must be a token string or a function returning one (or a promise of one).');
+    }
     return settings;
   }
 
@@ -118,8 +131,18 @@
     if (settings.from != null) {
       settings.from = toId(settings.from, 'subscribe option from');
     }
+    if (settings.epoch != null) {
+      if (typeof settings.epoch !== 'string' || !epochPattern.test(settings.epoch)) {
+        fail('subscribe option epoch must be the topic\'s epoch as the server reported it (1 to 32 characters of 0-9, A-Z, a-z, _ and -; got ' +
+          String(settings.epoch) + '), or null when it is not known.');
+      }
+      if (settings.from == null) {
+        fail('subscribe option epoch needs from: an epoch says which incarnation of the topic the cursor belongs to.');
+      }
+    }
     checkCallback(settings, 'onMessage');
     checkCallback(settings, 'onGap');
+    checkCallback(settings, 'onReset');
     checkCallback(settings, 'onTopicDeleted');
     checkCallback(settings, 'onError');
     return settings;
@@ -127,9 +150,34 @@
 
   function normalizeBaseUrl(baseUrl) {
     if (typeof baseUrl !== 'string' || !baseUrl) {
-      fail('baseUrl must be the Laharsub API root, e.g. "/ps" or "https://example.com/ps".');
+      fail('baseUrl must be the Laharsub API root, e.g. "/ps" or "https://example.com/ps", or an array of the roots of several instances.');
     }
     return baseUrl.replace(/\/+$/, '');
+  }
+
+  /** One API root, or several instances' roots in the order they are tried. */
+  function normalizeBaseUrls(baseUrl) {
+    if (!Array.isArray(baseUrl)) {
+      return [normalizeBaseUrl(baseUrl)];
+    }
+    if (!baseUrl.length) {
+      fail('baseUrl is an empty array: list at least one API root, e.g. ["https://a.example.com/ps", "https://b.example.com/ps"].');
+    }
+    var urls = $.map(baseUrl, function (url) { return [normalizeBaseUrl(url)]; });
+    $.each(urls, function (i, url) {
+      if ($.inArray(url, urls) !== i) {
+        fail('baseUrl lists "' + url + '" twice: list each instance once.');
+      }
+    });
+    return urls;
+  }
+
+  /**
+   * Statuses that mean the instance cannot be reached or cannot serve now while another may: no
+   * answer (connection refused or reset, timeout; browsers do not tell them apart) and 502/503/504.
+   */
+  function isUnavailable(status) {
+    return status === 0 || status === 502 || status === 503 || status === 504;
   }
 
   /** The `retry` delay in ms for the given attempt (0-based): exponential, capped, jittered downwards. */
@@ -151,14 +199,26 @@
     return isNaN(date) ? null : Math.max(0, date - now);
   }
 
-  /** The poll's query string, in the indexed form that $.param produces. */
+  /** The poll's query string, in the indexed form that $.param produces: subs[i][topicid], [from], [epoch]. */
   function pollQuery(subscriptions, timeout) {
     return $.param({
       subs: $.map(subscriptions, function (sub) {
-        return sub.cursor == null ? { topicid: sub.topicId } : { topicid: sub.topicId, from: sub.cursor };
+        var entry = { topicid: sub.topicId };
+        if (sub.cursor != null) {
+          entry.from = sub.cursor;
+          if (sub.epoch != null) {
+            entry.epoch = sub.epoch;
+          }
+        }
+        return entry;
       }),
       timeout: timeout
     });
+  }
+
+  /** The epoch a message or notice names, if it is one (anything else is ignored, not sent back). */
+  function epochOf(item) {
+    return typeof item.epoch === 'string' && epochPattern.test(item.epoch) ? item.epoch : null;
   }
 
   function decodeBase64(text) {
@@ -247,10 +307,80 @@
         'Split the topics over several clients, or ask the operator to raise Kestrel:Limits:MaxRequestLineSize.';
     } else if (jqXHR.status) {
       reason = 'HTTP ' + jqXHR.status + (jqXHR.statusText ? ' ' + jqXHR.statusText : '');
+    } else if (textStatus === 'token') {
+      reason = 'the accessToken function failed, so nothing was sent';
     } else {
       reason = textStatus === 'timeout' ? 'no answer in time' : 'the server could not be reached (' + (textStatus || 'network error') + ')';
     }
     return LaharsubError(what + ' failed: ' + reason, jqXHR.status || 0, problem, jqXHR);
+  }
+
+  // What $.ajax's failure callbacks get when no request was sent: the accessToken function failed, or
+  // the request was aborted while the token was awaited.
+  function unsentXhr() {
+    return { status: 0, statusText: '', responseText: '', getResponseHeader: function () { return null; } };
+  }
+
+  function tokenFrom(accessToken) {
+    var token = $.Deferred();
+    try {
+      var value = typeof accessToken === 'function' ? accessToken() : accessToken;
+      if (value && typeof value.then === 'function') {
+        value.then(token.resolve, token.reject);
+      } else {
+        token.resolve(value);
+      }
+    } catch (e) {
+      token.reject(e);
+    }
+    return token.promise();
+  }
+
+  // $.ajax(settings) carrying the access token. After a 401 a token function is asked once more and
+  // the request sent again (a token string would only be refused again). Callbacks get $.ajax's
+  // arguments; abort() ends the request whether or not it was sent yet.
+  function authorizedAjax(accessToken, settings) {
+    if (accessToken == null) {
+      return $.ajax(settings);
+    }
+    var result = $.Deferred();
+    var current = null;
+    var aborted = false;
+    function attempt(isRefresh) {
+      tokenFrom(accessToken).then(function (token) {
+        if (aborted) {
+          return;
+        }
+        var headers = $.extend({}, settings.headers);
+        if (token) {
+          headers.Authorization = 'Bearer ' + token;
+        }
+        current = $.ajax($.extend({}, settings, { headers: headers }));
+        current.then(result.resolve, function (jqXHR, textStatus, errorThrown) {
+          if (jqXHR.status === 401 && !isRefresh && !aborted && typeof accessToken === 'function') {
+            attempt(true);
+            return;
+          }
+          result.reject(jqXHR, textStatus, errorThrown);
+        });
+      }, function (reason) {
+        if (!aborted) {
+          result.reject(unsentXhr(), 'token', reason);
+        }
+      });
+    }
+    attempt(false);
+    var promise = result.promise();
+    promise.abort = function () {
+      aborted = true;
+      if (current) {
+        current.abort();
+      }
+      if (result.state() === 'pending') {
+        result.reject(unsentXhr(), 'abort');
+      }
+    };
+    return promise;
   }
 
   function isRetryable(status) {
@@ -270,7 +400,11 @@
   }
 
   function Client(baseUrl, options) {
-    this.baseUrl = normalizeBaseUrl(baseUrl);
+    // Several roots are instances of one service (one shared store): the client uses one at a time and
+    // moves to the next when it cannot be reached. `baseUrl` is the one in use.
+    this.baseUrls = normalizeBaseUrls(baseUrl);
+    this._baseIndex = 0;
+    this.baseUrl = this.baseUrls[0];
     this.options = validateOptions(options || {});
     this._subs = {};
     this._order = [];
@@ -287,12 +421,12 @@
   Client.prototype = {
     constructor: Client,
 
-    /** Creates a topic; resolves with { topicId }. */
+    /** Creates a topic; resolves with { topicId, epoch }. */
     createTopic: function () {
       return this._request('POST', '/topics', 'create topic');
     },
 
-    /** Resolves with the topic's info (lastMessageId, firstRetainedMessageId, ...). */
+    /** Resolves with the topic's info (epoch, lastMessageId, firstRetainedMessageId, ...). */
     getTopic: function (topicId) {
       var id = toId(topicId, 'topicId');
       return this._request('GET', '/topics/' + id, 'get topic ' + id);
@@ -305,7 +439,7 @@
     },
 
     /**
-     * Publishes one message; resolves with { topicId, messageId }. Objects go as JSON unless a
+     * Publishes one message; resolves with { topicId, messageId, epoch }. Objects go as JSON unless a
      * contentType says otherwise; strings as text/plain; ArrayBuffer, typed arrays and Blobs as bytes.
      * Not retried automatically: a retried publish whose first try did arrive would be stored twice.
      */
@@ -320,8 +454,9 @@
     },
 
     /**
-     * Subscribes to a topic from `from` (absent: the next message published). Returns a handle with
-     * unsubscribe(), cursor() and `ready`, a promise resolved once the subscription is in the poll.
+     * Subscribes to a topic from `from` (absent: the next message published), in the incarnation
+     * `epoch` when given. Returns a handle with unsubscribe(), cursor(), epoch() and `ready`, a promise
+     * resolved once the subscription is in the poll.
      */
     subscribe: function (topicId, options) {
       var id = toId(topicId, 'topicId');
@@ -337,6 +472,7 @@
       var sub = {
         topicId: id,
         cursor: settings.from,
+        epoch: settings.epoch,
         options: settings,
         active: true,
         joined: false
@@ -346,6 +482,8 @@
         ready: ready.promise(),
         /** The smallest message id still wanted: pass it as `from` to resume elsewhere. */
         cursor: function () { return sub.cursor; },
+        /** The topic's epoch the cursor belongs to (null until the server has named it): keep it with the cursor. */
+        epoch: function () { return sub.epoch; },
         active: function () { return sub.active; },
         unsubscribe: function () { client._drop(sub); }
       };
@@ -362,6 +500,7 @@
         this.getTopic(id).then(function (info) {
           if (sub.active) {
             sub.cursor = info.lastMessageId + 1;
+            sub.epoch = epochOf(info);
             client._join(sub);
           }
         }, function (error) {
@@ -380,6 +519,15 @@
       var result = {};
       $.each(this._subs, function (id, sub) {
         result[id] = sub.cursor;
+      });
+      return result;
+    },
+
+    /** Every active subscription's epoch (null where not yet known), by topic id: save it with the cursors. */
+    epochs: function () {
+      var result = {};
+      $.each(this._subs, function (id, sub) {
+        result[id] = sub.epoch;
       });
       return result;
     },
@@ -411,8 +559,9 @@
       if (this._closed) {
         return result.reject(LaharsubError(what + ' failed: the client is closed.', 0, null, null)).promise();
       }
-      $.ajax($.extend({}, this.options.ajax, {
-        url: this.baseUrl + path,
+      var address = this._baseIndex;
+      authorizedAjax(this.options.accessToken, $.extend({}, this.options.ajax, {
+        url: this.baseUrls[address] + path,
         type: method,
         dataType: method === 'DELETE' ? 'text' : 'json',
         timeout: this.options.requestTimeout
@@ -420,6 +569,10 @@
         result.resolve(method === 'DELETE' ? undefined : data);
       }, function (jqXHR, textStatus) {
         var error = errorFrom(jqXHR, textStatus, what);
+        // Not retried here (a publish may have arrived), but the next request goes to another instance.
+        if (isUnavailable(error.status)) {
+          client._failOver(address);
+        }
         report(client.options.onError, client, [error]);
         result.reject(error);
       });
@@ -518,6 +671,7 @@
         this._kickTimer = null;
       }
       var generation = ++this._generation;
+      var address = this._baseIndex;
       // Until a poll has been answered (first poll, or after a failure) ask for an answer at once, so
       // that the page learns quickly that the server is reachable instead of after a whole poll.
       var timeout = this._status === 'connected' ? this.options.pollTimeout : 0;
@@ -525,8 +679,8 @@
       if (this._status !== 'connected' && this._status !== 'retrying') {
         this._setStatus('connecting');
       }
-      this._poll = $.ajax($.extend({}, this.options.ajax, {
-        url: this.baseUrl + '/subscriptions?' + pollQuery(subs, timeout),
+      this._poll = authorizedAjax(this.options.accessToken, $.extend({}, this.options.ajax, {
+        url: this.baseUrls[address] + '/subscriptions?' + pollQuery(subs, timeout),
         type: 'GET',
         dataType: 'json',
         timeout: (timeout + this.options.pollTimeoutMargin) * 1000
@@ -550,7 +704,7 @@
           return;
         }
         client._poll = null;
-        client._pollFailed(errorFrom(jqXHR, textStatus, 'poll'));
+        client._pollFailed(errorFrom(jqXHR, textStatus, 'poll'), address);
       });
     },
 
@@ -567,24 +721,47 @@
       }
     },
 
-    _pollFailed: function (error) {
+    // Moves on from the instance at `failed` to the next; a failure seen after the client already
+    // moved (a request that was sent before) does not move it again.
+    _failOver: function (failed) {
+      if (this.baseUrls.length > 1 && this._baseIndex === failed) {
+        this._baseIndex = (failed + 1) % this.baseUrls.length;
+        this.baseUrl = this.baseUrls[this._baseIndex];
+      }
+    },
+
+    _pollFailed: function (error, address) {
       var client = this;
       if (isRetryable(error.status)) {
-        var delay = backoffDelay(this._attempt++, this.options, Math.random());
-        if (error.retryAfter != null) {
-          delay = error.retryAfter;
+        var failures = ++this._attempt;
+        var count = this.baseUrls.length;
+        var delay;
+        if (isUnavailable(error.status)) {
+          this._failOver(address);
+        }
+        if (isUnavailable(error.status) && count > 1 && failures < count) {
+          // Another instance is tried at once, whatever this one's Retry-After says; once every one has
+          // failed in a row, the usual backoff.
+          delay = 0;
+        } else {
+          delay = backoffDelay(failures - (isUnavailable(error.status) ? count : 1), this.options, Math.random());
+          if (error.retryAfter != null) {
+            delay = error.retryAfter;
+          }
         }
         this._retryLater(delay, error);
         return;
       }
-      if (error.status === 404 && error.topicId != null) {
+      // 404 (unknown topic) and 403 (the token may not subscribe to it) name the topic that made the
+      // server refuse the whole poll.
+      if ((error.status === 404 || error.status === 403) && error.topicId != null) {
         var sub = this._subs[error.topicId];
         if (!sub) {
           // Already unsubscribed meanwhile: the next poll no longer names it.
           this._kick();
           return;
         }
-        // One unknown topic must not end the others: drop it, tell its owner, poll for the rest.
+        // One unknown or forbidden topic must not end the others: drop it, tell its owner, poll for the rest.
         this._drop(sub);
         report(sub.options.onError, sub.handle, [error, sub.handle]);
         report(this.options.onError, this, [error]);
@@ -602,7 +779,7 @@
 
     _retryLater: function (delay, error) {
       var client = this;
-      this._setStatus('retrying', { delay: delay, error: error });
+      this._setStatus('retrying', { delay: delay, error: error, baseUrl: this.baseUrl });
       this._retryTimer = setTimeout(function () {
         client._retryTimer = null;
         client._startPoll();
@@ -623,12 +800,17 @@
         if (!sub || !sub.joined) {
           return;
         }
+        // Every notice names the topic's incarnation: a subscription without an epoch learns it here.
+        var epoch = epochOf(notice);
         if (notice.type === 'gap') {
           sub.cursor = Math.max(sub.cursor || 0, notice.toMessageId + 1);
+          sub.epoch = epoch || sub.epoch;
           report(sub.options.onGap, sub.handle, [notice, sub.handle]);
         } else if (notice.type === 'reset') {
           sub.cursor = notice.firstMessageId;
-          report(sub.options.onGap, sub.handle, [notice, sub.handle]);
+          sub.epoch = epoch || sub.epoch;
+          var reset = $.extend({}, notice, { epochChanged: notice.reason === 'epochChanged' });
+          report(sub.options.onReset || sub.options.onGap, sub.handle, [reset, sub.handle]);
         } else if (notice.type === 'topicDeleted') {
           client._drop(sub);
           report(sub.options.onTopicDeleted, sub.handle, [notice, sub.handle]);
@@ -644,12 +826,13 @@
           return;
         }
         sub.cursor = message.messageId + 1;
+        sub.epoch = epochOf(message) || sub.epoch;
         report(sub.options.onMessage, sub.handle, [decodeMessage(message), sub.handle]);
       });
     }
   };
 
-  /** Creates a client for the Laharsub API at `baseUrl` (e.g. "/ps"). */
+  /** Creates a client for the Laharsub API at `baseUrl` (e.g. "/ps"), or at several instances' roots (an array). */
   $.laharsub = function (baseUrl, options) {
     return new Client(baseUrl, options);
   };
@@ -660,6 +843,7 @@
     backoffDelay: backoffDelay,
     parseRetryAfter: parseRetryAfter,
     pollQuery: pollQuery,
+    normalizeBaseUrls: normalizeBaseUrls,
     decodeMessage: decodeMessage,
     publishBody: publishBody,
     validateOptions: validateOptions

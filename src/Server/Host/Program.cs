@@ -1,9 +1,15 @@
+using Laharsub.Server.Host;
 using Laharsub.Server.Host.Admin;
 using Laharsub.Server.Host.OpenApi;
 using Laharsub.Server.Host.Telemetry;
 using Laharsub.Server.Hosting;
 using Laharsub.Server.Redis;
 
+// "token" prints a development token (see TokenCommand); anything else runs the server.
+if (args is ["token", ..])
+{
+    return TokenCommand.Run(args[1..]);
+}
 // The store is Redis when Laharsub:Redis:Configuration is set (several instances share topics), in memory otherwise.
 var app = StandaloneHost.Build(args, builder =>
 {
@@ -16,3 +22,4 @@ app.MapLaharsubTelemetry();
 app.MapLaharsubOpenApi();
 app.MapLaharsubAdmin();
 await app.RunAsync();
+return 0;

@@ -1,3 +1,4 @@
+using Laharsub.Server.Access;
 using Laharsub.Server.Subscriptions;
 using Laharsub.Server.Topics;
 using Microsoft.AspNetCore.Builder;
@@ -17,18 +18,22 @@ public static class LaharsubEndpointRouteBuilderExtensions
     /// Maps the topic and subscription endpoints under <paramref name="prefix"/> (default <c>/ps</c>).
     /// The host should also call <c>UseCors()</c> (cross-origin pages), <c>UseRateLimiter()</c> (without
     /// it <c>Laharsub:RateLimit</c> has no effect, and the first limited request logs a warning saying so), and <c>UseExceptionHandler()</c> with
-    /// <c>UseStatusCodePages()</c> so that every error, 405 included, is a problem detail.
+    /// <c>UseStatusCodePages()</c> so that every error, 405 included, is a problem detail
+    /// (with <c>UseExceptionHandler()</c>, a malformed or stalled request body is a 400 or 408, not a 500).
     /// </summary>
     public static RouteGroupBuilder MapLaharsub(this IEndpointRouteBuilder endpoints, string prefix = "/ps")
     {
         var group = endpoints.MapGroup(prefix)
             .RequireCors(LaharsubServiceCollectionExtensions.CorsPolicyName)
             .WithTags("Laharsub")
-            // Any request that reaches the store may find it unreachable (StoreUnavailableHandler).
-            .WithMetadata(new ProducesResponseTypeMetadata(StatusCodes.Status503ServiceUnavailable, typeof(ProblemDetails), ["application/problem+json"]));
+            // Any request may find the store unreachable (StoreUnavailableHandler), and any client may be
+            // over one of its caps (Laharsub:Limits connections and waiting polls, Laharsub:RateLimit).
+            .WithMetadata(new ProducesResponseTypeMetadata(StatusCodes.Status503ServiceUnavailable, typeof(ProblemDetails), ["application/problem+json"]))
+            .WithMetadata(new ProducesResponseTypeMetadata(StatusCodes.Status429TooManyRequests, typeof(ProblemDetails), ["application/problem+json"]));
         var options = endpoints.ServiceProvider.GetRequiredService<IOptions<LaharsubOptions>>().Value;
         group.MapTopics(rateLimited: options.RateLimit.RequestsPerPeriod > 0);
         group.MapSubscriptions();
+        group.RequireLaharsubAccess(endpoints.ServiceProvider);
         return group;
     }
 }

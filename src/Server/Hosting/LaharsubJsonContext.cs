@@ -5,7 +5,7 @@ using Laharsub.Server.Storage;
 namespace Laharsub.Server.Hosting;
 
 /// <summary>Answer to <c>POST /ps/topics</c>.</summary>
-internal sealed record CreatedTopic(long TopicId, string Epoch);
+internal sealed record CreatedTopic(long TopicId, string Epoch, [property: JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] string? Label = null);
 
 /// <summary>Answer to a publish.</summary>
 internal sealed record PublishedMessage(long TopicId, long MessageId, string Epoch);

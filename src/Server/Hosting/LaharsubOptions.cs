@@ -54,6 +54,15 @@ public sealed class LaharsubOptions
     [Range(typeof(TimeSpan), "00:00:00.010", "01:00:00")]
     public TimeSpan RetentionSweepInterval { get; set; } = TimeSpan.FromSeconds(1);
 
+    /// <summary>
+    /// Deletes a topic that has had no message and no poll for this long (0, the default, keeps topics
+    /// until they are deleted). Must exceed <see cref="MaxPollTimeout"/>, so that a waiting poll always
+    /// counts as use. Lets abandoned topics go without anyone deleting them; together with
+    /// <c>RateLimit</c> it keeps one client from filling <see cref="MaxTopics"/> for good.
+    /// </summary>
+    [Range(typeof(TimeSpan), "00:00:00", "3650.00:00:00")]
+    public TimeSpan TopicIdleTimeToLive { get; set; } = TimeSpan.Zero;
+
     /// <summary>Cross-origin access.</summary>
     public LaharsubCorsOptions Cors { get; set; } = new();
 

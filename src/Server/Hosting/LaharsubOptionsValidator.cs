@@ -17,6 +17,10 @@ internal sealed class LaharsubOptionsValidator : IValidateOptions<LaharsubOption
         {
             failures.Add($"Laharsub:MaxMessageBytes ({options.MaxMessageBytes}) must not exceed Laharsub:MaxRetainedBytes ({options.MaxRetainedBytes}), or no message could ever be stored.");
         }
+        if (options.TopicIdleTimeToLive > TimeSpan.Zero && options.TopicIdleTimeToLive <= options.MaxPollTimeout)
+        {
+            failures.Add($"Laharsub:TopicIdleTimeToLive ({options.TopicIdleTimeToLive}) must exceed Laharsub:MaxPollTimeout ({options.MaxPollTimeout}), or a topic could be deleted under a poll waiting on it; or set it to 0 to keep idle topics.");
+        }
         foreach (var origin in options.Cors.AllowedOrigins ?? [])
         {
             if (origin != "*" && !Uri.TryCreate(origin, UriKind.Absolute, out _))

@@ -7,12 +7,14 @@ namespace Laharsub.Server.Hosting;
 /// bound from <c>Laharsub:RateLimit</c>. Polls are not limited: a long poll limits itself. Off by default.
 /// </summary>
 /// <remarks>
-/// Clients are told apart by their IP address. Behind a reverse proxy that is the proxy's address, so
-/// the host should apply the forwarded headers (<c>UseForwardedHeaders()</c>) before the rate limiter.
+/// Clients are told apart by their token's subject when the request is authenticated (Jwt mode), else
+/// by their IP address. Behind a reverse proxy that is the proxy's address, so list the proxy in
+/// <c>Laharsub:ForwardedHeaders:KnownProxies</c> (a host embedding Laharsub applies
+/// <c>UseForwardedHeaders()</c> and <c>UseAuthentication()</c> before the rate limiter).
 /// </remarks>
 public sealed class LaharsubRateLimitOptions
 {
-    /// <summary>Requests each client address may make per <see cref="Period"/> on average; 0 (the default) turns the limit off.</summary>
+    /// <summary>Requests each client (token subject or address) may make per <see cref="Period"/> on average; 0 (the default) turns the limit off.</summary>
     [Range(0, 1_000_000)]
     public int RequestsPerPeriod { get; set; }
 

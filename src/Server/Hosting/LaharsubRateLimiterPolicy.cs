@@ -1,4 +1,5 @@
 using System.Globalization;
+using System.Security.Claims;
 using System.Threading.RateLimiting;
 using Microsoft.AspNetCore.Http;
 using Microsoft.AspNetCore.RateLimiting;
@@ -28,8 +29,7 @@ internal sealed partial class LaharsubRateLimiterPolicy(IOptions<LaharsubOptions
     public RateLimitPartition<string> GetPartition(HttpContext httpContext)
     {
         httpContext.Features.Set(RateLimiterRan.Instance);
-        var client = httpContext.Connection.RemoteIpAddress?.ToString() ?? string.Empty;
-        return RateLimitPartition.GetTokenBucketLimiter(client, _ => new TokenBucketRateLimiterOptions
+        return RateLimitPartition.GetTokenBucketLimiter(PartitionKey(httpContext), _ => new TokenBucketRateLimiterOptions
         {
             TokenLimit = Burst,
             TokensPerPeriod = _limit.RequestsPerPeriod,
@@ -37,6 +37,22 @@ internal sealed partial class LaharsubRateLimiterPolicy(IOptions<LaharsubOptions
             QueueLimit = 0,
             AutoReplenishment = true,
         });
+    }
+
+    /// <summary>
+    /// Who a request counts against: the token's subject when the request is authenticated (a user keeps
+    /// one limit across addresses, and users behind one NAT do not share one), else the client address
+    /// (the real client's behind a proxy listed in <c>Laharsub:ForwardedHeaders:KnownProxies</c>).
+    /// </summary>
+    internal static string PartitionKey(HttpContext httpContext)
+    {
+        var user = httpContext.User;
+        if (user.Identity is { IsAuthenticated: true }
+            && (user.FindFirst("sub") ?? user.FindFirst(ClaimTypes.NameIdentifier))?.Value is { Length: > 0 } subject)
+        {
+            return "sub:" + subject;
+        }
+        return "ip:" + httpContext.Connection.RemoteIpAddress;
     }
 
     private async ValueTask RejectAsync(OnRejectedContext context, CancellationToken cancellationToken)

@@ -1,8 +1,11 @@
+using Laharsub.Server.Access;
+using Laharsub.Server.Limits;
 using Laharsub.Server.Storage;
 using Laharsub.Server.Storage.InMemory;
 using Laharsub.Server.Subscriptions;
 using Laharsub.Server.Wire;
 using Microsoft.AspNetCore.Builder;
+using Microsoft.AspNetCore.Diagnostics;
 using Microsoft.AspNetCore.Cors.Infrastructure;
 using Microsoft.Extensions.DependencyInjection;
 using Microsoft.Extensions.DependencyInjection.Extensions;
@@ -18,7 +21,7 @@ public static class LaharsubServiceCollectionExtensions
 
     /// <summary>
     /// Adds Laharsub's services: options bound from the <c>Laharsub</c> section and validated at start,
-    /// metrics, problem details, CORS, the rate limiter policy, a health check, and the in-memory store unless another
+    /// metrics, problem details (a store outage answered 503, malformed requests with their own 4xx status), CORS, the rate limiter policy, a health check, and the in-memory store unless another
     /// <see cref="ILaharsubStore"/> is registered (before, or after through the returned builder, e.g. <c>.AddRedis()</c>).
     /// </summary>
     public static ILaharsubBuilder AddLaharsub(this IServiceCollection services, Action<LaharsubOptions>? configure = null)
@@ -43,6 +46,7 @@ public static class LaharsubServiceCollectionExtensions
             options.Configure(configure);
         }
         services.TryAddEnumerable(ServiceDescriptor.Singleton<IValidateOptions<LaharsubOptions>, LaharsubOptionsValidator>());
+        services.AddClientLimits();
 
         services.TryAddSingleton(TimeProvider.System);
         services.TryAddSingleton<WireFormat>();
@@ -54,11 +58,13 @@ public static class LaharsubServiceCollectionExtensions
         services.AddMetrics();
         services.TryAddSingleton<LaharsubMetrics>();
         services.AddProblemDetails();
+        services.TryAddEnumerable(ServiceDescriptor.Singleton<IExceptionHandler, BadRequestExceptionHandler>());
         services.AddRateLimiter(limiter => limiter.AddPolicy<string, LaharsubRateLimiterPolicy>(LaharsubRateLimiterPolicy.Name));
         services.TryAddSingleton<LaharsubRateLimiterPolicy.BypassWarning>();
         services.AddCors();
         services.TryAddEnumerable(ServiceDescriptor.Singleton<IConfigureOptions<CorsOptions>, ConfigureLaharsubCors>());
         services.AddHealthChecks().AddCheck<LaharsubHealthCheck>("laharsub");
+        services.AddLaharsubAccess();
         services.ConfigureHttpJsonOptions(json => json.SerializerOptions.TypeInfoResolverChain.Insert(0, LaharsubJsonContext.Default));
         return builder;
     }
@@ -81,7 +87,9 @@ public static class LaharsubServiceCollectionExtensions
             {
                 policy.WithOrigins(origins);
             }
-            policy.AllowAnyHeader().AllowAnyMethod().WithExposedHeaders("Location", "Retry-After");
+            // No credentials mode: tokens travel in Authorization, which a page sets itself, so no cookie
+            // of the user's is ever sent on a cross-origin request (docs/access-control.md).
+            policy.AllowAnyHeader().AllowAnyMethod().WithExposedHeaders("Location", "Retry-After", "WWW-Authenticate");
         });
     }
 }

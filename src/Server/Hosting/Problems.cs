@@ -23,7 +23,7 @@ internal static class Problems
 
     /// <inheritdoc cref="TryParseId(string?, out long)"/>
     public static bool TryParseId(ReadOnlySpan<char> text, out long id) =>
-        long.TryParse(text, System.Globalization.NumberStyles.None, System.Globalization.CultureInfo.InvariantCulture, out id) && id > 0;
+        PlainInteger.TryParse(text, out id) && id > 0;
 
     public static string NotAnId(string? text, string what) =>
         $"'{text}' is not a {what}: use a positive integer no greater than {long.MaxValue}.";

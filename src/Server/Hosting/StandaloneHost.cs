@@ -1,4 +1,7 @@
+using Laharsub.Server.Access;
+using Laharsub.Server.Limits;
 using Microsoft.AspNetCore.Builder;
+using Microsoft.AspNetCore.Diagnostics.HealthChecks;
 using Microsoft.AspNetCore.Hosting;
 using Microsoft.AspNetCore.Http;
 using Microsoft.AspNetCore.Server.Kestrel.Core;
@@ -6,6 +9,7 @@ using Microsoft.Extensions.Configuration;
 using Microsoft.Extensions.DependencyInjection;
 using Microsoft.Extensions.FileProviders;
 using Microsoft.Extensions.Logging;
+using Microsoft.Extensions.Options;
 
 namespace Laharsub.Server.Hosting;
 
@@ -24,21 +28,28 @@ public static class StandaloneHost
             ApplicationName = typeof(StandaloneHost).Assembly.GetName().Name,
         });
         builder.Services.AddLaharsub();
+        builder.Services.AddProblemDetails(problems => problems.CustomizeProblemDetails = StatusCodeProblemDetails.Customize);
+        builder.Services.AddOptions<LaharsubForwardedHeadersOptions>().BindConfiguration(LaharsubForwardedHeadersOptions.SectionName).ValidateOnStart();
+        builder.Services.AddSingleton<IValidateOptions<LaharsubForwardedHeadersOptions>, LaharsubForwardedHeadersOptions.Validator>();
         // Per-request framework logs cost more than a poll itself; keep them off wherever the host is
         // started from, even when appsettings.json is not in the working directory.
         builder.Logging.AddFilter("Microsoft.AspNetCore", LogLevel.Warning);
         RaiseRequestLineLimit(builder);
+        builder.LimitConnections();
         // Waiting polls are answered as soon as shutdown starts; the rest is connections draining.
         builder.Services.Configure<Microsoft.Extensions.Hosting.HostOptions>(host => host.ShutdownTimeout = TimeSpan.FromSeconds(10));
         configure?.Invoke(builder);
 
         var app = builder.Build();
+        LaharsubForwardedHeadersOptions.Apply(app);
         app.UseExceptionHandler();
         app.UseStatusCodePages();
         app.UseCors();
+        app.UseClientConnectionLimit();
+        app.UseLaharsubAccess();
         app.UseRateLimiter();
         app.MapLaharsub("/ps");
-        app.MapHealthChecks("/health");
+        app.MapHealthChecks("/health", new HealthCheckOptions { ResponseWriter = HealthReportWriter.WriteAsync });
         MapDemo(app);
         return app;
     }

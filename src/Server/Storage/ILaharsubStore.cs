@@ -23,7 +23,7 @@ namespace Laharsub.Server.Storage;
 public interface ILaharsubStore
 {
     /// <summary>Creates a topic; <see langword="null"/> when <c>MaxTopics</c> topics already exist.</summary>
-    ValueTask<TopicInfo?> CreateTopicAsync(CancellationToken cancellationToken = default);
+    ValueTask<TopicInfo?> CreateTopicAsync(string? label = null, CancellationToken cancellationToken = default);
 
     /// <summary>The topic's current info, or <see langword="null"/> if it does not exist.</summary>
     ValueTask<TopicInfo?> GetTopicAsync(long topicId, CancellationToken cancellationToken = default);

@@ -36,6 +36,9 @@ internal sealed partial class PollAssembler
         }
 
         public IReadOnlyList<Subscription> Subscriptions { get; }
+
+        /// <summary>A message's size in the answer's format, counted against <c>MaxBytesPerPoll</c>.</summary>
+        public Func<Message, int>? AnswerBytes { get; init; }
         public int Count => Cursors.Length;
 
         /// <summary>Each topic's cursor: where this read starts (0 until resolved for a subscription without one).</summary>

@@ -19,9 +19,15 @@ internal sealed partial class PollAssembler(ILaharsubStore store, TopicSignals s
     /// Returns what the subscriptions can read now; if nothing, waits until a message or notice arrives
     /// on any of them or <paramref name="cancellationToken"/> fires (then the result is empty).
     /// </summary>
-    public async ValueTask<PollResult> PollAsync(IReadOnlyList<Subscription> subscriptions, CancellationToken cancellationToken)
+    /// <param name="subscriptions">The poll's topics, cursors and epochs.</param>
+    /// <param name="answerBytes">
+    /// What a message adds to the answer in the poll's format, so that <c>MaxBytesPerPoll</c> bounds the
+    /// answer, not only its bodies; null counts bodies.
+    /// </param>
+    /// <param name="cancellationToken">Ends the wait.</param>
+    public async ValueTask<PollResult> PollAsync(IReadOnlyList<Subscription> subscriptions, Func<Message, int>? answerBytes, CancellationToken cancellationToken)
     {
-        var poll = new PollState(subscriptions);
+        var poll = new PollState(subscriptions) { AnswerBytes = answerBytes };
         // Registered before the first read: a change that the read misses signals the waiter.
         var waiter = Register(poll);
         try
@@ -242,7 +248,7 @@ internal sealed partial class PollAssembler(ILaharsubStore store, TopicSignals s
             for (int n = 0, i = first; n < count; n++, i = i + 1 == count ? 0 : i + 1)
             {
                 var shareBudget = count == 1 ? PollBudget.Unlimited : new PollBudget(share.Messages, share.Bytes);
-                var outcome = Take(poll.Segments[i], ref shareBudget, ref budget, out poll.Taken[i]);
+                var outcome = Take(poll.Segments[i], ref shareBudget, ref budget, out poll.Taken[i], poll.AnswerBytes);
                 poll.Outcomes[i] = outcome;
                 sharesDidNotFit |= outcome == CollectOutcome.ResponseFull;
             }
@@ -303,19 +309,21 @@ internal sealed partial class PollAssembler(ILaharsubStore store, TopicSignals s
                     ToMessageId: read.FirstRetainedMessageId - 1));
             }
             var unlimited = PollBudget.Unlimited;
-            Take(segment, ref unlimited, ref budget, out var taken);
+            Take(segment, ref unlimited, ref budget, out var taken, poll.AnswerBytes);
             poll.Extras[slot] = segment with { Count = taken };
         }
     }
 
     /// <summary>Takes a segment's messages while both budgets allow; says what stopped it.</summary>
-    private static CollectOutcome Take(in Segment segment, ref PollBudget share, ref PollBudget budget, out int taken)
+    private static CollectOutcome Take(in Segment segment, ref PollBudget share, ref PollBudget budget, out int taken, Func<Message, int>? answerBytes)
     {
         taken = 0;
         long bytes = 0;
         for (var k = 0; k < segment.Count; k++)
         {
-            var size = segment.Source![segment.Start + k].Body.Length;
+            var message = segment.Source![segment.Start + k];
+            var body = message.Body.Length;
+            var size = answerBytes?.Invoke(message) ?? body;
             if (!share.TryTake(size))
             {
                 return CollectOutcome.ShareFull;
@@ -325,7 +333,7 @@ internal sealed partial class PollAssembler(ILaharsubStore store, TopicSignals s
                 return CollectOutcome.ResponseFull;
             }
             taken++;
-            bytes += size;
+            bytes += body;
         }
         // Everything read was taken; if the read stopped at its limit there may be more.
         return segment.Count > 0 && (segment.Count >= segment.Request.MaxMessages || bytes >= segment.Request.MaxBytes)

@@ -1,4 +1,5 @@
 using Laharsub.Server.Hosting;
+using Laharsub.Server.Limits;
 using Laharsub.Server.Storage;
 using Laharsub.Server.Wire;
 using Microsoft.AspNetCore.Builder;
@@ -16,7 +17,7 @@ internal static partial class SubscriptionEndpoints
 {
     public static RouteGroupBuilder MapSubscriptions(this RouteGroupBuilder group)
     {
-        group.MapGet("/subscriptions", Poll).DescribePoll();
+        group.MapGet("/subscriptions", Poll).LimitWaitingPollsPerClient().DescribePoll();
         return group;
     }
 
@@ -33,7 +34,7 @@ internal static partial class SubscriptionEndpoints
         if (Negotiate(context.Request) is not { } format)
         {
             return Problems.Status(StatusCodes.Status406NotAcceptable, "Not acceptable",
-                $"Polls answer in application/json (the default) or multipart/mixed; the request accepts neither ('{context.Request.Headers.Accept}').");
+                $"Polls answer in application/json (the default) or multipart/mixed; the request's Accept ('{Excerpt(context.Request.Headers.Accept.ToString())}') names neither, or is not a valid list of media types with q from 0 to 1.");
         }
 
         // One token for every reason to stop waiting; which one fired decides the answer.
@@ -46,7 +47,8 @@ internal static partial class SubscriptionEndpoints
         metrics.PollStarted();
         try
         {
-            result = await assembler.PollAsync(query.Subscriptions, wait.Token).ConfigureAwait(false);
+            result = await assembler.PollAsync(query.Subscriptions,
+                format == PollFormat.Json ? wire.JsonAnswerBytes : wire.MultipartAnswerBytes, wait.Token).ConfigureAwait(false);
         }
         catch
         {
@@ -107,7 +109,12 @@ internal static partial class SubscriptionEndpoints
                 return PollFormat.Multipart;
             }
         }
-        var accepted = request.GetTypedHeaders().Accept;
+        // A header that does not parse, or a q that is not a number from 0 to 1, accepts nothing we can
+        // name: 406 rather than guessing JSON.
+        if (!MediaTypeHeaderValue.TryParseStrictList(accept, out var accepted))
+        {
+            return null;
+        }
         if (accepted.Count == 0)
         {
             return PollFormat.Json;
@@ -116,6 +123,11 @@ internal static partial class SubscriptionEndpoints
         double bestQuality = 0;
         foreach (var mediaType in accepted)
         {
+            var hasQ = mediaType.Parameters.Any(p => p.Name.Equals("q", StringComparison.OrdinalIgnoreCase));
+            if (hasQ && mediaType.Quality is not (>= 0 and <= 1))
+            {
+                return null;
+            }
             var quality = mediaType.Quality ?? 1.0;
             if (quality <= bestQuality || Classify(mediaType) is not { } format)
             {
@@ -126,6 +138,9 @@ internal static partial class SubscriptionEndpoints
         }
         return best;
     }
+
+    /// <summary>The start of a header value, so that a 10 KB header does not come back in a problem detail.</summary>
+    private static string Excerpt(string value) => value.Length <= 100 ? value : string.Concat(value.AsSpan(0, 100), "...");
 
     private static PollFormat? Classify(MediaTypeHeaderValue mediaType)
     {

@@ -1,4 +1,3 @@
-using System.Globalization;
 using Laharsub.Server.Hosting;
 using Microsoft.AspNetCore.Http;
 
@@ -49,7 +48,7 @@ internal sealed class SubscriptionQuery
             if (key.Equals("timeout", StringComparison.OrdinalIgnoreCase))
             {
                 var maxSeconds = (int)options.MaxPollTimeout.TotalSeconds;
-                if (!int.TryParse(value, NumberStyles.None, CultureInfo.InvariantCulture, out var seconds) || seconds > maxSeconds)
+                if (!PlainInteger.TryParse(value, out int seconds) || seconds > maxSeconds)
                 {
                     return Fail("timeout", $"'{value}' is not a timeout: use whole seconds from 0 to {maxSeconds} (Laharsub:MaxPollTimeout).");
                 }
@@ -243,7 +242,7 @@ internal sealed class SubscriptionQuery
         span = span[5..];
         var close = span.IndexOf(']');
         if (close <= 0 || close > 6 || (span[0] == '0' && close > 1)
-            || !int.TryParse(span[..close], NumberStyles.None, CultureInfo.InvariantCulture, out index))
+            || !PlainInteger.TryParse(span[..close], out index))
         {
             return false;
         }

@@ -18,6 +18,7 @@ internal static partial class TopicEndpoints
     private const int MaxContentTypeLength = 256;
     private const int DefaultPageSize = 100;
     private const int MaxPageSize = 1000;
+    private static readonly string[] ReadMethods = [HttpMethods.Get, HttpMethods.Head];
 
     /// <summary>Maps the topic endpoints into <paramref name="group"/>.</summary>
     /// <param name="group">The group that MapLaharsub made for its prefix.</param>
@@ -29,8 +30,9 @@ internal static partial class TopicEndpoints
     public static RouteGroupBuilder MapTopics(this RouteGroupBuilder group, bool rateLimited)
     {
         var topics = group.MapGroup("/topics");
-        topics.MapGet("/", ListTopics).DescribeListTopics();
-        topics.MapGet("/{topicId}", GetTopic).DescribeGetTopic();
+        // HEAD wherever GET: a client may check a topic exists without its body (Kestrel drops the body of a HEAD answer).
+        topics.MapMethods("/", ReadMethods, ListTopics).DescribeListTopics();
+        topics.MapMethods("/{topicId}", ReadMethods, GetTopic).DescribeGetTopic();
         RouteHandlerBuilder[] changes =
         [
             topics.MapPost("/", CreateTopic).DescribeCreateTopic(),
@@ -42,17 +44,20 @@ internal static partial class TopicEndpoints
             foreach (var endpoint in changes)
             {
                 endpoint.RequireRateLimiting(LaharsubRateLimiterPolicy.Name)
-                    .AddEndpointFilter(LaharsubRateLimiterPolicy.WarnIfBypassedAsync)
-                    .ProducesProblem(StatusCodes.Status429TooManyRequests);
+                    .AddEndpointFilter(LaharsubRateLimiterPolicy.WarnIfBypassedAsync);
             }
         }
         return topics;
     }
 
-    private static async Task<Results<Created<CreatedTopic>, ProblemHttpResult>> CreateTopic(
-        HttpRequest request, ILaharsubStore store, IOptions<LaharsubOptions> options, ILoggerFactory loggers, CancellationToken cancellationToken)
+    private static async Task<Results<Created<CreatedTopic>, ValidationProblem, ProblemHttpResult>> CreateTopic(
+        CreateTopicRequest body, HttpRequest request, ILaharsubStore store, IOptions<LaharsubOptions> options, ILoggerFactory loggers, CancellationToken cancellationToken)
     {
-        var topic = await store.CreateTopicAsync(cancellationToken).ConfigureAwait(false);
+        if (body.Error is not null)
+        {
+            return Problems.Invalid(body.ErrorParameter!, body.Error);
+        }
+        var topic = await store.CreateTopicAsync(body.Label, cancellationToken).ConfigureAwait(false);
         if (topic is null)
         {
             Log.TopicLimitReached(Logger(loggers), options.Value.MaxTopics);
@@ -61,25 +66,32 @@ internal static partial class TopicEndpoints
         }
         Log.TopicCreated(Logger(loggers), topic.TopicId);
         request.HttpContext.Response.Headers.ETag = EntityTag(topic.Epoch);
-        return TypedResults.Created($"{CollectionUrl(request)}/{topic.TopicId}", new CreatedTopic(topic.TopicId, topic.Epoch));
+        return TypedResults.Created($"{CollectionUrl(request)}/{topic.TopicId}", new CreatedTopic(topic.TopicId, topic.Epoch, topic.Label));
     }
 
     private static async Task<Results<Ok<TopicPage>, ValidationProblem>> ListTopics(
-        HttpRequest request, ILaharsubStore store, TopicSignals signals, string? after, string? limit, CancellationToken cancellationToken)
+        HttpRequest request, ILaharsubStore store, TopicSignals signals, string? after, string? limit, string? label, CancellationToken cancellationToken)
     {
         long afterId = 0;
-        if (after is not null && !(long.TryParse(after, System.Globalization.NumberStyles.None, null, out afterId)))
+        if (after is not null && !PlainInteger.TryParse(after, out afterId))
         {
             return Problems.Invalid("after", $"'{after}' is not a topic id: use 0 or a positive integer.");
         }
         var pageSize = DefaultPageSize;
-        if (limit is not null && (!int.TryParse(limit, System.Globalization.NumberStyles.None, null, out pageSize) || pageSize is < 1 or > MaxPageSize))
+        if (limit is not null && (!PlainInteger.TryParse(limit, out pageSize) || pageSize is < 1 or > MaxPageSize))
         {
             return Problems.Invalid("limit", $"'{limit}' is not a page size: use an integer from 1 to {MaxPageSize}.");
         }
-        var found = await store.ListTopicsAsync(afterId, pageSize, cancellationToken).ConfigureAwait(false);
+        if (label is not null && TopicLabel.ValidatePattern(label) is { } labelError)
+        {
+            return Problems.Invalid("label", labelError);
+        }
+        var (found, nextAfter) = await TopicListing.ListAsync(store, afterId, pageSize, label,
+            request.HttpContext.Features.Get<ITopicVisibility>(), cancellationToken).ConfigureAwait(false);
         var page = found.Select(topic => WithWaitingPolls(topic, signals)).ToList();
-        var next = page.Count == pageSize ? $"{CollectionUrl(request)}?after={page[^1].TopicId}&limit={pageSize}" : null;
+        var next = nextAfter is { } nextId
+            ? $"{CollectionUrl(request)}?after={nextId}&limit={pageSize}{(label is null ? "" : "&label=" + Uri.EscapeDataString(label))}"
+            : null;
         return TypedResults.Ok(new TopicPage(page, next));
     }
 

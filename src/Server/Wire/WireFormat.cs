@@ -31,7 +31,15 @@ internal sealed class WireFormat
         DelimiterBytes = Encoding.ASCII.GetBytes("--" + Boundary);
         CloseDelimiterBytes = Encoding.ASCII.GetBytes("--" + Boundary + "--\r\n");
         MultipartContentType = $"multipart/mixed; boundary=\"{Boundary}\"";
+        JsonAnswerBytes = message => JsonElement(message).Length + 1;
+        MultipartAnswerBytes = message => MultipartPart(message)?.Length ?? message.Body.Length + 256;
     }
+
+    /// <summary>What a message adds to a JSON answer (its element and a comma): encoding it, once, to know.</summary>
+    internal Func<Message, int> JsonAnswerBytes { get; }
+
+    /// <summary>What a message adds to a multipart answer (its whole part).</summary>
+    internal Func<Message, int> MultipartAnswerBytes { get; }
 
     /// <summary>The random multipart boundary of this server instance.</summary>
     public string Boundary { get; }

@@ -63,7 +63,7 @@ describe('the OpenAPI document', () => {
     assert.match(document.openapi, /^3\.1\./);
   });
 
-  test('describes every operation with an id, a summary and the store-unavailable answer', () => {
+  test('describes every operation with an id, a summary, and the 429 and 503 answers with Retry-After', () => {
     const operations = Object.entries(document.paths).flatMap(([path, item]) =>
       Object.entries(item).map(([method, op]) => ({ key: `${method.toUpperCase()} ${path}`, op })));
     assert.deepEqual(operations.map((o) => `${o.key} ${o.op.operationId}`).sort(), [
@@ -71,17 +71,19 @@ describe('the OpenAPI document', () => {
       'GET /ps/subscriptions poll',
       'GET /ps/topics listTopics',
       'GET /ps/topics/{topicId} getTopic',
+      'HEAD /ps/topics headTopics',
+      'HEAD /ps/topics/{topicId} headTopic',
       'POST /ps/topics createTopic',
       'POST /ps/topics/{topicId} publish',
     ]);
     for (const { key, op } of operations) {
       assert.ok(op.summary, `${key} has no summary`);
-      assert.ok(op.responses['503']?.headers?.['Retry-After'], `${key} does not describe 503 with Retry-After`);
+      for (const status of ['429', '503']) {
+        assert.ok(op.responses[status]?.headers?.['Retry-After'], `${key} does not describe ${status} with Retry-After`);
+      }
+      assert.equal(op.security, undefined, `${key} asks for a token in Open mode`);
     }
-    for (const key of ['POST /ps/topics', 'DELETE /ps/topics/{topicId}', 'POST /ps/topics/{topicId}']) {
-      const [method, path] = key.split(' ');
-      assert.ok(operation(method, path).responses['429']?.headers?.['Retry-After'], `${key} does not describe 429 with Retry-After`);
-    }
+    assert.equal(document.components.securitySchemes, undefined);
   });
 
   test('describes the poll\'s query parameters, the publish body and If-Match, and both poll formats', () => {
@@ -100,7 +102,7 @@ describe('the OpenAPI document', () => {
   });
 
   test('real answers have documented statuses and content types and match the schemas', async () => {
-    const created = await exchange('POST', '/topics', '/ps/topics');
+    const created = await exchange('POST', '/topics', '/ps/topics', { body: JSON.stringify({ label: 'orders-eu' }), contentType: 'application/json' });
     assert.equal(created.status, 201);
     assertMatches('CreatedTopic', JSON.parse(created.text));
     const { topicId, epoch } = JSON.parse(created.text);
@@ -112,7 +114,7 @@ describe('the OpenAPI document', () => {
 
     const info = await exchange('GET', `/topics/${topicId}`, '/ps/topics/{topicId}');
     assertMatches('TopicInfo', JSON.parse(info.text));
-    const page = await exchange('GET', '/topics?after=0&limit=1', '/ps/topics');
+    const page = await exchange('GET', '/topics?after=0&limit=1&label=orders-*', '/ps/topics');
     assertMatches('TopicPage', JSON.parse(page.text));
     const lastPage = await exchange('GET', `/topics?after=${topicId}`, '/ps/topics');
     assertMatches('TopicPage', JSON.parse(lastPage.text));
@@ -149,5 +151,47 @@ describe('the OpenAPI document', () => {
     assert.equal(deleted.status, 204);
     const gone = await exchange('DELETE', `/topics/${topicId}`, '/ps/topics/{topicId}');
     assert.equal(gone.status, 404);
+    const head = await exchange('HEAD', `/topics/${topicId}`, '/ps/topics/{topicId}');
+    assert.equal(head.status, 404);
+  });
+});
+
+describe('the OpenAPI document in Jwt mode', () => {
+  let server;
+
+  before(async () => {
+    server = await startServer({ settings: {
+      'Auth:Mode': 'Jwt', 'Auth:Jwt:SigningKey': 'a-test-signing-key-of-at-least-32-bytes!', 'Auth:Jwt:Issuer': 'tests', 'Auth:Jwt:Audience': 'laharsub',
+    } });
+  });
+
+  after(async () => {
+    await server?.stop();
+  });
+
+  test('is valid, requires the bearer scheme on every operation and describes 401 and 403', async () => {
+    const document = await (await fetch(`${server.url}/openapi/v1.json`, { signal: AbortSignal.timeout(10000) })).json();
+    await SwaggerParser.validate(structuredClone(document));
+
+    assert.deepEqual(document.components.securitySchemes.Bearer, {
+      type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: document.components.securitySchemes.Bearer.description,
+    });
+    for (const [path, item] of Object.entries(document.paths)) {
+      for (const [method, op] of Object.entries(item)) {
+        assert.deepEqual(op.security, [{ Bearer: [] }], `${method} ${path}`);
+        assert.ok(op.responses['401']?.headers?.['WWW-Authenticate'], `${method} ${path} does not describe 401`);
+        assert.ok(op.responses['403'], `${method} ${path} does not describe 403`);
+      }
+    }
+    const refused = await fetch(`${server.api}/topics`, { method: 'POST', signal: AbortSignal.timeout(10000) });
+    assert.equal(refused.status, 401);
+    assert.equal(refused.headers.get('content-type').split(';')[0], 'application/problem+json');
+  });
+
+  test('leaves the admin page off, since it checks no token', async () => {
+    for (const path of ['/admin/', '/admin/stats']) {
+      const response = await fetch(server.url + path, { signal: AbortSignal.timeout(10000) });
+      assert.equal(response.status, 404, path);
+    }
   });
 });

@@ -91,6 +91,45 @@ describe('recovery', () => {
     await second.stop();
   });
 
+  test('a page whose cursor fits inside the topic re-created by a restart is told it is a new topic and reads all of it', async () => {
+    // Issue 11's reproduction: read up to 5, restart without the data, the topic id created again with
+    // 10 messages. The cursor 6 lies inside the new topic; only the epoch shows that 1..5 are new too.
+    browser = browser || await launchBrowser();
+    const first = await startServer();
+    servers.push(first);
+    const topic = await api(first, 'POST', '/topics');
+    const page = await newPage(browser);
+    const gate = await gatePolls(page);
+    await openHarness(page, { origin: first.url, scriptBase: '/demo', api: '/ps', version: '3.7.1' });
+    await page.evaluate((id) => window.track(id, 1), topic.topicId);
+    for (let i = 1; i <= 5; i++) {
+      await api(first, 'POST', `/topics/${topic.topicId}`, `old ${i}`);
+    }
+    await eventually(async () => (await events(page, 'message')).length === 5, 'the five messages before the restart');
+    assert.equal(await page.evaluate((id) => window.handles[id].epoch(), topic.topicId), topic.epoch);
+
+    await first.stop();
+    await eventually(() => page.evaluate(() => window.statuses.includes('retrying')), 'the page to notice the server is gone');
+    gate.close();
+    const second = await startServer({ port: first.port });
+    servers.push(second);
+    const recreated = await api(second, 'POST', '/topics');
+    assert.equal(recreated.topicId, topic.topicId);
+    for (let i = 1; i <= 10; i++) {
+      await api(second, 'POST', `/topics/${topic.topicId}`, `new ${i}`);
+    }
+    gate.open();
+
+    const reset = await eventually(async () => (await events(page, 'reset'))[0], 'the reset notice');
+    await eventually(async () => (await events(page, 'message')).length === 15, 'the ten messages of the new topic');
+    assert.deepEqual(
+      { epochChanged: reset.epochChanged, epoch: reset.epoch, requestedEpoch: reset.requestedEpoch, requestedFrom: reset.requestedFrom, firstMessageId: reset.firstMessageId, lastMessageId: reset.lastMessageId },
+      { epochChanged: true, epoch: recreated.epoch, requestedEpoch: topic.epoch, requestedFrom: 6, firstMessageId: 1, lastMessageId: 10 });
+    assert.deepEqual((await events(page, 'message')).slice(5).map((m) => m.data), Array.from({ length: 10 }, (_, i) => `new ${i + 1}`));
+    assert.equal(await page.evaluate((id) => window.handles[id].epoch(), topic.topicId), recreated.epoch);
+    await second.stop();
+  });
+
   test('a page cut off for longer than the retention time reports the gap, then gets what is still retained', async () => {
     browser = browser || await launchBrowser();
     const server = await startServer({ settings: { MessageTimeToLive: '00:00:01', RetentionSweepInterval: '00:00:00.100' } });

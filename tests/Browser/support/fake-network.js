@@ -76,15 +76,25 @@ class FakeRequest {
     this.isPoll = /\/subscriptions\?/.test(this.url);
   }
 
-  /** The poll's subscriptions as [topicId, from|null] pairs and its timeout, decoded from the query. */
+  /**
+   * The poll's subscriptions as [topicId, from|null] pairs, their epochs (null where absent) in the
+   * same order, and its timeout, decoded from the query.
+   */
   get poll() {
     const query = new URL(this.url, 'http://x/').searchParams;
     const subs = [];
+    const epochs = [];
     for (let i = 0; query.has(`subs[${i}][topicid]`); i++) {
       const from = query.get(`subs[${i}][from]`);
       subs.push([Number(query.get(`subs[${i}][topicid]`)), from === null ? null : Number(from)]);
+      epochs.push(query.get(`subs[${i}][epoch]`));
     }
-    return { subs, timeout: Number(query.get('timeout')) };
+    return { subs, epochs, timeout: Number(query.get('timeout')) };
+  }
+
+  /** The API root the request went to, e.g. "http://a.test/ps". */
+  get root() {
+    return this.url.replace(/\/(topics|subscriptions)([/?].*)?$/, '');
   }
 
   respond(status, body, headers = {}) {

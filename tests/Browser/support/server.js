@@ -64,6 +64,14 @@ async function startServer({ port, settings = {}, timeoutMs = 30000 } = {}) {
     url,
     api: `${url}/ps`,
     output: () => output,
+    /** Ends it as a crash would (SIGKILL): connections are cut, nothing is answered. */
+    async kill() {
+      if (child.exitCode !== null || child.signalCode !== null) {
+        return;
+      }
+      child.kill('SIGKILL');
+      await exited;
+    },
     /** Stops it as an operator would (SIGTERM, graceful), killing it if it is not gone in time. */
     async stop(stopTimeoutMs = 20000) {
       if (child.exitCode !== null || child.signalCode !== null) {

@@ -2,6 +2,7 @@ using System.Text;
 using Laharsub.Server.Hosting;
 using Laharsub.Server.Storage;
 using Laharsub.Server.Subscriptions;
+using Laharsub.Testing;
 using Microsoft.Extensions.Options;
 
 namespace Laharsub.Server.Tests.Storage;
@@ -22,8 +23,11 @@ public abstract class StoreContractTests : IAsyncLifetime
     /// <summary>A time to live that <see cref="LetRetentionPassAsync"/> can get past.</summary>
     protected abstract TimeSpan ShortTimeToLive { get; }
 
-    /// <summary>Lets <see cref="ShortTimeToLive"/> pass for the store (a fake clock where it can, the store's own clock where it cannot).</summary>
-    protected abstract Task LetRetentionPassAsync();
+    /// <summary>Lets <paramref name="time"/> pass for the store (a fake clock where it can, the store's own clock where it cannot).</summary>
+    protected abstract Task LetTimePassAsync(TimeSpan time);
+
+    /// <summary>Lets <see cref="ShortTimeToLive"/> pass, and a little more.</summary>
+    protected Task LetRetentionPassAsync() => LetTimePassAsync(ShortTimeToLive + ShortTimeToLive / 3);
 
     public Task InitializeAsync() => Task.CompletedTask;
 
@@ -53,11 +57,11 @@ public abstract class StoreContractTests : IAsyncLifetime
         public async Task<PollResult> PollAsync(params Subscription[] subscriptions)
         {
             using var timeout = new CancellationTokenSource(Bound);
-            return await Poller.PollAsync(subscriptions, timeout.Token);
+            return await Poller.PollAsync(subscriptions, answerBytes: null, timeout.Token);
         }
 
         public async Task<PollResult> PollAtOnceAsync(params Subscription[] subscriptions) =>
-            await Poller.PollAsync(subscriptions, new CancellationToken(canceled: true)).AsTask().WaitAsync(Bound);
+            await Poller.PollAsync(subscriptions, answerBytes: null, new CancellationToken(canceled: true)).AsTask().WaitAsync(Bound);
 
         public async Task<TopicInfo> InfoAsync(long topic) => (await Store.GetTopicAsync(topic).AsTask().WaitAsync(Bound))!;
     }
@@ -107,6 +111,21 @@ public abstract class StoreContractTests : IAsyncLifetime
         Assert.NotEqual(first.Epoch, second.Epoch);
         Assert.Equal(first.Epoch, published.Epoch);
         Assert.Equal(first.Epoch, (await backend.InfoAsync(first.TopicId)).Epoch);
+    }
+
+    [Fact]
+    public async Task ALabelGivenAtCreationIsKeptInInfoAndListings()
+    {
+        var backend = await StartAsync();
+        var labelled = (await backend.Store.CreateTopicAsync("orders-eu").AsTask().WaitAsync(Bound))!;
+        var plain = (await backend.Store.CreateTopicAsync().AsTask().WaitAsync(Bound))!;
+
+        var listed = await backend.Store.ListTopicsAsync(0, 10).AsTask().WaitAsync(Bound);
+
+        Assert.Equal("orders-eu", labelled.Label);
+        Assert.Equal("orders-eu", (await backend.InfoAsync(labelled.TopicId)).Label);
+        Assert.Null((await backend.InfoAsync(plain.TopicId)).Label);
+        Assert.Equal(["orders-eu", null], listed.Select(topic => topic.Label));
     }
 
     [Fact]
@@ -199,6 +218,38 @@ public abstract class StoreContractTests : IAsyncLifetime
         var reset = Assert.Single(result.Notices);
         Assert.Equal((PollNoticeKind.Reset, 9L, 2L, 1L), (reset.Kind, reset.FromMessageId, reset.ToMessageId, reset.FirstMessageId));
         Assert.Equal(["one", "two"], Texts(result));
+    }
+
+    [Theory]
+    [InlineData(long.MaxValue)]
+    [InlineData(4294967298L)]
+    public async Task ACursorFarBeyondTheEndGetsAResetNotAnError(long from)
+    {
+        var backend = await StartAsync();
+        var topic = await backend.CreateAsync();
+        await backend.PublishAsync(topic, "one");
+        await backend.PublishAsync(topic, "two");
+
+        var result = await backend.PollAsync(new Subscription(topic, from));
+
+        var reset = Assert.Single(result.Notices);
+        Assert.Equal((PollNoticeKind.Reset, from, 1L), (reset.Kind, reset.FromMessageId, reset.FirstMessageId));
+        Assert.Equal(["one", "two"], Texts(result));
+    }
+
+    [Theory]
+    [InlineData(long.MaxValue)]
+    [InlineData(long.MaxValue - 1)]
+    [InlineData(2L)]
+    public async Task ListingAfterTheLastTopicIsAnEmptyPage(long after)
+    {
+        var backend = await StartAsync();
+        await backend.CreateAsync();
+        await backend.CreateAsync();
+
+        var page = await backend.Store.ListTopicsAsync(after, 10).AsTask().WaitAsync(Bound);
+
+        Assert.Empty(page);
     }
 
     [Fact]
@@ -344,7 +395,7 @@ public abstract class StoreContractTests : IAsyncLifetime
         var backend = await StartAsync();
         var topic = await backend.CreateAsync();
         using var cancel = new CancellationTokenSource();
-        var poll = backend.Poller.PollAsync([new Subscription(topic, 1)], cancel.Token).AsTask();
+        var poll = backend.Poller.PollAsync([new Subscription(topic, 1)], answerBytes: null, cancel.Token).AsTask();
         await WaitUntilWaitingAsync(backend, topic, 1);
 
         await cancel.CancelAsync();
@@ -390,6 +441,32 @@ public abstract class StoreContractTests : IAsyncLifetime
         Assert.True(stored >= 1, "at least one message fits");
         Assert.Equal(stored, (await backend.PollAtOnceAsync(new Subscription(topic, 1))).Messages.Count);
         Assert.InRange((await backend.Store.GetStatisticsAsync()).RetainedBytes, stored * 500, 3000);
+    }
+
+    [Fact]
+    public async Task ATopicWithNoMessageAndNoPollForTheIdleTimeToLiveIsDeleted()
+    {
+        var idleTimeToLive = ShortTimeToLive * 4;
+        var backend = await StartAsync(o =>
+        {
+            o.TopicIdleTimeToLive = idleTimeToLive;
+            o.RetentionSweepInterval = TimeSpan.FromMilliseconds(50);
+        });
+        var idle = await backend.CreateAsync();
+        var busy = await backend.CreateAsync();
+
+        // Time passes in steps well under the idle time to live; the busy topic is read at every step.
+        var deleted = false;
+        for (var step = 0; step < 40 && !deleted; step++)
+        {
+            await LetTimePassAsync(ShortTimeToLive / 2);
+            Assert.Null((await backend.PollAtOnceAsync(new Subscription(busy, 1))).UnknownTopicId);
+            deleted = await backend.Store.GetTopicAsync(idle) is null;
+        }
+
+        Assert.True(deleted, "the idle topic was deleted by the sweep");
+        Assert.Equal(idle, (await backend.PollAtOnceAsync(new Subscription(idle, 1))).UnknownTopicId);
+        Assert.NotNull(await backend.Store.GetTopicAsync(busy));
     }
 
     [Fact]

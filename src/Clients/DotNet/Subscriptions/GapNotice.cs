@@ -7,7 +7,7 @@ namespace Laharsub.Client;
 /// </summary>
 public sealed class GapNotice : SubscriptionEvent
 {
-    internal GapNotice(long topicId, long fromMessageId, long toMessageId) : base(topicId)
+    internal GapNotice(long topicId, string? epoch, long fromMessageId, long toMessageId) : base(topicId, epoch)
     {
         FromMessageId = fromMessageId;
         ToMessageId = toMessageId;

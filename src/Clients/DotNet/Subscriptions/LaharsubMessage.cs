@@ -8,8 +8,8 @@ namespace Laharsub.Client;
 /// <summary>A message delivered by a subscription: its ids, when it was published, its content type and its exact bytes.</summary>
 public sealed class LaharsubMessage : SubscriptionEvent
 {
-    internal LaharsubMessage(long topicId, long messageId, DateTimeOffset publishedAt, string contentType, ReadOnlyMemory<byte> body)
-        : base(topicId)
+    internal LaharsubMessage(long topicId, string? epoch, long messageId, DateTimeOffset publishedAt, string contentType, ReadOnlyMemory<byte> body)
+        : base(topicId, epoch)
     {
         MessageId = messageId;
         PublishedAt = publishedAt;

@@ -21,8 +21,8 @@ public sealed class LaharsubSubscription : IAsyncDisposable
 {
     private readonly LaharsubClient _client;
     private readonly object _gate = new();
-    /// <summary>Topic id → cursor, in the order topics were added (the server groups answers by topic anyway).</summary>
-    private readonly Dictionary<long, long> _cursors = [];
+    /// <summary>Topic id → cursor and epoch, in the order topics were added (the server groups answers by topic anyway).</summary>
+    private readonly Dictionary<long, TopicCursor> _cursors = [];
     private readonly CancellationTokenSource _stopping;
     private readonly CancellationToken _stopped;
     /// <summary>Cancelled (and replaced) whenever the caller changes the topic set.</summary>
@@ -30,12 +30,12 @@ public sealed class LaharsubSubscription : IAsyncDisposable
     private int _reading;
     private int _disposed;
 
-    internal LaharsubSubscription(LaharsubClient client, IEnumerable<KeyValuePair<long, long>> cursors)
+    internal LaharsubSubscription(LaharsubClient client, IEnumerable<KeyValuePair<long, TopicCursor>> cursors)
     {
         _client = client;
-        foreach (var (topicId, from) in cursors)
+        foreach (var (topicId, cursor) in cursors)
         {
-            _cursors[topicId] = from;
+            _cursors[topicId] = cursor;
         }
         _stopping = CancellationTokenSource.CreateLinkedTokenSource(client.Disposing);
         _stopped = _stopping.Token;
@@ -51,18 +51,19 @@ public sealed class LaharsubSubscription : IAsyncDisposable
     public event Action<Exception, TimeSpan>? Retrying;
 
     /// <summary>
-    /// A snapshot of each subscribed topic's cursor: the smallest message id not yet delivered. It
-    /// covers every event <see cref="ReadAllAsync"/> has already returned, so saving it after
-    /// processing an event and passing it to <see cref="LaharsubClient.Subscribe(IEnumerable{KeyValuePair{long, long}})"/>
-    /// later resumes exactly after that event.
+    /// A snapshot of each subscribed topic's cursor: the smallest message id not yet delivered, and the
+    /// topic's epoch once the server has reported it. It covers every event <see cref="ReadAllAsync"/>
+    /// has already returned, so saving it after processing an event (it serializes with
+    /// System.Text.Json) and passing it to <see cref="LaharsubClient.Subscribe(IReadOnlyDictionary{long, TopicCursor})"/>
+    /// later resumes exactly after that event, and is told if a topic was re-created meanwhile.
     /// </summary>
-    public IReadOnlyDictionary<long, long> Cursors
+    public IReadOnlyDictionary<long, TopicCursor> Cursors
     {
         get
         {
             lock (_gate)
             {
-                return new Dictionary<long, long>(_cursors);
+                return new Dictionary<long, TopicCursor>(_cursors);
             }
         }
     }
@@ -73,14 +74,22 @@ public sealed class LaharsubSubscription : IAsyncDisposable
     /// </summary>
     /// <param name="topicId">The topic's id (positive).</param>
     /// <param name="from">The smallest message id wanted: 1 for everything still retained, a saved cursor to resume.</param>
-    public void Add(long topicId, long from)
+    /// <param name="epoch">
+    /// The topic's epoch that <paramref name="from"/> belongs to (<see cref="CreatedTopic.Epoch"/>,
+    /// <see cref="TopicInfo.Epoch"/>, a saved <see cref="TopicCursor.Epoch"/>), so that a re-created
+    /// topic is reported with a <see cref="ResetNotice"/>. <see langword="null"/> when not known: the
+    /// epoch already known for a subscribed topic is kept, and a new topic learns it from the first answer.
+    /// </param>
+    /// <exception cref="ArgumentException">The topic id or cursor is not positive, or the epoch is not one the server could have sent.</exception>
+    public void Add(long topicId, long from, string? epoch = null)
     {
         LaharsubClient.ThrowIfNotId(topicId);
         if (from <= 0)
         {
             throw new ArgumentOutOfRangeException(nameof(from), from, $"{from} is not a cursor: use a message id (1 for everything retained).");
         }
-        Change(cursors => cursors[topicId] = from);
+        Epochs.ThrowIfInvalid(epoch);
+        Change(cursors => cursors[topicId] = new TopicCursor(from, epoch ?? (cursors.TryGetValue(topicId, out var known) ? known.Epoch : null)));
     }
 
     /// <summary>
@@ -96,7 +105,7 @@ public sealed class LaharsubSubscription : IAsyncDisposable
         LaharsubClient.ThrowIfNotId(topicId);
         ObjectDisposedException.ThrowIf(_stopped.IsCancellationRequested, this);
         var topic = await _client.GetTopicAsync(topicId, cancellationToken).ConfigureAwait(false);
-        Change(cursors => cursors.TryAdd(topicId, topic.LastMessageId + 1));
+        Change(cursors => cursors.TryAdd(topicId, new TopicCursor(topic.LastMessageId + 1, topic.Epoch)));
     }
 
     /// <summary>Unsubscribes from a topic; nothing more is delivered for it, even from an answer already received.</summary>
@@ -208,10 +217,16 @@ public sealed class LaharsubSubscription : IAsyncDisposable
             {
                 return (null, _changed.Token);
             }
-            var query = new StringBuilder("topics=", 8 + _cursors.Count * 16);
-            foreach (var (topicId, from) in _cursors)
+            var query = new StringBuilder("topics=", 8 + _cursors.Count * 24);
+            foreach (var (topicId, cursor) in _cursors)
             {
-                query.Append(CultureInfo.InvariantCulture, $"{topicId}:{from},");
+                // id:from~epoch; '~' is unreserved in URLs and epochs are [0-9A-Za-z_-], so nothing needs escaping.
+                query.Append(CultureInfo.InvariantCulture, $"{topicId}:{cursor.From}");
+                if (cursor.Epoch is not null)
+                {
+                    query.Append('~').Append(cursor.Epoch);
+                }
+                query.Append(',');
             }
             query.Length--;
             return (query.ToString(), _changed.Token);
@@ -219,7 +234,7 @@ public sealed class LaharsubSubscription : IAsyncDisposable
     }
 
     /// <summary>Changes the topic set and abandons the poll that waits with the old one.</summary>
-    private void Change(Action<Dictionary<long, long>> change)
+    private void Change(Action<Dictionary<long, TopicCursor>> change)
     {
         CancellationTokenSource previous;
         lock (_gate)
@@ -263,24 +278,27 @@ public sealed class LaharsubSubscription : IAsyncDisposable
     {
         lock (_gate)
         {
-            if (_changed.Token != changed || !_cursors.TryGetValue(item.TopicId, out var from))
+            if (_changed.Token != changed || !_cursors.TryGetValue(item.TopicId, out var cursor))
             {
                 return false;
             }
+            // Every message and notice names the incarnation it belongs to: a cursor that had no epoch
+            // (from an epoch-less save, or Add without one) learns it here, and sends it from the next poll on.
+            var epoch = item.Epoch ?? cursor.Epoch;
             switch (item)
             {
                 case LaharsubMessage message:
-                    if (message.MessageId < from)
+                    if (message.MessageId < cursor.From)
                     {
                         return false;
                     }
-                    _cursors[item.TopicId] = message.MessageId + 1;
+                    _cursors[item.TopicId] = new TopicCursor(message.MessageId + 1, epoch);
                     return true;
                 case GapNotice gap:
-                    _cursors[item.TopicId] = Math.Max(from, gap.ToMessageId + 1);
+                    _cursors[item.TopicId] = new TopicCursor(Math.Max(cursor.From, gap.ToMessageId + 1), epoch);
                     return true;
                 case ResetNotice reset:
-                    _cursors[item.TopicId] = reset.FirstMessageId;
+                    _cursors[item.TopicId] = new TopicCursor(reset.FirstMessageId, epoch);
                     return true;
                 case TopicDeletedNotice:
                     _cursors.Remove(item.TopicId);

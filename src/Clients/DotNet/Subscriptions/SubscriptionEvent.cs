@@ -8,8 +8,18 @@ namespace Laharsub.Client;
 /// </summary>
 public abstract class SubscriptionEvent
 {
-    private protected SubscriptionEvent(long topicId) => TopicId = topicId;
+    private protected SubscriptionEvent(long topicId, string? epoch = null)
+    {
+        TopicId = topicId;
+        Epoch = epoch;
+    }
 
     /// <summary>The topic this event is about.</summary>
     public long TopicId { get; }
+
+    /// <summary>
+    /// The epoch of the topic incarnation the event belongs to (for a <see cref="ResetNotice"/>, the
+    /// current one); <see langword="null"/> from a server without epochs, and for a <see cref="TopicNotFoundNotice"/>.
+    /// </summary>
+    public string? Epoch { get; }
 }

@@ -3,9 +3,6 @@ using System.Text.Json.Serialization;
 
 namespace Laharsub.Client.Wire;
 
-/// <summary>Answer to <c>POST topics</c>.</summary>
-internal sealed record CreatedTopic(long TopicId);
-
 /// <summary>Answer to <c>GET topics</c>; <see cref="Next"/> is present when more topics may follow.</summary>
 internal sealed record TopicList(List<TopicInfo> Topics, string? Next);
 

@@ -14,6 +14,7 @@ internal sealed class JsonPollReader(Stream stream) : IPollReader
     private JsonReaderState _state;
     private Section _section;
     private string? _lastContentType;
+    private string? _lastEpoch;
 
     private enum Section
     {
@@ -146,7 +147,7 @@ internal sealed class JsonPollReader(Stream stream) : IPollReader
     {
         long topicId = 0, messageId = 0;
         DateTimeOffset publishedAt = default;
-        string? contentType = null;
+        string? contentType = null, epoch = null;
         var base64 = false;
         byte[]? body = null;
         var bodyLength = 0;
@@ -168,6 +169,16 @@ internal sealed class JsonPollReader(Stream stream) : IPollReader
                     _lastContentType = reader.GetString();
                 }
                 contentType = _lastContentType;
+            }
+            else if (reader.ValueTextEquals("epoch"u8))
+            {
+                reader.Read();
+                // Every message of a topic carries the same epoch: reuse the string.
+                if (_lastEpoch is null || !reader.ValueTextEquals(_lastEpoch))
+                {
+                    _lastEpoch = Epochs.Received(reader.GetString());
+                }
+                epoch = _lastEpoch;
             }
             else if (reader.ValueTextEquals("encoding"u8))
             {
@@ -204,7 +215,7 @@ internal sealed class JsonPollReader(Stream stream) : IPollReader
                 throw new InvalidDataException($"Message {topicId}/{messageId} has a body that is not valid base64.");
             }
         }
-        return new LaharsubMessage(topicId, messageId, publishedAt, contentType, body.AsMemory(0, bodyLength));
+        return new LaharsubMessage(topicId, epoch, messageId, publishedAt, contentType, body.AsMemory(0, bodyLength));
     }
 
     private static int CopyRaw(ReadOnlySpan<byte> source, Span<byte> destination)

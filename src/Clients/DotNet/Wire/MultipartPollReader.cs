@@ -24,6 +24,8 @@ internal sealed class MultipartPollReader : IPollReader
     private PartHeaders _headers;
     private byte[] _lastContentTypeBytes = [];
     private string _lastContentType = "";
+    private byte[] _lastEpochBytes = [];
+    private string? _lastEpoch;
 
     public MultipartPollReader(Stream stream, string boundary)
     {
@@ -154,7 +156,7 @@ internal sealed class MultipartPollReader : IPollReader
         {
             throw new InvalidDataException("A message part of the multipart poll response lacks its Laharsub-Topic-Id or Laharsub-Message-Id header.");
         }
-        return new LaharsubMessage(_headers.TopicId, _headers.MessageId, _headers.PublishedAt,
+        return new LaharsubMessage(_headers.TopicId, _headers.Epoch, _headers.MessageId, _headers.PublishedAt,
             _headers.ContentType ?? "text/plain; charset=us-ascii", body.ToArray());
     }
 
@@ -188,6 +190,10 @@ internal sealed class MultipartPollReader : IPollReader
             {
                 _headers.PublishedAt = ParseTimestamp(value);
             }
+            else if (Ascii.EqualsIgnoreCase(name, "Laharsub-Epoch"u8))
+            {
+                _headers.Epoch = EpochString(value);
+            }
             else if (Ascii.EqualsIgnoreCase(name, "Laharsub-Notice"u8))
             {
                 _headers.IsNotice = true;
@@ -205,6 +211,21 @@ internal sealed class MultipartPollReader : IPollReader
             _lastContentType = Encoding.Latin1.GetString(value);
         }
         return _lastContentType;
+    }
+
+    /// <summary>The epoch as a string, reusing the previous one when the bytes match (a topic's messages share one).</summary>
+    private string EpochString(ReadOnlySpan<byte> value)
+    {
+        if (_lastEpoch is null || !value.SequenceEqual(_lastEpochBytes))
+        {
+            if (!Epochs.IsValid(value))
+            {
+                throw new InvalidDataException($"The Laharsub-Epoch header '{Encoding.Latin1.GetString(value)}' is not an epoch (1 to {Epochs.MaxLength} characters of 0-9, A-Z, a-z, '_' and '-').");
+            }
+            _lastEpochBytes = value.ToArray();
+            _lastEpoch = Encoding.ASCII.GetString(value);
+        }
+        return _lastEpoch;
     }
 
     private static long ParseId(ReadOnlySpan<byte> value, string header) =>
@@ -235,6 +256,7 @@ internal sealed class MultipartPollReader : IPollReader
         public long TopicId;
         public long MessageId;
         public DateTimeOffset PublishedAt;
+        public string? Epoch;
         public bool IsNotice;
     }
 }

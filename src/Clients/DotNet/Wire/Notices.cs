@@ -11,7 +11,8 @@ internal static class Notices
     /// </summary>
     public static SubscriptionEvent? Read(ref Utf8JsonReader reader)
     {
-        string? type = null;
+        string? type = null, epoch = null, requestedEpoch = null;
+        var epochChanged = false;
         long topicId = 0, from = 0, to = 0, requestedFrom = 0, first = 0, last = 0;
         while (reader.Read() && reader.TokenType == JsonTokenType.PropertyName)
         {
@@ -21,6 +22,13 @@ internal static class Notices
                 type = reader.GetString();
             }
             else if (reader.ValueTextEquals("topicId"u8)) topicId = ReadInt64(ref reader);
+            else if (reader.ValueTextEquals("epoch"u8)) epoch = ReadEpoch(ref reader);
+            else if (reader.ValueTextEquals("requestedEpoch"u8)) requestedEpoch = ReadEpoch(ref reader);
+            else if (reader.ValueTextEquals("reason"u8))
+            {
+                reader.Read();
+                epochChanged = reader.ValueTextEquals("epochChanged"u8);
+            }
             else if (reader.ValueTextEquals("fromMessageId"u8)) from = ReadInt64(ref reader);
             else if (reader.ValueTextEquals("toMessageId"u8)) to = ReadInt64(ref reader);
             else if (reader.ValueTextEquals("requestedFrom"u8)) requestedFrom = ReadInt64(ref reader);
@@ -43,9 +51,9 @@ internal static class Notices
         }
         return type switch
         {
-            "gap" when from > 0 && to >= from => new GapNotice(topicId, from, to),
-            "reset" when first > 0 => new ResetNotice(topicId, requestedFrom, first, last),
-            "topicDeleted" => new TopicDeletedNotice(topicId),
+            "gap" when from > 0 && to >= from => new GapNotice(topicId, epoch, from, to),
+            "reset" when first > 0 => new ResetNotice(topicId, epoch, epochChanged, requestedFrom, requestedEpoch, first, last),
+            "topicDeleted" => new TopicDeletedNotice(topicId, epoch),
             "gap" or "reset" => throw new InvalidDataException($"The '{type}' notice of topic {topicId} lacks its message ids."),
             // A notice type from a newer server: it names no messages of ours, so passing over it loses nothing.
             _ => null,
@@ -77,6 +85,13 @@ internal static class Notices
     /// </summary>
     internal static bool IsMalformedJson(Exception exception) =>
         exception is JsonException or FormatException or InvalidOperationException;
+
+    /// <summary>Reads an epoch string (or null), refusing what is not one: epochs go into poll URLs.</summary>
+    internal static string? ReadEpoch(ref Utf8JsonReader reader)
+    {
+        reader.Read();
+        return reader.TokenType == JsonTokenType.Null ? null : Epochs.Received(reader.GetString());
+    }
 
     internal static long ReadInt64(ref Utf8JsonReader reader)
     {

@@ -9,7 +9,8 @@ jQuery(function ($) {
   var rooms = {};
   var order = [];
   var current = null;
-  var client = $.laharsub(apiBase, { onStatus: showStatus });
+  // A server in Jwt mode needs a token: open the page with ?token=... (e.g. from the token command).
+  var client = $.laharsub(apiBase, { onStatus: showStatus, accessToken: params.get('token') });
 
   var $messages = $('#messages');
   var $nickname = $('#nickname');

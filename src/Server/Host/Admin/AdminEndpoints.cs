@@ -1,3 +1,4 @@
+using Laharsub.Server.Access;
 using Microsoft.AspNetCore.Builder;
 using Microsoft.AspNetCore.Http;
 using Microsoft.AspNetCore.Http.HttpResults;
@@ -11,7 +12,7 @@ namespace Laharsub.Server.Host.Admin;
 /// <c>/admin</c>: a page for operators (live counts and rates, a chart of the last minutes, the topic
 /// list with search) and the JSON it reads, <c>/admin/stats</c>. The page's files are served by
 /// endpoints rather than the static-file middleware, so that one convention on the group protects all
-/// of it. On unless <c>Laharsub:Admin:Enabled</c> is false.
+/// of it. See <see cref="AdminOptions.Enabled"/> for when it is on.
 /// </summary>
 internal static class AdminEndpoints
 {
@@ -24,8 +25,9 @@ internal static class AdminEndpoints
 
     public static WebApplicationBuilder AddLaharsubAdmin(this WebApplicationBuilder builder)
     {
-        builder.Services.AddOptions<AdminOptions>().BindConfiguration(AdminOptions.SectionName).ValidateDataAnnotations().ValidateOnStart();
-        if (builder.Configuration.GetValue($"{AdminOptions.SectionName}:{nameof(AdminOptions.Enabled)}", true))
+        builder.Services.AddOptions<AdminOptions>().BindConfiguration(AdminOptions.SectionName).ValidateDataAnnotations().ValidateOnStart()
+            .PostConfigure(admin => admin.Enabled ??= IsOpenMode(builder.Configuration));
+        if (builder.Configuration.GetValue<bool?>($"{AdminOptions.SectionName}:{nameof(AdminOptions.Enabled)}") ?? IsOpenMode(builder.Configuration))
         {
             builder.Services.AddSingleton<AdminStatistics>();
             builder.Services.AddHostedService(services => services.GetRequiredService<AdminStatistics>());
@@ -35,15 +37,16 @@ internal static class AdminEndpoints
 
     public static WebApplication MapLaharsubAdmin(this WebApplication app)
     {
-        if (!app.Services.GetRequiredService<IOptions<AdminOptions>>().Value.Enabled)
+        if (app.Services.GetRequiredService<IOptions<AdminOptions>>().Value.Enabled != true)
         {
             return app;
         }
         var root = Path.Combine(AppContext.BaseDirectory, "admin");
         var admin = app.MapGroup("/admin").ExcludeFromDescription();
-        // ACCESS CONTROL: in Jwt mode this group must require an operator's token (e.g.
-        // admin.RequireAuthorization(<operator policy>)); the page then also needs the token for the
-        // GET /ps/topics it calls. In Open mode it is open, like everything else.
+        // ACCESS CONTROL: the page checks no token yet, so it is off by default in Jwt mode (AdminOptions).
+        // To offer it there, this group must require an operator's token (e.g. a policy on the
+        // laharsub claim), and the page must send that token, also for the GET /ps/topics it calls.
+        // In Open mode it is open, like everything else.
         admin.MapGet("/", (HttpContext context) => context.Request.Path.Value!.EndsWith('/')
             ? Page(root, "index.html")
             : Results.Redirect(context.Request.PathBase + "/admin/"));
@@ -55,6 +58,9 @@ internal static class AdminEndpoints
         });
         return app;
     }
+
+    private static bool IsOpenMode(IConfiguration configuration) =>
+        configuration.GetValue($"{LaharsubAuthOptions.SectionName}:{nameof(LaharsubAuthOptions.Mode)}", LaharsubAuthMode.Open) == LaharsubAuthMode.Open;
 
     private static IResult Page(string root, string file) => TypedResults.PhysicalFile(Path.Combine(root, file), PageFiles[file]);
 }

@@ -7,8 +7,11 @@ internal sealed class AdminOptions
 {
     public const string SectionName = "Laharsub:Admin";
 
-    /// <summary>Serves <c>/admin</c> and <c>/admin/stats</c> (default true).</summary>
-    public bool Enabled { get; set; } = true;
+    /// <summary>
+    /// Serves <c>/admin</c> and <c>/admin/stats</c>. Unset: on in Open mode, off in Jwt mode, where the
+    /// page would be the one thing left without access control (it does not check tokens yet).
+    /// </summary>
+    public bool? Enabled { get; set; }
 
     /// <summary>How often the counts are sampled for the rates and the chart; the chart keeps <see cref="AdminStatistics.HistoryLength"/> samples.</summary>
     [Range(typeof(TimeSpan), "00:00:00.100", "00:01:00")]

@@ -1,6 +1,7 @@
 using System.Globalization;
 using System.Reflection;
 using System.Text.Json.Nodes;
+using Laharsub.Server.Access;
 using Laharsub.Server.Hosting;
 using Microsoft.AspNetCore.OpenApi;
 using Microsoft.Extensions.DependencyInjection;
@@ -15,12 +16,13 @@ namespace Laharsub.Server.Host.OpenApi;
 /// the publish body and <c>If-Match</c>, the headers of the answers, and the limits this server is
 /// configured with. Operations are found by their path under the Laharsub prefix, whatever it is.
 /// </summary>
-internal sealed class LaharsubDocumentTransformer(IOptions<LaharsubOptions> options) : IOpenApiDocumentTransformer
+internal sealed class LaharsubDocumentTransformer(IOptions<LaharsubOptions> options, IOptions<LaharsubAuthOptions> access) : IOpenApiDocumentTransformer
 {
     private const string ProblemSchema = "ProblemDetails";
     private const string PollAnswerSchema = "PollAnswer";
     private const string PollMessageSchema = "PollMessage";
     private const string NoticeSchema = "Notice";
+    private const string BearerScheme = "Bearer";
 
     public Task TransformAsync(OpenApiDocument document, OpenApiDocumentTransformerContext context, CancellationToken cancellationToken)
     {
@@ -49,15 +51,16 @@ internal sealed class LaharsubDocumentTransformer(IOptions<LaharsubOptions> opti
             {
                 switch (path, method.Method)
                 {
-                    case (_, "GET") when path.EndsWith("/topics", StringComparison.Ordinal):
-                        DescribeListTopics(operation);
+                    case (_, "GET" or "HEAD") when path.EndsWith("/topics", StringComparison.Ordinal):
+                        DescribeListTopics(operation, method.Method);
                         break;
                     case (_, "POST") when path.EndsWith("/topics", StringComparison.Ordinal):
                         DescribeCreateTopic(operation);
                         break;
-                    case (_, "GET") when path.EndsWith("/topics/{topicId}", StringComparison.Ordinal):
-                        DescribeTopicId(operation, "getTopic");
+                    case (_, "GET" or "HEAD") when path.EndsWith("/topics/{topicId}", StringComparison.Ordinal):
+                        DescribeTopicId(operation, method.Method == "HEAD" ? "headTopic" : "getTopic");
                         AddHeader(operation, "200", "ETag", "The topic's epoch in quotes.");
+                        DescribeHead(operation, method.Method);
                         break;
                     case (_, "DELETE") when path.EndsWith("/topics/{topicId}", StringComparison.Ordinal):
                         DescribeTopicId(operation, "deleteTopic");
@@ -69,29 +72,110 @@ internal sealed class LaharsubDocumentTransformer(IOptions<LaharsubOptions> opti
                         DescribePoll(operation, document);
                         break;
                 }
-                AddHeader(operation, "429", "Retry-After", "Seconds until this client may make such a request again (Laharsub:RateLimit).");
+                AddHeader(operation, "429", "Retry-After", "Seconds until this client may try again (over Laharsub:RateLimit or a Laharsub:Limits cap).");
                 AddHeader(operation, "503", "Retry-After", "Seconds after which the store (Redis) is worth trying again.");
             }
         }
 
-        // ACCESS CONTROL: when access control is on (Jwt mode), describe it here: add the bearer scheme
-        // to document.Components.SecuritySchemes (type http, scheme bearer, bearerFormat JWT), require it
-        // on each operation the access filter guards (operation.Security), and add their 401 and 403
-        // problem answers. Nothing to describe in Open mode.
+        DescribeAccessControl(document);
         return Task.CompletedTask;
     }
 
-    private void DescribeListTopics(OpenApiOperation operation)
+    /// <summary>
+    /// Jwt mode (Laharsub:Auth:Mode): every operation takes a bearer token, optional when
+    /// Laharsub:Auth:Anonymous grants something without one, and may answer 401 or 403. Open mode has
+    /// nothing to describe.
+    /// </summary>
+    private void DescribeAccessControl(OpenApiDocument document)
     {
-        operation.OperationId = "listTopics";
+        var settings = access.Value;
+        if (settings.Mode != LaharsubAuthMode.Jwt)
+        {
+            return;
+        }
+        document.Components!.SecuritySchemes ??= new Dictionary<string, IOpenApiSecurityScheme>();
+        document.Components.SecuritySchemes[BearerScheme] = new OpenApiSecurityScheme
+        {
+            Type = SecuritySchemeType.Http,
+            Scheme = "bearer",
+            BearerFormat = "JWT",
+            Description = "A JWT whose laharsub claim grants operations on topics (docs/access-control.md).",
+        };
+        var anonymous = !string.IsNullOrWhiteSpace(settings.Anonymous);
+        foreach (var operation in document.Paths.Values.SelectMany(item => item.Operations?.Values.AsEnumerable() ?? []))
+        {
+            operation.Security = [new OpenApiSecurityRequirement { [new OpenApiSecuritySchemeReference(BearerScheme, document)] = [] }];
+            if (anonymous)
+            {
+                // An empty requirement: the operation may also be called without a token, as far as Laharsub:Auth:Anonymous grants.
+                operation.Security.Add(new OpenApiSecurityRequirement());
+            }
+            operation.Responses ??= new OpenApiResponses();
+            operation.Responses.TryAdd("401", Problem(document, "No valid token: send Authorization: Bearer <token> (the problem says what was wrong with it)."));
+            operation.Responses.TryAdd("403", Problem(document, "The token does not grant this operation on this topic (the problem names both)."));
+            AddHeader(operation, "401", "WWW-Authenticate", "Bearer, with the error.");
+        }
+    }
+
+    private static OpenApiResponse Problem(OpenApiDocument document, string description) => new()
+    {
+        Description = description,
+        Content = new Dictionary<string, OpenApiMediaType>
+        {
+            ["application/problem+json"] = new() { Schema = new OpenApiSchemaReference(ProblemSchema, document) },
+        },
+    };
+
+    private void DescribeListTopics(OpenApiOperation operation, string method)
+    {
+        operation.OperationId = method == "HEAD" ? "headTopics" : "listTopics";
         SetParameter(operation, "after", "Return topics with ids greater than this one: 0 (the default) for the first page, the last id of a page for the next.",
             Integer(minimum: 0, @default: 0));
         SetParameter(operation, "limit", "Topics per page.", Integer(minimum: 1, maximum: 1000, @default: 100));
+        SetParameter(operation, "label", "Only topics whose label matches this pattern: label characters, * for any run of them (orders-*).",
+            new OpenApiSchema { Type = JsonSchemaType.String, MaxLength = 100 });
+        DescribeHead(operation, method);
+    }
+
+    /// <summary>HEAD is served wherever GET is: the same answer without its body.</summary>
+    private static void DescribeHead(OpenApiOperation operation, string method)
+    {
+        if (method == "HEAD")
+        {
+            operation.Summary = operation.Summary + " (headers only)";
+            operation.Description = "The same answer as GET without its body, e.g. to check that a topic exists.";
+        }
     }
 
     private static void DescribeCreateTopic(OpenApiOperation operation)
     {
         operation.OperationId = "createTopic";
+        operation.RequestBody = new OpenApiRequestBody
+        {
+            Required = false,
+            Description = "Optional: the topic's label, which topic lists and access rules can match (orders-*). Without a body the topic has no label.",
+            Content = new Dictionary<string, OpenApiMediaType>
+            {
+                ["application/json"] = new()
+                {
+                    Schema = new OpenApiSchema
+                    {
+                        Type = JsonSchemaType.Object,
+                        Properties = new Dictionary<string, IOpenApiSchema>
+                        {
+                            ["label"] = new OpenApiSchema
+                            {
+                                Type = JsonSchemaType.String,
+                                MinLength = 1,
+                                MaxLength = 100,
+                                Pattern = "^[A-Za-z][A-Za-z0-9_.:/-]*$",
+                                Description = "Starts with a letter, then letters, digits and - _ . : /. Not unique: many topics may share one.",
+                            },
+                        },
+                    },
+                },
+            },
+        };
         AddHeader(operation, "201", "Location", "The new topic's URL.");
         AddHeader(operation, "201", "ETag", "The new topic's epoch in quotes.");
     }

@@ -50,14 +50,14 @@ public sealed class InMemoryStore : ILaharsubStore, IDisposable
         ValueTask.FromResult(new StoreStatistics(Math.Min(Volatile.Read(ref _topicCount), _options.MaxTopics), Volatile.Read(ref _retainedBytes)));
 
     /// <inheritdoc/>
-    public ValueTask<TopicInfo?> CreateTopicAsync(CancellationToken cancellationToken = default)
+    public ValueTask<TopicInfo?> CreateTopicAsync(string? label = null, CancellationToken cancellationToken = default)
     {
         if (Interlocked.Increment(ref _topicCount) > _options.MaxTopics)
         {
             Interlocked.Decrement(ref _topicCount);
             return ValueTask.FromResult<TopicInfo?>(null);
         }
-        var topic = new Topic(Interlocked.Increment(ref _lastTopicId), NewEpoch(), _timeProvider.GetUtcNow());
+        var topic = new Topic(Interlocked.Increment(ref _lastTopicId), NewEpoch(), _timeProvider.GetUtcNow(), label);
         _topics[topic.Id] = topic;
         return ValueTask.FromResult<TopicInfo?>(topic.GetInfo(ExpiryThreshold(), ref _retainedBytes));
     }
@@ -74,9 +74,14 @@ public sealed class InMemoryStore : ILaharsubStore, IDisposable
     {
         ArgumentOutOfRangeException.ThrowIfNegative(afterTopicId);
         ArgumentOutOfRangeException.ThrowIfNegativeOrZero(limit);
+        var last = Volatile.Read(ref _lastTopicId);
+        if (afterTopicId >= last)
+        {
+            // Also keeps afterTopicId + 1 from overflowing at long.MaxValue into a walk from long.MinValue.
+            return ValueTask.FromResult<IReadOnlyList<TopicInfo>>([]);
+        }
         var page = new List<TopicInfo>(Math.Min(limit, 128));
         var threshold = ExpiryThreshold();
-        var last = Volatile.Read(ref _lastTopicId);
         if (last - afterTopicId > 4L * _topics.Count + limit)
         {
             // Mostly deleted ids ahead: sorting the live topics beats stepping through dead ids.
@@ -165,26 +170,37 @@ public sealed class InMemoryStore : ILaharsubStore, IDisposable
     public ValueTask ReadAsync(ReadOnlyMemory<TopicReadRequest> requests, Memory<TopicReadResult> results, List<Message> messages,
         CancellationToken cancellationToken = default)
     {
-        var threshold = ExpiryThreshold();
+        var now = _timeProvider.GetUtcNow().UtcTicks;
+        var threshold = now - _options.MessageTimeToLive.Ticks;
         var requestSpan = requests.Span;
         var resultSpan = results.Span;
         for (var i = 0; i < requestSpan.Length; i++)
         {
             resultSpan[i] = _topics.TryGetValue(requestSpan[i].TopicId, out var topic)
-                ? topic.Read(requestSpan[i], messages, threshold, ref _retainedBytes)
+                ? topic.Read(requestSpan[i], messages, now, threshold, ref _retainedBytes)
                 : TopicReadResult.Missing;
         }
         return ValueTask.CompletedTask;
     }
 
-    /// <summary>Drops expired messages from every topic; runs on a timer, and inline when the store is full.</summary>
+    /// <summary>
+    /// Drops expired messages from every topic, and topics idle for <c>TopicIdleTimeToLive</c>; runs on
+    /// a timer, and inline when the store is full.
+    /// </summary>
     internal void Sweep()
     {
-        var threshold = ExpiryThreshold();
+        var now = _timeProvider.GetUtcNow().UtcTicks;
+        var threshold = now - _options.MessageTimeToLive.Ticks;
+        var idleBefore = _options.TopicIdleTimeToLive > TimeSpan.Zero ? now - _options.TopicIdleTimeToLive.Ticks : long.MinValue;
         // Enumerating the dictionary itself takes no lock and copies nothing (.Values would do both).
-        foreach (var (_, topic) in _topics)
+        foreach (var (id, topic) in _topics)
         {
-            if (topic.MayHoldMessages)
+            if (topic.LastUsedTicks < idleBefore)
+            {
+                // No message and no poll for longer than any poll may wait: nobody is reading it.
+                _ = DeleteTopicAsync(id);
+            }
+            else if (topic.MayHoldMessages)
             {
                 topic.Expire(threshold, ref _retainedBytes);
             }

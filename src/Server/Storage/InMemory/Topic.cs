@@ -4,19 +4,25 @@ namespace Laharsub.Server.Storage.InMemory;
 /// One topic of the in-memory store: its message log and last id, guarded by the topic's own lock.
 /// There is no lock wider than a topic on the publish or read path.
 /// </summary>
-internal sealed class Topic(long id, string epoch, DateTimeOffset createdAt)
+internal sealed class Topic(long id, string epoch, DateTimeOffset createdAt, string? label = null)
 {
     private readonly Lock _lock = new();
     private readonly MessageLog _log = new();
     private long _lastMessageId;
+    private long _lastUsedTicks = createdAt.UtcTicks;
     private bool _deleted;
 
     public long Id { get; } = id;
     public string Epoch { get; } = epoch;
     public DateTimeOffset CreatedAt { get; } = createdAt;
 
+    public string? Label { get; } = label;
+
     /// <summary>Whether the topic holds messages; read without the lock, so only a hint for sweeping.</summary>
     public bool MayHoldMessages => _log.Count > 0;
+
+    /// <summary>When a message was last published to or read from the topic (or it was created); read without the lock.</summary>
+    public long LastUsedTicks => Volatile.Read(ref _lastUsedTicks);
 
     /// <summary>When the oldest retained message was published, if any; read without the lock, a hint for Retry-After.</summary>
     public DateTimeOffset? OldestPublishedAt => _log.Count > 0 ? _log.Oldest.PublishedAt : null;
@@ -26,7 +32,7 @@ internal sealed class Topic(long id, string epoch, DateTimeOffset createdAt)
         lock (_lock)
         {
             ExpireLocked(expiredAtOrBeforeTicks, ref retainedBytes);
-            return new TopicInfo(Id, Epoch, CreatedAt, _lastMessageId, FirstRetainedIdLocked(), _log.Count, _log.Bytes);
+            return new TopicInfo(Id, Epoch, CreatedAt, _lastMessageId, FirstRetainedIdLocked(), _log.Count, _log.Bytes, Label: Label);
         }
     }
 
@@ -43,6 +49,7 @@ internal sealed class Topic(long id, string epoch, DateTimeOffset createdAt)
                 return 0;
             }
             ExpireLocked(expiredAtOrBeforeTicks, ref retainedBytes);
+            _lastUsedTicks = now.UtcTicks;
             if (_log.Count >= maxMessages)
             {
                 Interlocked.Add(ref retainedBytes, -_log.RemoveOldest());
@@ -75,7 +82,7 @@ internal sealed class Topic(long id, string epoch, DateTimeOffset createdAt)
     }
 
     /// <summary>Reads the topic's state and the messages <paramref name="request"/> asks for; see <see cref="ILaharsubStore.ReadAsync"/>.</summary>
-    public TopicReadResult Read(in TopicReadRequest request, List<Message> messages, long expiredAtOrBeforeTicks, ref long retainedBytes)
+    public TopicReadResult Read(in TopicReadRequest request, List<Message> messages, long nowTicks, long expiredAtOrBeforeTicks, ref long retainedBytes)
     {
         lock (_lock)
         {
@@ -83,11 +90,13 @@ internal sealed class Topic(long id, string epoch, DateTimeOffset createdAt)
             {
                 return TopicReadResult.Missing;
             }
+            _lastUsedTicks = nowTicks;
             ExpireLocked(expiredAtOrBeforeTicks, ref retainedBytes);
             var first = FirstRetainedIdLocked();
             var count = 0;
             long bytes = 0;
-            for (var index = (int)Math.Max(0, request.FromMessageId - first);
+            // Clamped as a long first: a cursor far beyond the log (from=9223372036854775807) would wrap to a negative int.
+            for (var index = (int)Math.Clamp(request.FromMessageId - first, 0, _log.Count);
                  index < _log.Count && count < request.MaxMessages && bytes < request.MaxBytes;
                  index++)
             {

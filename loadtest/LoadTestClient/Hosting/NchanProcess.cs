@@ -1,0 +1,186 @@
+using System.Diagnostics;
+using System.Globalization;
+using System.Text.RegularExpressions;
+
+namespace Laharsub.LoadTestClient.Hosting;
+
+/// <summary>
+/// A private nginx + nchan instance for one run: loadtest/peers/nchan.conf copied into a fresh
+/// temporary prefix (its pid file, temporary files and nothing else), on a free loopback port, run
+/// in the foreground as this tool's child and stopped afterwards.
+/// </summary>
+internal sealed partial class NchanProcess : ITargetServer
+{
+    public const string ConfigRelativePath = "loadtest/peers/nchan.conf";
+    public const string ModulePath = "/usr/lib/nginx/modules/ngx_nchan_module.so";
+    public const string InstallHint = "install them with 'apt-get install -y nginx-light libnginx-mod-nchan' (Debian 12)";
+    private const int SigTerm = 15;
+
+    private readonly Process _process;
+    private readonly string _prefix;
+
+    private NchanProcess(Process process, string prefix, Uri baseAddress, string commandLine)
+    {
+        _process = process;
+        _prefix = prefix;
+        BaseAddress = baseAddress;
+        CommandLine = commandLine;
+    }
+
+    public Uri BaseAddress { get; }
+
+    public int Pid => _process.Id;
+
+    public bool HasWorkerProcesses => true;
+
+    public string CommandLine { get; }
+
+    /// <summary>Starts nginx with the repository's nchan configuration and waits until it answers /health.</summary>
+    /// <exception cref="InvalidOperationException">nginx or the nchan module is missing, or nginx did not start; the message says why and what to do.</exception>
+    public static async Task<NchanProcess> StartAsync(string repositoryRoot, int pollTimeoutSeconds, TextWriter log, CancellationToken cancellationToken)
+    {
+        var nginx = FindNginx()
+            ?? throw new InvalidOperationException($"nginx is not installed (no nginx in /usr/sbin or on PATH), so nchan cannot be measured: {InstallHint}.");
+        if (!File.Exists(ModulePath))
+        {
+            throw new InvalidOperationException($"The nchan module {ModulePath} is missing: {InstallHint}.");
+        }
+        var port = ServerProcess.FreeLoopbackPort();
+        var configuration = Configure(File.ReadAllText(Path.Combine(repositoryRoot, ConfigRelativePath)), port, pollTimeoutSeconds);
+        var prefix = Directory.CreateTempSubdirectory("laharsub-nchan-").FullName;
+        var configFile = Path.Combine(prefix, "nchan.conf");
+        File.WriteAllText(configFile, configuration);
+
+        var start = new ProcessStartInfo(nginx)
+        {
+            UseShellExecute = false,
+            RedirectStandardOutput = true,
+            RedirectStandardError = true,
+            WorkingDirectory = prefix,
+        };
+        start.Environment.Remove(ServerProcess.InlineCompletionsVariable);
+        string[] arguments = ["-p", prefix + "/", "-c", configFile];
+        foreach (var argument in arguments)
+        {
+            start.ArgumentList.Add(argument);
+        }
+        Process process;
+        try
+        {
+            process = Process.Start(start) ?? throw new InvalidOperationException($"Could not start {nginx}.");
+        }
+        catch (System.ComponentModel.Win32Exception exception)
+        {
+            Directory.Delete(prefix, recursive: true);
+            throw new InvalidOperationException($"Could not start {nginx}: {exception.Message}. {InstallHint}.", exception);
+        }
+        process.OutputDataReceived += (_, e) => { if (e.Data is not null) log.WriteLine("[nchan] " + e.Data); };
+        process.ErrorDataReceived += (_, e) => { if (e.Data is not null) log.WriteLine("[nchan] " + e.Data); };
+        process.BeginOutputReadLine();
+        process.BeginErrorReadLine();
+        var server = new NchanProcess(process, prefix, new Uri($"http://127.0.0.1:{port}/"),
+            $"{nginx} -p {prefix}/ -c {configFile} ({ConfigRelativePath}, port {port}, nchan_subscriber_timeout {pollTimeoutSeconds}s)");
+        try
+        {
+            await server.WaitHealthyAsync(TimeSpan.FromSeconds(30), cancellationToken).ConfigureAwait(false);
+        }
+        catch
+        {
+            await server.DisposeAsync().ConfigureAwait(false);
+            throw;
+        }
+        return server;
+    }
+
+    /// <summary>The configuration with the port and the poll timeout of this run.</summary>
+    public static string Configure(string configuration, int port, int pollTimeoutSeconds)
+    {
+        var configured = Replace(configuration, ListenPattern(), $"listen 127.0.0.1:{port.ToString(CultureInfo.InvariantCulture)}", "listen 127.0.0.1:PORT");
+        return Replace(configured, SubscriberTimeoutPattern(), $"nchan_subscriber_timeout {pollTimeoutSeconds.ToString(CultureInfo.InvariantCulture)}s;",
+            "nchan_subscriber_timeout SECONDSs;");
+    }
+
+    public async ValueTask DisposeAsync()
+    {
+        if (!_process.HasExited)
+        {
+            // SIGTERM is nginx's fast shutdown: workers close their connections and exit.
+            _ = ServerProcess.SendSignal(_process.Id, SigTerm);
+            using var timeout = new CancellationTokenSource(TimeSpan.FromSeconds(15));
+            try
+            {
+                await _process.WaitForExitAsync(timeout.Token).ConfigureAwait(false);
+            }
+            catch (OperationCanceledException)
+            {
+                _process.Kill(entireProcessTree: true);
+                await _process.WaitForExitAsync(CancellationToken.None).WaitAsync(TimeSpan.FromSeconds(10)).ConfigureAwait(false);
+            }
+        }
+        _process.Dispose();
+        try
+        {
+            Directory.Delete(_prefix, recursive: true);
+        }
+        catch (Exception exception) when (exception is IOException or UnauthorizedAccessException)
+        {
+            // A worker that ran as another user (nginx started as root runs them as nobody) may leave
+            // a directory behind in /tmp; it holds nothing.
+        }
+    }
+
+    private static string Replace(string configuration, Regex pattern, string replacement, string shape)
+    {
+        var matches = pattern.Matches(configuration).Count;
+        if (matches != 1)
+        {
+            throw new InvalidOperationException($"{ConfigRelativePath} must contain exactly one '{shape}' (found {matches}): the tool puts this run's value there.");
+        }
+        return pattern.Replace(configuration, replacement);
+    }
+
+    private static string? FindNginx()
+    {
+        var directories = new List<string> { "/usr/sbin" };
+        directories.AddRange((Environment.GetEnvironmentVariable("PATH") ?? "").Split(':', StringSplitOptions.RemoveEmptyEntries));
+        return directories.Select(d => Path.Combine(d, "nginx")).FirstOrDefault(File.Exists);
+    }
+
+    private async Task WaitHealthyAsync(TimeSpan timeout, CancellationToken cancellationToken)
+    {
+        using var client = new HttpClient { BaseAddress = BaseAddress, Timeout = TimeSpan.FromSeconds(5) };
+        var deadline = Stopwatch.StartNew();
+        while (true)
+        {
+            if (_process.HasExited)
+            {
+                throw new InvalidOperationException($"nginx exited at start with code {_process.ExitCode}; see the [nchan] lines above.");
+            }
+            try
+            {
+                using var response = await client.GetAsync("health", cancellationToken).ConfigureAwait(false);
+                if (response.IsSuccessStatusCode)
+                {
+                    return;
+                }
+            }
+            catch (HttpRequestException)
+            {
+            }
+            catch (TaskCanceledException) when (!cancellationToken.IsCancellationRequested)
+            {
+            }
+            if (deadline.Elapsed > timeout)
+            {
+                throw new TimeoutException($"nginx did not answer /health within {timeout.TotalSeconds:0} s; see the [nchan] lines above.");
+            }
+            await Task.Delay(50, cancellationToken).ConfigureAwait(false);
+        }
+    }
+
+    [GeneratedRegex(@"listen 127\.0\.0\.1:[0-9]+")]
+    private static partial Regex ListenPattern();
+
+    [GeneratedRegex(@"nchan_subscriber_timeout [0-9]+s;")]
+    private static partial Regex SubscriberTimeoutPattern();
+}

@@ -1,0 +1,13 @@
+namespace Laharsub.Client;
+
+/// <summary>A topic just created.</summary>
+/// <param name="TopicId">The new topic's id.</param>
+public sealed record CreatedTopic(long TopicId)
+{
+    /// <summary>
+    /// The topic's epoch: an opaque token naming this incarnation of the topic id. Pass it to
+    /// <see cref="LaharsubSubscription.Add(long, long, string?)"/> and <see cref="PublishOptions.ExpectedEpoch"/>
+    /// to be told when the id comes to name another topic. <see langword="null"/> from a server without epochs.
+    /// </summary>
+    public string? Epoch { get; init; }
+}

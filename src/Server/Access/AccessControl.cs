@@ -1,0 +1,176 @@
+using Laharsub.Server.Hosting;
+using Laharsub.Server.Storage;
+using Laharsub.Server.Subscriptions;
+using Laharsub.Server.Topics;
+using Microsoft.AspNetCore.Authentication;
+using Microsoft.AspNetCore.Http;
+using Microsoft.Extensions.Options;
+using Microsoft.Net.Http.Headers;
+
+namespace Laharsub.Server.Access;
+
+/// <summary>
+/// The endpoint filter of Jwt mode: finds out who calls (token or anonymous) and whether the
+/// <see cref="AccessRule"/> of the endpoint allows it, before the endpoint runs — so a refused
+/// request changes nothing. In Open mode it is not attached at all.
+/// </summary>
+internal sealed class AccessControl(
+    IOptions<LaharsubAuthOptions> auth, IOptions<LaharsubOptions> laharsub, TopicLabelLookup labels, AccessMetrics metrics)
+{
+    private readonly LaharsubPermissions _anonymous = ParseAnonymous(auth.Value.Anonymous);
+
+    public LaharsubPermissions Anonymous => _anonymous;
+
+    public ValueTask<object?> InvokeAsync(AccessRule rule, EndpointFilterInvocationContext invocation, EndpointFilterDelegate next) => rule switch
+    {
+        AccessRule.CreateTopic => CreateAsync(invocation, next),
+        AccessRule.ListTopics => ListAsync(invocation, next),
+        AccessRule.TopicInfo => OneTopicAsync(invocation, next, LaharsubOperation.List, LaharsubOperation.Subscribe),
+        AccessRule.Publish => OneTopicAsync(invocation, next, LaharsubOperation.Publish, null),
+        AccessRule.DeleteTopic => OneTopicAsync(invocation, next, LaharsubOperation.Delete, null),
+        AccessRule.Poll => PollAsync(invocation, next),
+        _ => ValueTask.FromResult<object?>(AccessResults.NoRule(invocation.HttpContext, metrics)),
+    };
+
+    private async ValueTask<object?> CreateAsync(EndpointFilterInvocationContext invocation, EndpointFilterDelegate next)
+    {
+        var caller = await IdentifyAsync(invocation.HttpContext).ConfigureAwait(false);
+        if (caller.Refusal is not null)
+        {
+            return caller.Refusal;
+        }
+        var request = invocation.Arguments.OfType<CreateTopicRequest>().FirstOrDefault();
+        if (request is null || request.Error is not null || caller.Permissions.AllowsLabel(LaharsubOperation.Create, request.Label))
+        {
+            // A malformed body is refused by the endpoint itself (400), which reveals nothing.
+            return await next(invocation).ConfigureAwait(false);
+        }
+        return Refuse(invocation.HttpContext, caller, LaharsubOperation.Create, topicId: null, request.Label);
+    }
+
+    private async ValueTask<object?> ListAsync(EndpointFilterInvocationContext invocation, EndpointFilterDelegate next)
+    {
+        var http = invocation.HttpContext;
+        var caller = await IdentifyAsync(http).ConfigureAwait(false);
+        if (caller.Refusal is not null)
+        {
+            return caller.Refusal;
+        }
+        if (caller.Permissions.AllowsNothing(LaharsubOperation.List))
+        {
+            return Refuse(http, caller, LaharsubOperation.List, topicId: null, label: null);
+        }
+        if (!caller.Permissions.AllowsEveryTopic(LaharsubOperation.List))
+        {
+            http.Features.Set<ITopicVisibility>(new ListableTopics(caller.Permissions));
+        }
+        return await next(invocation).ConfigureAwait(false);
+    }
+
+    private async ValueTask<object?> OneTopicAsync(EndpointFilterInvocationContext invocation, EndpointFilterDelegate next,
+        LaharsubOperation operation, LaharsubOperation? alternative)
+    {
+        var http = invocation.HttpContext;
+        var caller = await IdentifyAsync(http).ConfigureAwait(false);
+        if (caller.Refusal is not null)
+        {
+            return caller.Refusal;
+        }
+        if (!Problems.TryParseId(http.Request.RouteValues["topicId"] as string, out var topicId))
+        {
+            return await next(invocation).ConfigureAwait(false);
+        }
+        var permissions = caller.Permissions;
+        if (permissions.AllowsById(operation, topicId) || (alternative is { } other && permissions.AllowsById(other, topicId)))
+        {
+            return await next(invocation).ConfigureAwait(false);
+        }
+        if (permissions.HasLabelPatterns(operation) || (alternative is { } second && permissions.HasLabelPatterns(second)))
+        {
+            var label = await labels.GetLabelAsync(topicId, http.RequestAborted).ConfigureAwait(false);
+            if (permissions.AllowsLabel(operation, label) || (alternative is { } third && permissions.AllowsLabel(third, label)))
+            {
+                return await next(invocation).ConfigureAwait(false);
+            }
+        }
+        return Refuse(http, caller, operation, topicId, label: null);
+    }
+
+    private async ValueTask<object?> PollAsync(EndpointFilterInvocationContext invocation, EndpointFilterDelegate next)
+    {
+        var http = invocation.HttpContext;
+        var caller = await IdentifyAsync(http).ConfigureAwait(false);
+        if (caller.Refusal is not null)
+        {
+            return caller.Refusal;
+        }
+        var permissions = caller.Permissions;
+        if (permissions.AllowsEveryTopic(LaharsubOperation.Subscribe))
+        {
+            return await next(invocation).ConfigureAwait(false);
+        }
+        // Parsed a second time here (the endpoint parses it again) only when the caller's grant is
+        // narrower than every topic; an invalid query is left to the endpoint's 400.
+        var query = SubscriptionQuery.Parse(http.Request.Query, laharsub.Value);
+        if (query.Error is not null)
+        {
+            return await next(invocation).ConfigureAwait(false);
+        }
+        // The first forbidden topic, in the poll's order, refuses the whole poll: answering the allowed
+        // topics alone would let a client believe it is subscribed to all of them.
+        foreach (var subscription in query.Subscriptions)
+        {
+            var topicId = subscription.TopicId;
+            if (permissions.AllowsById(LaharsubOperation.Subscribe, topicId))
+            {
+                continue;
+            }
+            if (permissions.HasLabelPatterns(LaharsubOperation.Subscribe)
+                && permissions.AllowsLabel(LaharsubOperation.Subscribe, await labels.GetLabelAsync(topicId, http.RequestAborted).ConfigureAwait(false)))
+            {
+                continue;
+            }
+            return Refuse(http, caller, LaharsubOperation.Subscribe, topicId, label: null);
+        }
+        return await next(invocation).ConfigureAwait(false);
+    }
+
+    /// <summary>
+    /// Who calls: a request without <c>Authorization</c> is anonymous at no cost; one with a bearer token
+    /// gets the token's permissions (plus the anonymous ones), or a 401 refusal when the token is bad.
+    /// </summary>
+    private async ValueTask<Caller> IdentifyAsync(HttpContext http)
+    {
+        if (!http.Request.Headers.ContainsKey(HeaderNames.Authorization))
+        {
+            return new Caller(_anonymous, HasToken: false, Refusal: null);
+        }
+        var result = await http.AuthenticateAsync(LaharsubAccess.SchemeName).ConfigureAwait(false);
+        if (result.Succeeded && result.Principal.Identity is LaharsubIdentity identity)
+        {
+            return new Caller(identity.Permissions, HasToken: true, Refusal: null);
+        }
+        if (result.None)
+        {
+            // Another kind of credentials (Basic, say): not a token, so the caller is anonymous.
+            return new Caller(_anonymous, HasToken: false, Refusal: null);
+        }
+        return new Caller(LaharsubPermissions.None, HasToken: true, AccessResults.BadToken(http, result.Failure, metrics));
+    }
+
+    private IResult Refuse(HttpContext http, Caller caller, LaharsubOperation operation, long? topicId, string? label) =>
+        caller.HasToken
+            ? AccessResults.Forbidden(http, caller.Permissions, operation, topicId, label, metrics)
+            : AccessResults.TokenRequired(http, _anonymous, operation, topicId, metrics);
+
+    private static LaharsubPermissions ParseAnonymous(string? setting) =>
+        LaharsubPermissions.TryParseAnonymous(setting, out var permissions, out _) ? permissions : LaharsubPermissions.None;
+
+    private readonly record struct Caller(LaharsubPermissions Permissions, bool HasToken, IResult? Refusal);
+
+    /// <summary>The topics a listing shows a caller whose <c>list</c> grant is narrower than every topic.</summary>
+    private sealed class ListableTopics(LaharsubPermissions permissions) : ITopicVisibility
+    {
+        public bool IsVisible(TopicInfo topic) => permissions.Allows(LaharsubOperation.List, topic.TopicId, topic.Label);
+    }
+}

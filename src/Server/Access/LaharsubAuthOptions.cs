@@ -1,0 +1,24 @@
+namespace Laharsub.Server.Access;
+
+/// <summary>
+/// Who may create, publish, subscribe, list and delete, bound from <c>Laharsub:Auth</c> and validated
+/// at start. See docs/access-control.md.
+/// </summary>
+public sealed class LaharsubAuthOptions
+{
+    public const string SectionName = "Laharsub:Auth";
+
+    /// <summary><see cref="LaharsubAuthMode.Open"/> (the default: no checks) or <see cref="LaharsubAuthMode.Jwt"/>.</summary>
+    public LaharsubAuthMode Mode { get; set; } = LaharsubAuthMode.Open;
+
+    /// <summary>
+    /// In <see cref="LaharsubAuthMode.Jwt"/> mode, what requests without a token may do: a comma-separated
+    /// list of operations (<c>create</c>, <c>publish</c>, <c>subscribe</c>, <c>list</c>, <c>delete</c>), each on
+    /// every topic or, written <c>operation:pattern</c>, on the topics a pattern matches, e.g.
+    /// <c>subscribe,list</c> for public read-only feeds or <c>subscribe:news-*</c>. Empty (the default): nothing.
+    /// </summary>
+    public string Anonymous { get; set; } = "";
+
+    /// <summary>How tokens are validated.</summary>
+    public LaharsubJwtOptions Jwt { get; set; } = new();
+}

@@ -1,0 +1,40 @@
+namespace Laharsub.Server.Access;
+
+/// <summary>What a request does, as a <c>laharsub</c> claim or <c>Laharsub:Auth:Anonymous</c> names it.</summary>
+internal enum LaharsubOperation
+{
+    Create,
+    Publish,
+    Subscribe,
+    List,
+    Delete,
+}
+
+internal static class LaharsubOperations
+{
+    public static readonly LaharsubOperation[] All = Enum.GetValues<LaharsubOperation>();
+
+    /// <summary>The name used in claims, configuration and problem details.</summary>
+    public static string Name(this LaharsubOperation operation) => operation switch
+    {
+        LaharsubOperation.Create => "create",
+        LaharsubOperation.Publish => "publish",
+        LaharsubOperation.Subscribe => "subscribe",
+        LaharsubOperation.List => "list",
+        _ => "delete",
+    };
+
+    public static bool TryParse(ReadOnlySpan<char> name, out LaharsubOperation operation)
+    {
+        foreach (var candidate in All)
+        {
+            if (name.Equals(candidate.Name(), StringComparison.Ordinal))
+            {
+                operation = candidate;
+                return true;
+            }
+        }
+        operation = default;
+        return false;
+    }
+}

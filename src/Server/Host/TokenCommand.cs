@@ -1,0 +1,77 @@
+using System.CommandLine;
+using Laharsub.Server.Access;
+using Laharsub.Server.Hosting;
+using Microsoft.AspNetCore.Builder;
+
+namespace Laharsub.Server.Host;
+
+/// <summary>
+/// <c>token</c>: prints a development token signed with the configured key, e.g.
+/// <c>dotnet run --project src/Server/Host -- token --publish '*' --subscribe '*' --ttl 1h</c>. It reads the
+/// same configuration as the server (appsettings.json, environment, <c>--Laharsub:...=</c> arguments).
+/// </summary>
+internal static class TokenCommand
+{
+    public static int Run(string[] args)
+    {
+        var grantOptions = LaharsubOperations.All.ToDictionary(operation => operation, operation => new Option<string[]>("--" + operation.Name())
+        {
+            Description = $"Topics the token grants '{operation.Name()}' on: *, an id (14), a range (10-20) or a label pattern (orders-*); repeat or separate with commas.",
+            AllowMultipleArgumentsPerToken = true,
+        });
+        var all = new Option<bool>("--all") { Description = "Grant every operation on every topic (an administrator's token)." };
+        var subject = new Option<string>("--subject") { Description = "Who the token is for (sub); rate limits are counted per subject.", DefaultValueFactory = _ => "developer" };
+        var ttl = new Option<string>("--ttl") { Description = "How long the token is valid: 90s, 30m, 1h, 7d (default 1h).", DefaultValueFactory = _ => "1h" };
+        var command = new RootCommand("Prints a bearer token for a Laharsub server in Jwt mode, signed with Laharsub:Auth:Jwt:SigningKey.")
+        {
+            TreatUnmatchedTokensAsErrors = false,
+        };
+        foreach (var option in grantOptions.Values)
+        {
+            command.Options.Add(option);
+        }
+        command.Options.Add(all);
+        command.Options.Add(subject);
+        command.Options.Add(ttl);
+        command.SetAction(parsed =>
+        {
+            // Configuration arguments (--Laharsub:Auth:Jwt:SigningKey=...) are left unmatched and read
+            // exactly as the server would read them.
+            var builder = WebApplication.CreateBuilder(new WebApplicationOptions
+            {
+                Args = [.. parsed.UnmatchedTokens],
+                ApplicationName = typeof(StandaloneHost).Assembly.GetName().Name,
+            });
+            var auth = builder.Configuration.GetSection(LaharsubAuthOptions.SectionName).Get<LaharsubAuthOptions>() ?? new LaharsubAuthOptions();
+            if (!DevelopmentTokens.TryParseTimeToLive(parsed.GetValue(ttl)!, out var timeToLive))
+            {
+                Console.Error.WriteLine($"--ttl {parsed.GetValue(ttl)} is not a lifetime: use 90s, 30m, 1h or 7d.");
+                return 2;
+            }
+            var grants = grantOptions.ToDictionary(
+                pair => pair.Key,
+                pair => (IReadOnlyList<string>)(parsed.GetValue(all) ? ["*"]
+                    : [.. (parsed.GetValue(pair.Value) ?? []).SelectMany(value => value.Split(',', StringSplitOptions.TrimEntries | StringSplitOptions.RemoveEmptyEntries))]));
+            if (grants.Values.All(patterns => patterns.Count == 0))
+            {
+                Console.Error.WriteLine("The token would grant nothing: add --subscribe, --publish, --create, --list or --delete with topic patterns, or --all.");
+                return 2;
+            }
+            try
+            {
+                Console.Out.WriteLine(DevelopmentTokens.Issue(auth, parsed.GetValue(subject)!, grants, timeToLive, TimeProvider.System.GetUtcNow()));
+            }
+            catch (ArgumentException exception)
+            {
+                Console.Error.WriteLine(exception.Message);
+                return 2;
+            }
+            if (auth.Mode != LaharsubAuthMode.Jwt)
+            {
+                Console.Error.WriteLine("Note: Laharsub:Auth:Mode is not Jwt in this configuration, so the server ignores tokens; start it with Laharsub:Auth:Mode=Jwt.");
+            }
+            return 0;
+        });
+        return command.Parse(args).Invoke();
+    }
+}

@@ -1,0 +1,106 @@
+using Microsoft.AspNetCore.Server.Kestrel.Core;
+using Microsoft.Extensions.Configuration;
+using Microsoft.Extensions.Logging;
+using Microsoft.Extensions.Options;
+
+namespace Laharsub.Server.Limits;
+
+/// <summary>
+/// Keeps the standalone server's connections within its open-file limit, and each client's within
+/// <see cref="ClientLimitOptions.MaxConnectionsPerClient"/>.
+/// </summary>
+/// <remarks>
+/// Kestrel accepts connections for as long as <c>accept</c> gives it descriptors. Once a client has
+/// taken them all, <c>accept</c> fails with EMFILE at once, Kestrel's accept loop retries at once (a
+/// busy loop on one thread-pool thread), and the runtime's own needs for descriptors (a pipe for a new
+/// thread, a file under /proc) fail too: the process aborted with "Out of memory." or stopped accepting
+/// for good (docs/architecture.md, "Open files and connections"). With <c>MaxConcurrentConnections</c>
+/// below the limit Kestrel closes a connection over it right after accepting it, so descriptors never
+/// run out.
+/// </remarks>
+internal sealed partial class ConnectionLimitSetup(
+    IConfiguration configuration, ClientConnectionLimit clientLimit, IOptions<ClientLimitOptions> clientOptions,
+    ILogger<ConnectionLimitSetup> logger) : IConfigureOptions<KestrelServerOptions>
+{
+    public const string Setting = "Kestrel:Limits:MaxConcurrentConnections";
+
+    /// <summary>
+    /// Descriptors kept for the server itself beyond those open at start: assemblies loaded later (two
+    /// descriptors each), a pipe while a thread starts, a file being served, connections that Kestrel
+    /// accepts only to close them at the limit, a diagnostics client.
+    /// </summary>
+    public const int ReservedFiles = 256;
+
+    /// <summary>Below this the server can hardly serve anyone, so the operator is warned to raise the limit.</summary>
+    private const int TooFewConnections = 64;
+
+    public void Configure(KestrelServerOptions options)
+    {
+        var (connections, derivation) = LimitConnections(options);
+        var perClient = clientOptions.Value.MaxConnectionsPerClient
+            ?? (connections is { } all ? (int)Math.Max(1, Math.Min(int.MaxValue, all / ClientLimitOptions.ConnectionShareDivisor)) : ClientLimitOptions.DefaultMaxConnectionsPerClient);
+        if (perClient > 0)
+        {
+            clientLimit.Apply(perClient);
+            options.ConfigureEndpointDefaults(listen => listen.Use(next => connection => clientLimit.OnConnectionAsync(connection, next)));
+        }
+        var perClientText = perClient == 0 ? "no limit" : perClient.ToString();
+        if (derivation is { } from)
+        {
+            Derived(logger, connections!.Value, from.OpenFileLimit, from.OpenAtStart, ReservedFiles, perClientText);
+        }
+        else
+        {
+            PerClient(logger, perClientText, connections?.ToString() ?? "unlimited");
+        }
+    }
+
+    private readonly record struct Derivation(long OpenFileLimit, int OpenAtStart);
+
+    /// <summary>
+    /// Sets <c>MaxConcurrentConnections</c> from the open-file limit unless the operator chose it; returns
+    /// the limit in force, and what it was derived from if it was.
+    /// </summary>
+    private (long? Connections, Derivation? From) LimitConnections(KestrelServerOptions options)
+    {
+        var openFileLimit = OpenFileLimit.Current();
+        var openNow = OpenFileLimit.OpenNow();
+        long? room = openFileLimit is { } limit && openNow is { } open ? limit - open - ReservedFiles : null;
+        if (configuration[Setting] is not null || options.Limits.MaxConcurrentConnections is not null)
+        {
+            var chosen = options.Limits.MaxConcurrentConnections;
+            if (room is { } allowed && (chosen is null || chosen > allowed))
+            {
+                ExplicitAboveOpenFileLimit(logger, chosen?.ToString() ?? "unlimited", openFileLimit!.Value, allowed);
+            }
+            return (chosen, null);
+        }
+        if (room is not { } derived)
+        {
+            return (null, null);
+        }
+        if (derived < TooFewConnections)
+        {
+            OpenFileLimitTooLow(logger, openFileLimit!.Value, openNow!.Value, derived);
+            derived = Math.Max(derived, 1);
+        }
+        options.Limits.MaxConcurrentConnections = derived;
+        return (derived, new Derivation(openFileLimit!.Value, openNow!.Value));
+    }
+
+    [LoggerMessage(EventId = 30, Level = LogLevel.Information,
+        Message = "Kestrel:Limits:MaxConcurrentConnections is {Connections}: the open-file limit (ulimit -n) of {OpenFileLimit} minus {OpenAtStart} files open at start and {Reserved} kept for the server itself; one client address may hold {PerClient} of them (Laharsub:Limits:MaxConnectionsPerClient). Set either to choose another value.")]
+    private static partial void Derived(ILogger logger, long connections, long openFileLimit, int openAtStart, int reserved, string perClient);
+
+    [LoggerMessage(EventId = 31, Level = LogLevel.Information,
+        Message = "Laharsub:Limits:MaxConnectionsPerClient is {PerClient} (of {Connections} connections in all).")]
+    private static partial void PerClient(ILogger logger, string perClient, string connections);
+
+    [LoggerMessage(EventId = 32, Level = LogLevel.Warning,
+        Message = "The open-file limit (ulimit -n) of {OpenFileLimit} leaves room for only {Connections} connections after the {OpenAtStart} files open at start and those the server needs for itself: raise it (ulimit -n, LimitNOFILE= in systemd, --ulimit nofile= in Docker).")]
+    private static partial void OpenFileLimitTooLow(ILogger logger, long openFileLimit, int openAtStart, long connections);
+
+    [LoggerMessage(EventId = 33, Level = LogLevel.Warning,
+        Message = "Kestrel:Limits:MaxConcurrentConnections is {Connections}, more than the {Allowed} connections the open-file limit (ulimit -n) of {OpenFileLimit} leaves room for: once clients hold that many, the server runs out of file descriptors and may crash or stop accepting. Lower the setting or raise the limit.")]
+    private static partial void ExplicitAboveOpenFileLimit(ILogger logger, string connections, long openFileLimit, long allowed);
+}

@@ -1,0 +1,160 @@
+using System.Net.Sockets;
+using System.Text;
+
+namespace Laharsub.Server.Tests.Support;
+
+/// <summary>An answer read off a raw socket: the status line and headers as text, and the body decoded from its framing.</summary>
+public sealed record RawResponse(int Status, string Head, byte[] Body)
+{
+    public string BodyText => Encoding.UTF8.GetString(Body);
+
+    public string? Header(string name)
+    {
+        foreach (var line in Head.Split("\r\n").Skip(1))
+        {
+            var colon = line.IndexOf(':');
+            if (colon > 0 && line.AsSpan(0, colon).Equals(name, StringComparison.OrdinalIgnoreCase))
+            {
+                return line[(colon + 1)..].Trim();
+            }
+        }
+        return null;
+    }
+}
+
+/// <summary>
+/// Sends bytes that HttpClient would refuse to send (broken chunked framing, wrong Content-Length, raw
+/// query bytes) to the server over a plain TCP connection, and reads back one answer.
+/// </summary>
+public static class RawHttp
+{
+    private static readonly byte[] EndOfHead = "\r\n\r\n"u8.ToArray();
+
+    /// <summary>
+    /// Connects, writes <paramref name="request"/> and reads one answer, keeping its side of the
+    /// connection open (Kestrel treats a half-close as the client leaving, and would answer nothing).
+    /// Returns <see langword="null"/> when the server closed or reset the connection without a status line.
+    /// </summary>
+    public static async Task<RawResponse?> ExchangeAsync(Uri server, ReadOnlyMemory<byte> request, CancellationToken cancellationToken)
+    {
+        using var socket = new Socket(AddressFamily.InterNetwork, SocketType.Stream, ProtocolType.Tcp) { NoDelay = true };
+        await socket.ConnectAsync(server.Host, server.Port, cancellationToken);
+        var received = new List<byte>(1024);
+        var buffer = new byte[16 * 1024];
+        try
+        {
+            await socket.SendAsync(request, SocketFlags.None, cancellationToken);
+            int headLength;
+            while ((headLength = IndexOf(received, EndOfHead)) < 0)
+            {
+                var read = await socket.ReceiveAsync(buffer, SocketFlags.None, cancellationToken);
+                if (read == 0)
+                {
+                    return null;
+                }
+                received.AddRange(buffer.AsSpan(0, read));
+            }
+            var head = Encoding.Latin1.GetString(received.GetRange(0, headLength).ToArray());
+            var response = new RawResponse(ParseStatus(head), head, []);
+            var body = received.GetRange(headLength + EndOfHead.Length, received.Count - headLength - EndOfHead.Length);
+            if (response.Header("Content-Length") is { } lengthText)
+            {
+                var length = int.Parse(lengthText, System.Globalization.CultureInfo.InvariantCulture);
+                while (body.Count < length && await ReceiveAsync(socket, buffer, body, cancellationToken))
+                {
+                }
+                return response with { Body = [.. body.Take(length)] };
+            }
+            if (response.Header("Transfer-Encoding") is { } encoding && encoding.Contains("chunked", StringComparison.OrdinalIgnoreCase))
+            {
+                while (!EndsChunked(body) && await ReceiveAsync(socket, buffer, body, cancellationToken))
+                {
+                }
+                return response with { Body = Dechunk(body) };
+            }
+            while (await ReceiveAsync(socket, buffer, body, cancellationToken))
+            {
+            }
+            return response with { Body = [.. body] };
+        }
+        catch (SocketException) when (IndexOf(received, EndOfHead) < 0)
+        {
+            return null;
+        }
+    }
+
+    private static async Task<bool> ReceiveAsync(Socket socket, byte[] buffer, List<byte> into, CancellationToken cancellationToken)
+    {
+        var read = await socket.ReceiveAsync(buffer, SocketFlags.None, cancellationToken);
+        into.AddRange(buffer.AsSpan(0, read));
+        return read > 0;
+    }
+
+    private static int ParseStatus(string head)
+    {
+        // "HTTP/1.1 400 Bad Request"
+        var parts = head.Split(' ', 3);
+        return parts.Length >= 2 && parts[0].StartsWith("HTTP/1.", StringComparison.Ordinal) && int.TryParse(parts[1], out var status)
+            ? status
+            : throw new InvalidDataException($"Not a status line: '{head.Split("\r\n")[0]}'");
+    }
+
+    private static bool EndsChunked(List<byte> body) =>
+        body.Count >= 5 && body[^5] == '0' && body[^4] == '\r' && body[^3] == '\n' && body[^2] == '\r' && body[^1] == '\n';
+
+    private static byte[] Dechunk(List<byte> chunked)
+    {
+        var data = new List<byte>();
+        var bytes = chunked.ToArray();
+        var position = 0;
+        while (true)
+        {
+            var lineEnd = Array.IndexOf(bytes, (byte)'\r', position);
+            if (lineEnd < 0)
+            {
+                return [.. data];
+            }
+            var size = Convert.ToInt32(Encoding.ASCII.GetString(bytes, position, lineEnd - position).Split(';')[0], 16);
+            if (size == 0 || lineEnd + 2 + size > bytes.Length)
+            {
+                return [.. data];
+            }
+            data.AddRange(bytes.AsSpan(lineEnd + 2, size));
+            position = lineEnd + 2 + size + 2;
+        }
+    }
+
+    private static int IndexOf(List<byte> haystack, byte[] needle)
+    {
+        for (var i = 0; i + needle.Length <= haystack.Count; i++)
+        {
+            var match = true;
+            for (var j = 0; j < needle.Length && match; j++)
+            {
+                match = haystack[i + j] == needle[j];
+            }
+            if (match)
+            {
+                return i;
+            }
+        }
+        return -1;
+    }
+
+    /// <summary>The request as C# would write it, for failure messages: control characters escaped.</summary>
+    public static string Printable(ReadOnlySpan<byte> request)
+    {
+        var text = new StringBuilder(request.Length);
+        foreach (var b in request)
+        {
+            text.Append(b switch
+            {
+                (byte)'\r' => "\\r",
+                (byte)'\n' => "\\n",
+                < 0x20 or >= 0x7f => $"\\x{b:x2}",
+                _ => ((char)b).ToString(),
+            });
+        }
+        return text.ToString();
+    }
+}
