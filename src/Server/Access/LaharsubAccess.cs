@@ -98,7 +98,9 @@ public static partial class LaharsubAccess
     private static AccessRule Classify(EndpointBuilder endpoint)
     {
         if (endpoint is not RouteEndpointBuilder { RoutePattern: var pattern }
-            || endpoint.Metadata.OfType<HttpMethodMetadata>().FirstOrDefault() is not { HttpMethods: [var method] })
+            || endpoint.Metadata.OfType<HttpMethodMetadata>().FirstOrDefault() is not { HttpMethods: var methods }
+            // HEAD reads what GET reads, so it needs the same permission; any other pair is unclassified.
+            || methods.Where(m => m != HttpMethods.Head || methods.Count == 1).ToList() is not [var method])
         {
             return AccessRule.Unclassified;
         }

@@ -31,13 +31,13 @@ internal static partial class TopicEndpoints
     {
         var topics = group.MapGroup("/topics");
         // HEAD wherever GET: a client may check a topic exists without its body (Kestrel drops the body of a HEAD answer).
-        topics.MapMethods("/", ReadMethods, ListTopics);
-        topics.MapMethods("/{topicId}", ReadMethods, GetTopic);
+        topics.MapMethods("/", ReadMethods, ListTopics).DescribeListTopics();
+        topics.MapMethods("/{topicId}", ReadMethods, GetTopic).DescribeGetTopic();
         RouteHandlerBuilder[] changes =
         [
-            topics.MapPost("/", CreateTopic),
-            topics.MapDelete("/{topicId}", DeleteTopic),
-            topics.MapPost("/{topicId}", Publish),
+            topics.MapPost("/", CreateTopic).DescribeCreateTopic(),
+            topics.MapDelete("/{topicId}", DeleteTopic).DescribeDeleteTopic(),
+            topics.MapPost("/{topicId}", Publish).DescribePublish(),
         ];
         if (rateLimited)
         {
@@ -145,6 +145,7 @@ internal static partial class TopicEndpoints
             return Problems.Invalid("If-Match", ifMatchError);
         }
 
+        using var activity = LaharsubActivitySource.StartPublish(id);
         var maxBytes = options.Value.MaxMessageBytes;
         var body = await ReadBodyAsync(context, maxBytes, cancellationToken).ConfigureAwait(false);
         if (body is null)
@@ -157,6 +158,7 @@ internal static partial class TopicEndpoints
             if (result.Status == PublishStatus.Published)
             {
                 metrics.Published();
+                LaharsubActivitySource.Published(activity, result.MessageId, result.Epoch!);
                 context.Response.Headers.ETag = EntityTag(result.Epoch!);
             }
             return result.Status switch
