@@ -31,7 +31,7 @@ internal static class LoadTestCommand
         }
 
         var command = "dotnet run -c Release --project loadtest/LoadTestClient -- " + string.Join(' ', args);
-        output.WriteLine(FileLimits.Describe(options.PublishConnections, options.Processes, startsServer: options.Url is null));
+        output.WriteLine(FileLimits.Describe(options.PublishConnections * options.Instances, options.PublishConnections, options.Processes, startsServer: options.Url is null));
         if (options.Url is null && !options.NoBuild && options.Targets.Contains(TargetKind.Laharsub) && ServerProcess.FindRepositoryRoot() is { } repository)
         {
             try

@@ -31,7 +31,10 @@ internal sealed record RunSpec(string Configuration, int Topics, int ClientsPerT
     /// <summary>Whether the name carries the target (any run but a plain Laharsub one).</summary>
     public bool NamesTarget { get; init; }
 
-    public string Name => $"{Configuration}-{Topics}t" + (NamesTarget ? "-" + TargetName(Target) : "");
+    /// <summary>Where the run went beyond one server: "redis2" for --servers 2, "3urls" for three --url; null for one server.</summary>
+    public string? Deployment { get; init; }
+
+    public string Name => $"{Configuration}-{Topics}t" + (NamesTarget ? "-" + TargetName(Target) : "") + (Deployment is null ? "" : "-" + Deployment);
 
     public int PublishersOfEachTopic => PublishersPerTopic ?? ClientsPerTopic;
 
@@ -77,11 +80,18 @@ internal sealed record LoadTestOptions
           --find-max-factor F      Rate multiplier from one step to the next (default 1.5).
           --url URL                Use a running server (its root, e.g. http://127.0.0.1:5000/; Laharsub's API is at /ps/,
                                    nchan's at /pub and /sub). Without it, this repository's Release server (or nginx
-                                   with loadtest/peers/nchan.conf) is started for each run on a free port.
+                                   with loadtest/peers/nchan.conf) is started for each run on a free port. Repeat it for
+                                   several instances of one deployment: client i polls and publishes on URL i mod N.
+          --servers N              Start N Laharsub server processes on one Redis for each run (each on its own free port),
+                                   spread the clients over them (client i on instance i mod N, topics created round robin,
+                                   so deliveries cross instances) and sample each one and redis-server. Without --redis,
+                                   a private redis-server (free loopback port, own temporary directory, no persistence)
+                                   is started for each run. Without --servers, one in-memory server is started.
+          --redis HOST:PORT        With --servers: use this Redis instead of a private one (each run uses a key prefix of its own).
           --no-build               Start the server's existing Release build as it is (by default it is built
                                    first, incrementally, so that a run never measures a stale build).
           --server-pid PID         With --url: sample this process's memory and CPU during the run (with --target nchan:
-                                   nginx's master, and its workers with it).
+                                   nginx's master, and its workers with it). Repeatable, one per instance.
           --server-setting K=V     Extra server setting for the server this tool starts, e.g. MaxTopics=200000 (repeatable).
           --server-env NAME=VALUE  Environment variable for the server this tool starts, e.g.
                                    DOTNET_ThreadPool_UnfairSemaphoreSpinLimit=0 (repeatable).
@@ -113,8 +123,22 @@ internal sealed record LoadTestOptions
     public int SourceAddresses { get; init; } = 16;
     public int PublishConnections { get; init; } = 32;
     public TimeSpan MaxScheduleLag { get; init; } = TimeSpan.FromMilliseconds(5);
-    public Uri? Url { get; init; }
-    public int? ServerPid { get; init; }
+    /// <summary>The running instances given with --url (none: this tool starts its servers).</summary>
+    public IReadOnlyList<Uri> Urls { get; init; } = [];
+
+    /// <summary>The first --url; null when this tool starts its servers.</summary>
+    public Uri? Url => Urls.Count > 0 ? Urls[0] : null;
+
+    public IReadOnlyList<int> ServerPids { get; init; } = [];
+
+    /// <summary>With --servers N: how many server processes this tool starts on one Redis; null: one in-memory server.</summary>
+    public int? Servers { get; init; }
+
+    /// <summary>With --redis: the Redis the started servers share (HOST:PORT); null: a private redis-server per run.</summary>
+    public string? Redis { get; init; }
+
+    /// <summary>How many server instances the clients are spread over.</summary>
+    public int Instances => Servers ?? Math.Max(1, Urls.Count);
     public IReadOnlyList<string> ServerSettings { get; init; } = [];
     public IReadOnlyDictionary<string, string> ServerEnvironment { get; init; } = new Dictionary<string, string>();
     public string? OutputDirectory { get; init; }
@@ -128,6 +152,8 @@ internal sealed record LoadTestOptions
     {
         var values = new Dictionary<string, string>(StringComparer.Ordinal);
         var settings = new List<string>();
+        var urls = new List<Uri>();
+        var serverPids = new List<int>();
         var environment = new Dictionary<string, string>(StringComparer.Ordinal);
         var help = false;
         var noBuild = false;
@@ -159,7 +185,17 @@ internal sealed record LoadTestOptions
                 throw new UsageException($"Option {arg} needs a value, e.g. {arg} {Example(arg)}.");
             }
             var value = args[++i];
-            if (arg == "--server-setting")
+            if (arg == "--url")
+            {
+                urls.Add(ParseUrl(value));
+            }
+            else if (arg == "--server-pid")
+            {
+                serverPids.Add(int.TryParse(value, NumberStyles.None, CultureInfo.InvariantCulture, out var pid) && pid > 0
+                    ? pid
+                    : throw new UsageException($"--server-pid '{value}' is not a process id: use the server's pid, e.g. --server-pid $(pgrep -n -f Laharsub.Server.Host)."));
+            }
+            else if (arg == "--server-setting")
             {
                 if (!value.Contains('=', StringComparison.Ordinal))
                 {
@@ -208,8 +244,10 @@ internal sealed record LoadTestOptions
             SourceAddresses = Int(values, "--source-addresses", 16, 1, 250),
             PublishConnections = Int(values, "--publish-connections", 32, 1, 10_000),
             MaxScheduleLag = TimeSpan.FromMilliseconds(Double(values, "--max-schedule-lag", 5, 0.01)),
-            Url = values.TryGetValue("--url", out var url) ? ParseUrl(url) : null,
-            ServerPid = values.ContainsKey("--server-pid") ? Int(values, "--server-pid", 0, 1, int.MaxValue) : null,
+            Urls = urls,
+            ServerPids = serverPids,
+            Servers = values.ContainsKey("--servers") ? Int(values, "--servers", 1, 1, MaxServers) : null,
+            Redis = values.TryGetValue("--redis", out var redis) ? ParseRedis(redis) : null,
             ServerSettings = settings,
             NoBuild = noBuild,
             ServerEnvironment = environment,
@@ -222,10 +260,21 @@ internal sealed record LoadTestOptions
         {
             throw new UsageException("--find-max-steps and --find-max-factor shape a --find-max search; add --find-max.");
         }
-        if (options.ServerPid is not null && options.Url is null)
+        if (options.ServerPids.Count > 0 && options.Url is null)
         {
             throw new UsageException("--server-pid samples a server given with --url; without --url this tool starts (and samples) its own server.");
         }
+        if (options.ServerPids.Count > options.Urls.Count)
+        {
+            throw new UsageException($"{options.ServerPids.Count} --server-pid for {options.Urls.Count} --url: give at most one pid per instance.");
+        }
+        if (urls.Distinct().Count() != urls.Count)
+        {
+            throw new UsageException("The same --url is given twice; give each instance once (a client is placed on instance i mod N).");
+        }
+        CheckServers(options);
+        var deployment = options.Servers is { } servers ? $"redis{servers}" : urls.Count > 1 ? $"{urls.Count}urls" : null;
+        options = options with { Runs = options.Runs.Select(r => r with { Deployment = deployment }).ToList() };
         if ((options.ServerSettings.Count > 0 || options.ServerEnvironment.Count > 0) && options.Url is not null)
         {
             throw new UsageException("--server-setting and --server-env configure the server this tool starts; with --url, configure your server yourself.");
@@ -260,8 +309,42 @@ internal sealed record LoadTestOptions
         "--preset", "--topics", "--sweep", "--clients-per-topic", "--interval", "--topics-per-client", "--message-size",
         "--format", "--warmup", "--duration", "--poll-timeout", "--processes", "--source-addresses", "--publish-connections",
         "--max-schedule-lag", "--url", "--server-pid", "--server-setting", "--server-env", "--out", "--worker",
-        "--target", "--compare", "--find-max-steps", "--find-max-factor", "--publishers-per-topic",
+        "--target", "--compare", "--find-max-steps", "--find-max-factor", "--publishers-per-topic", "--servers", "--redis",
     ];
+
+    /// <summary>Two cores hold a few server processes; more only share the same cores.</summary>
+    private const int MaxServers = 16;
+
+    /// <summary>What --servers and --redis can be combined with.</summary>
+    private static void CheckServers(LoadTestOptions options)
+    {
+        if (options.Redis is not null && options.Servers is null)
+        {
+            throw new UsageException("--redis names the Redis that the servers started with --servers share; add --servers N (with --url, configure your servers yourself).");
+        }
+        if (options.Servers is null)
+        {
+            return;
+        }
+        if (options.Url is not null)
+        {
+            throw new UsageException("Give either --servers N (this tool starts N servers on one Redis) or --url URL (servers you started, repeat it for several), not both.");
+        }
+        if (options.Targets.Contains(TargetKind.Nchan))
+        {
+            throw new UsageException("--servers starts Laharsub servers on Redis; it cannot be combined with --target nchan or --compare.");
+        }
+    }
+
+    private static string ParseRedis(string text)
+    {
+        var colon = text.LastIndexOf(':');
+        if (colon <= 0 || !int.TryParse(text.AsSpan(colon + 1), NumberStyles.None, CultureInfo.InvariantCulture, out var port) || port is < 1 or > 65535)
+        {
+            throw new UsageException($"--redis '{text}' is not HOST:PORT, e.g. --redis 127.0.0.1:6379.");
+        }
+        return text;
+    }
 
     private static IReadOnlyList<TargetKind> ParseTargets(Dictionary<string, string> values)
     {
@@ -416,6 +499,8 @@ internal sealed record LoadTestOptions
         "--sweep" => "400,1000,2000",
         "--format" => "multipart",
         "--url" => "http://127.0.0.1:5000/",
+        "--redis" => "127.0.0.1:6379",
+        "--servers" => "2",
         "--out" => "loadtest-results",
         "--server-setting" => "MaxTopics=200000",
         "--server-env" => "DOTNET_gcServer=0",

@@ -17,7 +17,8 @@ internal sealed class RunExecutor(LoadTestOptions options, TextWriter output, st
     public async Task<RunReport> RunAsync(RunSpec spec, CancellationToken stop)
     {
         var clients = spec.Topics * spec.ClientsPerTopic;
-        CheckFileLimits(clients, spec.Target);
+        var (soft, hard) = FileLimits.Read();
+        CheckFileLimits(options, clients, spec.Target, soft, hard);
         var loadAverage = ReadLoadAverage();
         var startedAt = DateTimeOffset.UtcNow;
         var publishers = spec.Topics * spec.PublishersOfEachTopic;
@@ -27,38 +28,80 @@ internal sealed class RunExecutor(LoadTestOptions options, TextWriter output, st
             + $"{spec.Interval.TotalSeconds.ToString(CultureInfo.InvariantCulture)} s ({publishers / spec.Interval.TotalSeconds:0.#}/s), "
             + $"{FormatName(spec.Target)}, {options.Processes} process(es); load average {loadAverage}");
 
-        ITargetServer? server = null;
+        var servers = new List<ITargetServer>();
+        RedisProcess? redis = null;
         try
         {
-            Uri root;
-            int? serverPid;
-            bool serverHasWorkers;
+            var instances = new List<Uri>();
+            var sampled = new List<SampledProcess>();
+            var commandLines = new List<string>();
             if (options.Url is null)
             {
                 var repository = ServerProcess.FindRepositoryRoot()
                     ?? throw new UsageException("Cannot find Laharsub.sln above the current directory to start the server from; run from the repository or give --url.");
-                server = spec.Target == TargetKind.Nchan
-                    ? await NchanProcess.StartAsync(repository, options.PollTimeoutSeconds, output, stop).ConfigureAwait(false)
-                    : await ServerProcess.StartAsync(repository, ServerSettings(spec), options.ServerEnvironment, output, stop).ConfigureAwait(false);
-                root = server.BaseAddress;
-                serverPid = server.Pid;
-                serverHasWorkers = server.HasWorkerProcesses;
-                output.WriteLine($"server: {server.CommandLine} (pid {server.Pid})");
+                if (spec.Target == TargetKind.Nchan)
+                {
+                    servers.Add(await NchanProcess.StartAsync(repository, options.PollTimeoutSeconds, output, stop).ConfigureAwait(false));
+                }
+                else if (options.Servers is not { } count)
+                {
+                    servers.Add(await ServerProcess.StartAsync(repository, ServerSettings(spec), options.ServerEnvironment, output, stop).ConfigureAwait(false));
+                }
+                else
+                {
+                    string redisConfiguration;
+                    if (options.Redis is { } given)
+                    {
+                        redisConfiguration = given;
+                    }
+                    else
+                    {
+                        redis = await RedisProcess.StartAsync(output, stop).ConfigureAwait(false);
+                        redisConfiguration = redis.Configuration;
+                        output.WriteLine($"redis: {redis.CommandLine} (pid {redis.Pid})");
+                        commandLines.Add(redis.CommandLine);
+                    }
+                    // A prefix of its own per run: a shared --redis may hold an earlier run's topics.
+                    var settings = ServerSettings(spec)
+                        .Append($"--Laharsub:Redis:Configuration={redisConfiguration}")
+                        .Append($"--Laharsub:Redis:KeyPrefix=lt{Guid.NewGuid().ToString("N")[..8]}:")
+                        .ToList();
+                    for (var i = 0; i < count; i++)
+                    {
+                        servers.Add(await ServerProcess.StartAsync(repository, settings, options.ServerEnvironment, output, stop).ConfigureAwait(false));
+                    }
+                }
+                for (var i = 0; i < servers.Count; i++)
+                {
+                    var server = servers[i];
+                    instances.Add(server.BaseAddress);
+                    sampled.Add(new SampledProcess(servers.Count == 1 ? "server" : $"server{i + 1}", new ProcessSampler(server.Pid, server.HasWorkerProcesses)));
+                    commandLines.Add(server.CommandLine);
+                    output.WriteLine($"{sampled[^1].Name}: {server.CommandLine} (pid {server.Pid})");
+                }
+                if (redis is not null)
+                {
+                    sampled.Add(new SampledProcess("redis", new ProcessSampler(redis.Pid)));
+                }
             }
             else
             {
-                root = options.Url;
-                serverPid = options.ServerPid;
-                serverHasWorkers = spec.Target == TargetKind.Nchan;
+                instances.AddRange(options.Urls);
+                for (var i = 0; i < options.ServerPids.Count; i++)
+                {
+                    sampled.Add(new SampledProcess(options.Urls.Count == 1 ? "server" : $"server{i + 1}",
+                        new ProcessSampler(options.ServerPids[i], includeChildren: spec.Target == TargetKind.Nchan)));
+                }
             }
             // nchan's channels need no creating: each run reads and writes channels of its own, fresh names.
-            var api = spec.Target == TargetKind.Laharsub ? new Uri(root, "ps/") : root;
+            var apis = instances.Select(root => spec.Target == TargetKind.Laharsub ? new Uri(root, "ps/") : root).ToArray();
             var topicIds = spec.Target == TargetKind.Laharsub
-                ? await CreateTopicsAsync(api, spec.Topics, stop).ConfigureAwait(false)
+                ? await CreateTopicsAsync(apis, spec.Topics, stop).ConfigureAwait(false)
                 : Enumerable.Range(1, spec.Topics).Select(i => (long)i).ToArray();
             var plan = new LoadPlan
             {
-                ApiAddress = api,
+                ApiAddress = apis[0],
+                InstanceAddresses = apis.Length > 1 ? apis : [],
                 Target = spec.Target,
                 ChannelPrefix = $"lt{Guid.NewGuid():N}"[..10] + "-",
                 TopicIds = topicIds,
@@ -75,27 +118,33 @@ internal sealed class RunExecutor(LoadTestOptions options, TextWriter output, st
                 PublishConnections = options.PublishConnections,
                 MaxScheduleLag = options.MaxScheduleLag,
             };
-            var sampler = serverPid is { } pid ? new ProcessSampler(pid, serverHasWorkers) : null;
-            var (result, window) = await RunClientsAsync(plan, spec, sampler, stop).ConfigureAwait(false);
+            var (result, window) = await RunClientsAsync(plan, spec, sampled, stop).ConfigureAwait(false);
             if (options.Url is not null)
             {
                 await DeleteTopicsAsync(plan).ConfigureAwait(false);
             }
-            return BuildReport(spec, plan, result, sampler, window, startedAt, loadAverage, server?.CommandLine);
+            return BuildReport(spec, plan, result, sampled, window, startedAt, loadAverage, commandLines.Count == 0 ? null : string.Join(" ; ", commandLines));
         }
         finally
         {
-            if (server is not null)
+            foreach (var server in servers)
             {
                 await server.DisposeAsync().ConfigureAwait(false);
+            }
+            if (redis is not null)
+            {
+                await redis.DisposeAsync().ConfigureAwait(false);
             }
         }
     }
 
+    /// <summary>A process sampled during the run, named as the reports name it (server, server2, redis).</summary>
+    private sealed record SampledProcess(string Name, ProcessSampler Sampler);
+
     /// <summary>How the run's answers are read, for the header and the report: Laharsub's format, or nchan's one message per answer.</summary>
     private string FormatName(TargetKind target) => target == TargetKind.Nchan ? "nchan long poll" : options.Format.ToString().ToLowerInvariant();
 
-    private async Task<(ProcessResult Result, (long Start, long End) Window)> RunClientsAsync(LoadPlan plan, RunSpec spec, ProcessSampler? sampler, CancellationToken stop)
+    private async Task<(ProcessResult Result, (long Start, long End) Window)> RunClientsAsync(LoadPlan plan, RunSpec spec, IReadOnlyList<SampledProcess> sampled, CancellationToken stop)
     {
         var warmupMicroseconds = (long)(plan.Warmup.TotalMilliseconds * 1000);
         var durationMicroseconds = (long)(plan.Duration.TotalMilliseconds * 1000);
@@ -103,7 +152,7 @@ internal sealed class RunExecutor(LoadTestOptions options, TextWriter output, st
         using var progressStop = new CancellationTokenSource();
         Task? progress = null;
         void StartProgress(Func<ProgressSnapshot> snapshot, long origin) =>
-            progress = ReportProgressAsync(spec, snapshot, sampler, origin, warmupMicroseconds, durationMicroseconds, progressStop.Token);
+            progress = ReportProgressAsync(spec, snapshot, sampled, origin, warmupMicroseconds, durationMicroseconds, progressStop.Token);
 
         ProcessResult result;
         if (options.Processes == 1)
@@ -144,30 +193,33 @@ internal sealed class RunExecutor(LoadTestOptions options, TextWriter output, st
         return (result, (windowStart, windowStart + (long)(result.WindowSeconds * 1e6)));
     }
 
-    private async Task ReportProgressAsync(RunSpec spec, Func<ProgressSnapshot> snapshot, ProcessSampler? sampler, long start,
+    private async Task ReportProgressAsync(RunSpec spec, Func<ProgressSnapshot> snapshot, IReadOnlyList<SampledProcess> sampled, long start,
         long warmup, long duration, CancellationToken cancellationToken)
     {
         using var timer = new PeriodicTimer(TimeSpan.FromSeconds(1));
         long lastDeliveries = 0, lastPublishes = 0;
-        ProcessSample? lastServer = null;
+        var lastSamples = new ProcessSample?[sampled.Count];
         try
         {
             while (await timer.WaitForNextTickAsync(cancellationToken).ConfigureAwait(false))
             {
                 var now = MonotonicClock.NowMicroseconds;
-                var server = sampler?.Sample(now);
                 var p = snapshot();
                 var elapsed = now - start;
                 var phase = elapsed < 0 ? "starting"
                     : elapsed < warmup ? $"warm-up {elapsed / 1_000_000}/{warmup / 1_000_000} s"
                     : elapsed < warmup + duration ? $"measuring {(elapsed - warmup) / 1_000_000}/{duration / 1_000_000} s"
                     : "draining";
-                var serverText = "";
-                if (server is { } s)
+                var serverText = new System.Text.StringBuilder();
+                for (var i = 0; i < sampled.Count; i++)
                 {
-                    var cpu = lastServer is { } l ? (s.CpuSeconds - l.CpuSeconds) / ((s.AtMicroseconds - l.AtMicroseconds) / 1e6) * 100 : 0;
-                    serverText = $"  server CPU {cpu,3:0}% {(s.Processes > 1 ? "PSS" : "RSS")} {s.RssBytes / 1048576.0:0} MiB";
-                    lastServer = s;
+                    if (sampled[i].Sampler.Sample(now) is not { } s)
+                    {
+                        continue;
+                    }
+                    var cpu = lastSamples[i] is { } l ? (s.CpuSeconds - l.CpuSeconds) / ((s.AtMicroseconds - l.AtMicroseconds) / 1e6) * 100 : 0;
+                    serverText.Append(CultureInfo.InvariantCulture, $"  {sampled[i].Name} CPU {cpu,3:0}% {(s.Processes > 1 ? "PSS" : "RSS")} {s.RssBytes / 1048576.0:0} MiB");
+                    lastSamples[i] = s;
                 }
                 output.WriteLine($"[{spec.Name}] {phase,-18} connections {p.Connections,6}  polls waiting {p.PollsWaiting,6}  "
                     + $"deliveries/s {p.Deliveries - lastDeliveries,7}  publishes/s {p.Publishes - lastPublishes,6}  "
@@ -181,7 +233,7 @@ internal sealed class RunExecutor(LoadTestOptions options, TextWriter output, st
         }
     }
 
-    private RunReport BuildReport(RunSpec spec, LoadPlan plan, ProcessResult result, ProcessSampler? sampler, (long Start, long End) window,
+    private RunReport BuildReport(RunSpec spec, LoadPlan plan, ProcessResult result, IReadOnlyList<SampledProcess> sampled, (long Start, long End) window,
         DateTimeOffset startedAt, string loadAverage, string? serverCommand)
     {
         var seconds = Math.Max(result.WindowSeconds, 1e-9);
@@ -197,6 +249,7 @@ internal sealed class RunExecutor(LoadTestOptions options, TextWriter output, st
             invalid = $"the generator fell behind its own schedule: 99th percentile publish start lag {scheduleLag.P99Ms:0.###} ms "
                 + $"> {plan.MaxScheduleLag.TotalMilliseconds:0.###} ms, so these numbers describe the client, not the server";
         }
+        var usages = sampled.Select(p => ServerUsageOf(p, window, result.DeliveriesMeasured)).OfType<ServerUsage>().ToList();
         return new RunReport
         {
             Name = spec.Name,
@@ -224,7 +277,10 @@ internal sealed class RunExecutor(LoadTestOptions options, TextWriter output, st
             LatencyFromSchedule = LatencySummary.From(result.LatencyFromSchedule),
             ScheduleLag = scheduleLag,
             PublishRoundTrip = LatencySummary.From(result.PublishRoundTrip),
-            Server = sampler is null ? null : ServerUsageOf(sampler, window, result.DeliveriesMeasured),
+            Instances = plan.InstanceCount,
+            Backend = options.Servers is null ? (options.Url is null ? "in-memory" : "as given") : "redis",
+            Server = usages.Count <= 1 ? usages.FirstOrDefault() : ServerUsage.Total(usages),
+            ServerProcesses = usages,
             ClientCpuPercentOfOneCore = result.CpuSeconds / seconds * 100,
             ClientCpuMicrosecondsPerDelivery = result.DeliveriesMeasured == 0 ? 0 : result.CpuSeconds * 1e6 / result.DeliveriesMeasured,
             BytesSentPerSecond = result.BytesSent / (plan.Warmup.TotalSeconds + seconds),
@@ -236,8 +292,9 @@ internal sealed class RunExecutor(LoadTestOptions options, TextWriter output, st
         };
     }
 
-    private static ServerUsage? ServerUsageOf(ProcessSampler sampler, (long Start, long End) window, long deliveries)
+    private static ServerUsage? ServerUsageOf(SampledProcess process, (long Start, long End) window, long deliveries)
     {
+        var sampler = process.Sampler;
         var samples = sampler.Within(window.Start - 600_000, window.End + 600_000);
         if (samples.Count < 2)
         {
@@ -252,30 +309,44 @@ internal sealed class RunExecutor(LoadTestOptions options, TextWriter output, st
             samples.Max(s => s.RssBytes) / 1048576.0,
             cpuSeconds / seconds * 100,
             perSecond == 0 ? 0 : cpuSeconds / seconds / perSecond * 1e6,
-            sampler.Samples.Select(s => new[] { (s.AtMicroseconds - window.Start) / 1e6, s.RssBytes / 1048576.0 }).ToList());
+            sampler.Samples.Select(s => new[] { (s.AtMicroseconds - window.Start) / 1e6, s.RssBytes / 1048576.0 }).ToList())
+        {
+            Name = process.Name,
+        };
     }
 
-    private void CheckFileLimits(int clients, TargetKind target)
+    /// <summary>
+    /// Refuses a run that cannot fit the per-process open-file limit: every poll is a connection, on a
+    /// generator process and on the server instance it talks to.
+    /// </summary>
+    internal static void CheckFileLimits(LoadTestOptions options, int clients, TargetKind target, long soft, long hard)
     {
-        var (soft, hard) = FileLimits.Read();
+        var instances = options.Instances;
         var perProcess = (clients + options.Processes - 1) / options.Processes;
-        var fit = FileLimits.ClientsPerProcess(soft, options.PublishConnections);
+        // A generator process keeps a pool of publish connections to each instance.
+        var publishConnections = options.PublishConnections * instances;
+        var fit = FileLimits.ClientsPerProcess(soft, publishConnections);
         if (perProcess > fit)
         {
-            throw new UsageException($"{clients} clients in {options.Processes} process(es) means {perProcess} connections per process, but the "
-                + $"open-file limit ({soft}) fits {fit} clients per process (one connection each, plus {options.PublishConnections} for publishing "
-                + $"and {FileLimits.Reserve} for the runtime). Use --processes {(clients + fit - 1) / Math.Max(fit, 1)} or more. {FileLimits.HowToRaise(soft, hard)}");
+            throw new UsageException($"{clients} clients in {options.Processes} generator process(es) means {perProcess} connections per process, but the "
+                + $"open-file limit ({soft}) fits {fit} clients per process (one connection each, plus {options.PublishConnections} for publishing to each of "
+                + $"{instances} instance(s) and {FileLimits.Reserve} for the runtime). Use --processes {(clients + fit - 1) / Math.Max(fit, 1)} or more. {FileLimits.HowToRaise(soft, hard)}");
         }
         if (options.Url is null && target == TargetKind.Laharsub)
         {
-            // The server started here inherits this limit and holds every connection of every worker
-            // (nginx spreads its connections over one worker process per core).
-            var serverConnections = clients + (long)options.PublishConnections * options.Processes + FileLimits.Reserve;
-            if (serverConnections > soft)
+            // Each server started here inherits this limit and holds the polls of its share of the
+            // clients and the publish connections of every generator process.
+            var perServer = (clients + instances - 1) / instances;
+            var serverFit = FileLimits.ServerClientsPerProcess(soft, options.PublishConnections, options.Processes);
+            if (perServer > serverFit)
             {
-                throw new UsageException($"The server process this tool starts would need about {serverConnections} open files for {clients} "
-                    + $"clients, above the open-file limit ({soft}): one server process can hold about {soft - FileLimits.Reserve - (long)options.PublishConnections * options.Processes} "
-                    + $"clients here. {FileLimits.HowToRaise(soft, hard)}");
+                var needed = (clients + serverFit - 1) / Math.Max(serverFit, 1);
+                var how = options.Servers is null
+                    ? $"Spread them over several server processes on Redis with --servers {needed} (or more)"
+                    : $"Use --servers {needed} or more";
+                throw new UsageException($"{clients} clients on {instances} server process(es) means about {perServer} polls per server process, "
+                    + $"but the open-file limit ({soft}) fits about {serverFit} per server process here ({options.PublishConnections} publish connections from "
+                    + $"each of {options.Processes} generator process(es) and {FileLimits.Reserve} for the runtime besides). {how}. {FileLimits.HowToRaise(soft, hard)}");
             }
         }
     }
@@ -293,13 +364,14 @@ internal sealed class RunExecutor(LoadTestOptions options, TextWriter output, st
         return settings;
     }
 
-    private static async Task<long[]> CreateTopicsAsync(Uri api, int count, CancellationToken cancellationToken)
+    /// <summary>Creates the run's topics round robin over the instances: a topic is not tied to the instance it was created on.</summary>
+    private static async Task<long[]> CreateTopicsAsync(Uri[] apis, int count, CancellationToken cancellationToken)
     {
-        using var client = new HttpClient { BaseAddress = api, Timeout = TimeSpan.FromSeconds(30) };
+        using var client = new HttpClient { Timeout = TimeSpan.FromSeconds(30) };
         var ids = new long[count];
         await Parallel.ForAsync(0, count, new ParallelOptions { MaxDegreeOfParallelism = 16, CancellationToken = cancellationToken }, async (i, token) =>
         {
-            using var response = await client.PostAsync("topics", null, token).ConfigureAwait(false);
+            using var response = await client.PostAsync(new Uri(apis[i % apis.Length], "topics"), null, token).ConfigureAwait(false);
             if (!response.IsSuccessStatusCode)
             {
                 throw new InvalidOperationException($"Creating topic {i + 1} of {count} failed: {(int)response.StatusCode} {await response.Content.ReadAsStringAsync(token).ConfigureAwait(false)}");

@@ -37,6 +37,19 @@ public sealed class CommandLineTests
     [InlineData("--find-max --find-max-factor 1", "--find-max-factor '1' is out of range: use a number from 1.05")]
     [InlineData("--find-max --find-max-steps 0", "--find-max-steps '0' is out of range")]
     [InlineData("--clients-per-topic 2 --publishers-per-topic 3", "--publishers-per-topic 3 is more than the 2 clients per topic")]
+    [InlineData("--servers 0", "--servers '0' is out of range: use a whole number from 1 to 16")]
+    [InlineData("--servers 17", "--servers '17' is out of range")]
+    [InlineData("--servers", "Option --servers needs a value, e.g. --servers 2")]
+    [InlineData("--redis 127.0.0.1:6379", "--redis names the Redis that the servers started with --servers share; add --servers N")]
+    [InlineData("--servers 2 --redis localhost", "--redis 'localhost' is not HOST:PORT, e.g. --redis 127.0.0.1:6379")]
+    [InlineData("--servers 2 --redis localhost:99999", "--redis 'localhost:99999' is not HOST:PORT")]
+    [InlineData("--servers 2 --url http://127.0.0.1:1/", "Give either --servers N (this tool starts N servers on one Redis) or --url URL")]
+    [InlineData("--servers 2 --target nchan", "--servers starts Laharsub servers on Redis; it cannot be combined with --target nchan or --compare")]
+    [InlineData("--servers 2 --compare laharsub,nchan", "it cannot be combined with --target nchan or --compare")]
+    [InlineData("--url http://127.0.0.1:1/ --url http://127.0.0.1:1", "The same --url is given twice")]
+    [InlineData("--url http://127.0.0.1:1/ --server-pid 10 --server-pid 11", "2 --server-pid for 1 --url: give at most one pid per instance")]
+    [InlineData("--url http://127.0.0.1:1/ --server-pid abc", "--server-pid 'abc' is not a process id")]
+    [InlineData("--url http://127.0.0.1:1/ --url ftp://x/", "--url 'ftp://x/' is not an http:// URL")]
     public async Task ABadOptionIsRefusedWithAClearMessage(string arguments, string message)
     {
         using var output = new StringWriter();
@@ -109,6 +122,78 @@ public sealed class CommandLineTests
     }
 
     [Fact]
+    public void ServersNamesTheRunsAndSpreadsClientsOverTheInstances()
+    {
+        var options = LoadTestOptions.Parse(["--preset", "seed3", "--topics", "5000", "--servers", "2", "--redis", "127.0.0.1:6379", "--processes", "2"]);
+
+        Assert.Equal((2, 2, "127.0.0.1:6379"), (options.Servers, options.Instances, options.Redis));
+        Assert.Equal(["seed3-5000t-redis2"], options.Runs.Select(r => r.Name));
+        Assert.Null(LoadTestOptions.Parse(["--topics", "4"]).Servers);
+        Assert.Equal(1, LoadTestOptions.Parse(["--topics", "4"]).Instances);
+    }
+
+    [Fact]
+    public void SeveralUrlsAreSeveralInstancesEachWithItsOwnPid()
+    {
+        var options = LoadTestOptions.Parse(["--topics", "4", "--url", "http://127.0.0.1:5001/", "--url", "http://127.0.0.1:5002/x", "--server-pid", "10", "--server-pid", "11"]);
+
+        Assert.Equal([new Uri("http://127.0.0.1:5001/"), new Uri("http://127.0.0.1:5002/")], options.Urls);
+        Assert.Equal([10, 11], options.ServerPids);
+        Assert.Equal(2, options.Instances);
+        Assert.Equal(["custom-4t-2urls"], options.Runs.Select(r => r.Name));
+    }
+
+    [Fact]
+    public void ClientIPollsAndPublishesOnInstanceIModN()
+    {
+        Uri[] instances = [new("http://127.0.0.1:5001/ps/"), new("http://127.0.0.1:5002/ps/"), new("http://127.0.0.1:5003/ps/")];
+        var plan = LoadRuns.Plan(new Uri("http://127.0.0.1:5001/"), [7, 8]) with { ClientsPerTopic = 3, InstanceAddresses = instances };
+        using var engine = new LoadEngine(plan);
+
+        Assert.Equal(6, engine.Clients.Count);
+        for (var i = 0; i < engine.Clients.Count; i++)
+        {
+            Assert.Equal(new Uri(instances[i % 3], $"topics/{engine.Clients[i].HomeTopicId}"), engine.Clients[i].PublishUri);
+        }
+        // The three clients of each topic sit on three different instances: deliveries cross them.
+        Assert.All(engine.Clients.GroupBy(c => c.HomeTopicId), topic => Assert.Equal(3, topic.Select(c => c.PublishUri.Port).Distinct().Count()));
+    }
+
+    [Theory]
+    // seed3 at 5,000 topics: 25,000 polls do not fit one server process (in memory, or one instance on Redis).
+    [InlineData("--preset seed3 --topics 5000 --processes 2", "about 25000 polls per server process, but the open-file limit (20000) fits about 19736 per server process here",
+        "Spread them over several server processes on Redis with --servers 2 (or more)")]
+    [InlineData("--preset seed3 --topics 5000 --processes 2 --servers 1", "about 25000 polls per server process", "Use --servers 2 or more")]
+    // Nor 25,000 clients one generator process.
+    [InlineData("--preset seed3 --topics 5000 --servers 2", "25000 clients in 1 generator process(es) means 25000 connections per process",
+        "plus 32 for publishing to each of 2 instance(s)")]
+    [InlineData("--preset seed3 --topics 5000 --servers 2", "Use --processes 2 or more", "The hard limit (20000) can be raised only by root")]
+    [InlineData("--preset seed3 --topics 20000 --processes 8 --servers 4", "about 25000 polls per server process", "Use --servers 6 or more")]
+    public void ARunThatCannotFitTheOpenFileLimitIsRefusedWithWhatToChange(string arguments, string message, string advice)
+    {
+        var options = LoadTestOptions.Parse(arguments.Split(' '));
+        var run = Assert.Single(options.Runs);
+
+        var refusal = Assert.Throws<UsageException>(() =>
+            RunExecutor.CheckFileLimits(options, run.Topics * run.ClientsPerTopic, run.Target, soft: 20_000, hard: 20_000));
+
+        Assert.Contains(message, refusal.Message);
+        Assert.Contains(advice, refusal.Message);
+    }
+
+    [Theory]
+    [InlineData("--preset seed3 --topics 5000 --processes 2 --servers 2")]
+    [InlineData("--preset seed3 --topics 20000 --processes 8 --servers 6")]
+    [InlineData("--preset seed3 --topics 3900 --processes 1")]
+    public void ARunThatFitsTheOpenFileLimitIsAccepted(string arguments)
+    {
+        var options = LoadTestOptions.Parse(arguments.Split(' '));
+        var run = Assert.Single(options.Runs);
+
+        RunExecutor.CheckFileLimits(options, run.Topics * run.ClientsPerTopic, run.Target, soft: 20_000, hard: 20_000);
+    }
+
+    [Fact]
     public void FindMaxTakesItsStepsAndFactor()
     {
         var options = LoadTestOptions.Parse(["--preset", "seed1", "--topics", "200", "--compare", "laharsub,nchan", "--find-max", "--find-max-steps", "6", "--find-max-factor", "2"]);
@@ -129,5 +214,7 @@ public sealed class CommandLineTests
         Assert.Contains("--processes N", output.ToString());
         Assert.Contains("--compare T,T", output.ToString());
         Assert.Contains("--find-max", output.ToString());
+        Assert.Contains("--servers N", output.ToString());
+        Assert.Contains("--redis HOST:PORT", output.ToString());
     }
 }

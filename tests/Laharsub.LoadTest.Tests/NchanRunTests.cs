@@ -27,7 +27,7 @@ public sealed class NchanRunTests : IDisposable
         using var http = new LoadHttp(maxConnections: 2, sourceAddressCount: 4);
         var handler = new RecordingHandler(protocol.CreatePollWire([new Laharsub.LoadTestClient.Measurement.DeliveryVerifier(1, consecutiveIds: false)]));
         // One byte per read: the head (and its Last-Modified and Etag) must still be read whole.
-        var poller = new RawPoller(http, protocol.PollAddress, handler.Accept, maxBytesPerReceive: 1);
+        var poller = new RawPoller(http, protocol.PollAddressAt(plan.ApiAddress), handler.Accept, maxBytesPerReceive: 1);
         using var publisher = new HttpClient { BaseAddress = nchan.BaseAddress, Timeout = Timeout };
         // Two messages before the first poll: nchan gives the oldest first, then the next, one per answer.
         await PublishAsync(publisher, protocol.PublishPath(1), "one");

@@ -34,18 +34,22 @@ internal static class FileLimits
     /// <summary>How many simulated clients one process can hold given its limit and its publish connections.</summary>
     public static long ClientsPerProcess(long limit, int publishConnections) => Math.Max(0, limit - Reserve - publishConnections);
 
+    /// <summary>How many polls one server process can hold given its limit and the publish connections of every generator process.</summary>
+    public static long ServerClientsPerProcess(long limit, int publishConnections, int generatorProcesses) =>
+        Math.Max(0, limit - Reserve - (long)publishConnections * generatorProcesses);
+
     /// <summary>The line printed at start: the limit, how many clients fit, and how to raise it.</summary>
-    public static string Describe(int publishConnections, int processes, bool startsServer)
+    public static string Describe(int generatorPublishConnections, int publishConnections, int processes, bool startsServer)
     {
         var (soft, hard) = Read();
         if (soft == long.MaxValue)
         {
             return "open-file limit: unlimited";
         }
-        var text = $"open-file limit {soft} (hard {hard}): up to {ClientsPerProcess(soft, publishConnections)} clients per generator process";
+        var text = $"open-file limit {soft} (hard {hard}): up to {ClientsPerProcess(soft, generatorPublishConnections)} clients per generator process";
         if (startsServer)
         {
-            text += $", and about {Math.Max(0, soft - Reserve - (long)publishConnections * processes)} clients on the one server process this tool starts";
+            text += $", and about {ServerClientsPerProcess(soft, publishConnections, processes)} clients on each server process this tool starts";
         }
         return text + (soft < hard ? $"; 'ulimit -n {hard}' raises it" : "; the hard limit can only be raised outside this shell");
     }

@@ -7,7 +7,7 @@ namespace Laharsub.LoadTestClient.Load;
 /// <summary>Laharsub's wire protocol (docs/protocol.md): REST publish, one multiplexed long poll with cursors in the query.</summary>
 internal sealed class LaharsubProtocol(LoadPlan plan) : TargetProtocol
 {
-    public override Uri PollAddress { get; } = new(plan.ApiAddress, "subscriptions");
+    public override Uri PollAddressAt(Uri apiAddress) => new(apiAddress, "subscriptions");
 
     public override bool ConsecutiveMessageIds => true;
 

@@ -54,7 +54,7 @@ internal sealed class LoadEngine : IDisposable
             // Interleave the publishers of one topic across the interval rather than bunching them.
             var slot = (long)(g % plan.ClientsPerTopic) * plan.TopicIds.Length + home;
             var publishes = g % plan.ClientsPerTopic < plan.PublishersOfEachTopic;
-            _clients[g - plan.FirstClient] = new SimulatedClient(this, plan.TopicIds[home], subscribed,
+            _clients[g - plan.FirstClient] = new SimulatedClient(this, plan.ApiAddressFor(g), plan.TopicIds[home], subscribed,
                 publishes ? slot * interval / plan.TotalPublishers : 0, publishes);
         }
     }
@@ -226,7 +226,7 @@ internal sealed class LoadEngine : IDisposable
             var body = new byte[MessageStamp.Size + _padding.Length];
             MessageStamp.Write(body, intended, started);
             _padding.CopyTo(body.AsSpan(MessageStamp.Size));
-            using var request = new HttpRequestMessage(HttpMethod.Post, client.PublishPath) { Content = new ByteArrayContent(body) };
+            using var request = new HttpRequestMessage(HttpMethod.Post, client.PublishUri) { Content = new ByteArrayContent(body) };
             request.Content.Headers.TryAddWithoutValidation("Content-Type", "application/octet-stream");
             if (Protocol.PublishAccept is { } accept)
             {

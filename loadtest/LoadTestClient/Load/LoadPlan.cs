@@ -17,6 +17,19 @@ internal sealed record LoadPlan
     /// </summary>
     public required Uri ApiAddress { get; init; }
 
+    /// <summary>
+    /// Several instances of one deployment (their API roots; empty: <see cref="ApiAddress"/> alone):
+    /// client <c>g</c> polls and publishes on instance <c>g mod N</c>, so that the clients of one topic
+    /// sit on different instances and deliveries cross them.
+    /// </summary>
+    public Uri[] InstanceAddresses { get; init; } = [];
+
+    /// <summary>The API root client <paramref name="client"/> talks to.</summary>
+    public Uri ApiAddressFor(int client) => InstanceAddresses.Length == 0 ? ApiAddress : InstanceAddresses[client % InstanceAddresses.Length];
+
+    /// <summary>How many instances the clients are spread over.</summary>
+    public int InstanceCount => Math.Max(1, InstanceAddresses.Length);
+
     /// <summary>Which server's protocol the clients speak.</summary>
     public TargetKind Target { get; init; } = TargetKind.Laharsub;
 

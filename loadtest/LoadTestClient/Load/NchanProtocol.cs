@@ -17,7 +17,7 @@ internal sealed class NchanProtocol(LoadPlan plan) : TargetProtocol
 {
     private readonly byte[] _channelPrefix = Encoding.ASCII.GetBytes(plan.ChannelPrefix);
 
-    public override Uri PollAddress { get; } = new(plan.ApiAddress, "sub");
+    public override Uri PollAddressAt(Uri apiAddress) => new(apiAddress, "sub");
 
     public override bool ConsecutiveMessageIds => false;
 

@@ -18,21 +18,22 @@ internal sealed class SimulatedClient : IPollResponseSink, IRawPollHandler
     private readonly RawPoller _poller;
     private long _receivedAt;
 
-    public SimulatedClient(LoadEngine engine, long homeTopicId, IReadOnlyList<long> subscribedTopicIds, long phaseMicroseconds, bool publishes = true)
+    public SimulatedClient(LoadEngine engine, Uri apiAddress, long homeTopicId, IReadOnlyList<long> subscribedTopicIds, long phaseMicroseconds, bool publishes = true)
     {
         _engine = engine;
         HomeTopicId = homeTopicId;
-        PublishPath = engine.Protocol.PublishPath(homeTopicId);
+        // Absolute and parsed once: with several instances each client publishes to its own.
+        PublishUri = new Uri(apiAddress, engine.Protocol.PublishPath(homeTopicId));
         PhaseMicroseconds = phaseMicroseconds;
         Publishes = publishes;
         _topics = subscribedTopicIds.Select(id => new DeliveryVerifier(id, engine.Protocol.ConsecutiveMessageIds)).ToArray();
         _byTopicId = _topics.Length > 4 ? _topics.ToDictionary(t => t.TopicId) : null;
         _wire = engine.Protocol.CreatePollWire(_topics);
-        _poller = new RawPoller(engine.Http, engine.Protocol.PollAddress, _wire.Accept);
+        _poller = new RawPoller(engine.Http, engine.Protocol.PollAddressAt(apiAddress), _wire.Accept);
     }
 
     public long HomeTopicId { get; }
-    public string PublishPath { get; }
+    public Uri PublishUri { get; }
 
     /// <summary>Whether this client publishes (every client does, except in shapes with fewer publishers than readers).</summary>
     public bool Publishes { get; }

@@ -24,8 +24,8 @@ internal abstract class TargetProtocol
         _ => throw new ArgumentOutOfRangeException(nameof(plan), plan.Target, "Unknown target."),
     };
 
-    /// <summary>Where polls go (without a query).</summary>
-    public abstract Uri PollAddress { get; }
+    /// <summary>Where polls go (without a query) on the instance whose API root is <paramref name="apiAddress"/>.</summary>
+    public abstract Uri PollAddressAt(Uri apiAddress);
 
     /// <summary>
     /// Whether the target numbers each topic's messages 1, 2, 3, ... (so a skipped id is a lost

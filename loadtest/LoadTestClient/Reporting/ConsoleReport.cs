@@ -21,7 +21,18 @@ internal static class ConsoleReport
         WriteLatency(output, "latency (ms) from schedule ", r.LatencyFromSchedule);
         WriteLatency(output, "publish start lag (ms)     ", r.ScheduleLag);
         WriteLatency(output, "publish round trip (ms)    ", r.PublishRoundTrip);
-        if (r.Server is { } s)
+        if (r.ServerProcesses.Count > 1)
+        {
+            foreach (var p in r.ServerProcesses)
+            {
+                output.WriteLine($"   {p.Name,-8} pid {p.Pid} (RSS): mean {p.RssMeanMiB:0.0} MiB, max {p.RssMaxMiB:0.0} MiB; CPU {p.CpuPercentOfOneCore:0.0}% of one core, {p.CpuMicrosecondsPerDelivery:0.0} µs per delivery");
+            }
+            if (r.Server is { } total)
+            {
+                output.WriteLine($"   all {r.ServerProcesses.Count} server-side processes: RSS {total.RssMeanMiB:0.0} MiB; CPU {total.CpuPercentOfOneCore:0.0}% of one core, {total.CpuMicrosecondsPerDelivery:0.0} µs per delivery");
+            }
+        }
+        else if (r.Server is { } s)
         {
             var memory = s.Processes > 1 ? $"{s.Processes} processes, PSS summed" : "RSS";
             output.WriteLine($"   server pid {s.Pid} ({memory}): mean {s.RssMeanMiB:0.0} MiB, max {s.RssMaxMiB:0.0} MiB; CPU {s.CpuPercentOfOneCore:0.0}% of one core, {s.CpuMicrosecondsPerDelivery:0.0} µs per delivery");
@@ -44,7 +55,21 @@ internal static class ConsoleReport
                 + $"{l.P99Ms,5:0.00} {l.P999Ms,6:0.00} {l.MaxMs,6:0.0} {r.LatencyFromSchedule.P99Ms,10:0.00} {r.Server?.CpuPercentOfOneCore ?? double.NaN,9:0.0} "
                 + $"{r.Server?.CpuMicrosecondsPerDelivery ?? double.NaN,11:0.0} {r.Server?.RssMeanMiB ?? double.NaN,8:0} {r.ClientCpuPercentOfOneCore,9:0.0}  {(r.Valid ? "yes" : "NO")}"));
         }
-        output.WriteLine("latency in ms from message creation to receipt; 'sched p99' from the intended send time (coordinated omission); CPU in % of one core.");
+        output.WriteLine("latency in ms from message creation to receipt; 'sched p99' from the intended send time (coordinated omission); CPU in % of one core;"
+            + " 'srv' sums every server-side process (all instances and redis-server).");
+        if (reports.Any(r => r.ServerProcesses.Count > 1))
+        {
+            output.WriteLine();
+            output.WriteLine("run                         process    CPU%  µs/dlv  RSS MiB");
+            foreach (var r in reports.Where(r => r.ServerProcesses.Count > 1))
+            {
+                foreach (var p in r.ServerProcesses)
+                {
+                    output.WriteLine(string.Create(CultureInfo.InvariantCulture,
+                        $"{r.Name,-26} {p.Name,-9} {p.CpuPercentOfOneCore,6:0.0} {p.CpuMicrosecondsPerDelivery,7:0.0} {p.RssMeanMiB,8:0}"));
+                }
+            }
+        }
     }
 
     /// <summary>

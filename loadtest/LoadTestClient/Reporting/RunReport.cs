@@ -5,7 +5,19 @@ namespace Laharsub.LoadTestClient.Reporting;
 /// <summary>The server's resource use during the measured window.</summary>
 /// <remarks>Memory is the RSS of a one-process server, and the summed PSS of a server of several processes (nginx's master and workers).</remarks>
 internal sealed record ServerUsage(int Pid, int Processes, double RssMeanMiB, double RssMaxMiB, double CpuPercentOfOneCore,
-    double CpuMicrosecondsPerDelivery, List<double[]> RssSamplesMiB);
+    double CpuMicrosecondsPerDelivery, List<double[]> RssSamplesMiB)
+{
+    /// <summary>What the process is in the run: server, server1, server2, ..., redis, or total.</summary>
+    public string Name { get; init; } = "server";
+
+    /// <summary>Several processes as one: CPU and memory summed (the memory samples of the first process only).</summary>
+    public static ServerUsage Total(IReadOnlyList<ServerUsage> parts) =>
+        new(parts[0].Pid, parts.Sum(p => p.Processes), parts.Sum(p => p.RssMeanMiB), parts.Sum(p => p.RssMaxMiB),
+            parts.Sum(p => p.CpuPercentOfOneCore), parts.Sum(p => p.CpuMicrosecondsPerDelivery), [])
+        {
+            Name = "total",
+        };
+}
 
 /// <summary>Everything reported about one run (one configuration at one topic count).</summary>
 internal sealed record RunReport
@@ -47,7 +59,17 @@ internal sealed record RunReport
     public required LatencySummary ScheduleLag { get; init; }
     public required LatencySummary PublishRoundTrip { get; init; }
 
+    /// <summary>The server's use; with several processes (instances and Redis), their sum.</summary>
     public ServerUsage? Server { get; init; }
+
+    /// <summary>Each sampled process on its own: the server instances, then redis-server when this tool started it.</summary>
+    public IReadOnlyList<ServerUsage> ServerProcesses { get; init; } = [];
+
+    /// <summary>How many server instances the clients were spread over.</summary>
+    public int Instances { get; init; } = 1;
+
+    /// <summary>in-memory (one server this tool started), redis (--servers N), or "as given" (--url).</summary>
+    public string Backend { get; init; } = "in-memory";
 
     /// <summary>The generator's own CPU in the window, in percent of one core (all its processes).</summary>
     public required double ClientCpuPercentOfOneCore { get; init; }
