@@ -3,6 +3,7 @@ using Laharsub.Server.Storage;
 using Laharsub.Server.Storage.InMemory;
 using Laharsub.Server.Subscriptions;
 using Microsoft.Extensions.Options;
+using Microsoft.Extensions.Time.Testing;
 
 namespace Laharsub.Benchmarks;
 
@@ -21,11 +22,16 @@ internal static class BackendFactory
 {
     public static readonly ReadOnlyMemory<byte> TenBytes = new byte[] { 1, 2, 3, 4, 5, 6, 7, 8, 9, 10 };
 
-    public static Backend Create(ManualClock? clock = null, LaharsubOptions? options = null)
+    /// <summary>
+    /// The store's own sweep timer runs on <paramref name="clock"/>, so it fires only when a benchmark
+    /// advances the clock by RetentionSweepInterval (an hour by default here): benchmarks that measure the
+    /// sweep call it themselves, and no sweep runs in the background of another measurement.
+    /// </summary>
+    public static Backend Create(FakeTimeProvider? clock = null, LaharsubOptions? options = null)
     {
-        var settings = Options.Create(options ?? new LaharsubOptions { MessageTimeToLive = TimeSpan.FromSeconds(15) });
+        var settings = Options.Create(options ?? new LaharsubOptions { MessageTimeToLive = TimeSpan.FromSeconds(15), RetentionSweepInterval = TimeSpan.FromHours(1) });
         var signals = new TopicSignals();
-        var store = new InMemoryStore(settings, signals, clock ?? new ManualClock());
+        var store = new InMemoryStore(settings, signals, clock ?? new FakeTimeProvider());
         return new Backend(store, new PollAssembler(store, signals, settings), signals);
     }
 
@@ -35,12 +41,4 @@ internal static class BackendFactory
     /// <summary>The cursor that makes a poll wait on the topic: one past its last message.</summary>
     public static long NextId(Backend backend, long topicId) =>
         backend.Store.GetTopicAsync(topicId).AsTask().GetAwaiter().GetResult()!.LastMessageId + 1;
-}
-
-/// <summary>A clock that moves only when told, so retention can be expired on demand.</summary>
-public sealed class ManualClock : TimeProvider
-{
-    public DateTimeOffset Now { get; set; } = new(2026, 11, 22, 9, 0, 0, TimeSpan.Zero);
-
-    public override DateTimeOffset GetUtcNow() => Now;
 }

@@ -1,5 +1,5 @@
 using BenchmarkDotNet.Attributes;
-using Laharsub.Server.Storage.InMemory;
+using Microsoft.Extensions.Time.Testing;
 
 namespace Laharsub.Benchmarks;
 
@@ -7,7 +7,7 @@ namespace Laharsub.Benchmarks;
 public abstract class RetentionFixture
 {
     private const int MessagesPerTopic = 10;
-    private readonly ManualClock _clock = new();
+    private readonly FakeTimeProvider _clock = new();
     private long[] _topics = [];
 
     [Params(1_000, 10_000)]
@@ -34,7 +34,7 @@ public abstract class RetentionFixture
         }
     }
 
-    protected void Expire() => _clock.Now += TimeSpan.FromMinutes(1);
+    protected void Expire() => _clock.Advance(TimeSpan.FromMinutes(1));
 }
 
 /// <summary>The retention sweep's steady state (every second by default): a pass over all topics that finds nothing expired.</summary>

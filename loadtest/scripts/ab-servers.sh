@@ -11,6 +11,7 @@ root=$(cd "$(dirname "$0")/../.." && pwd)
 mkdir -p "$out"
 run_one() {
   local label=$1 dll=$2 round=$3
+  shift 3
   local port; port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
   ( cd "$(dirname "$dll")" && env -u DOTNET_SYSTEM_NET_SOCKETS_INLINE_COMPLETIONS dotnet "$dll" --urls "http://127.0.0.1:$port" \
       --Logging:LogLevel:Default=Warning --Laharsub:MessageTimeToLive=00:00:15 --Laharsub:MaxTopics=100000 \

@@ -4,6 +4,7 @@ using Laharsub.Server.Hosting;
 using Laharsub.Server.Storage;
 using Laharsub.Server.Storage.InMemory;
 using Laharsub.Testing;
+using Microsoft.Extensions.Time.Testing;
 using Microsoft.Extensions.DependencyInjection;
 using Microsoft.Extensions.Options;
 
@@ -17,7 +18,7 @@ public sealed class ReliabilityTests
     public async Task AfterARestartThatKeptTheDataTheSubscriptionReconnectsAndReportsWhatExpiredMeanwhile(PollFormat format)
     {
         // A clock the test moves: messages expire when it says so, not when a busy machine gets slow.
-        var clock = new ManualTimeProvider();
+        var clock = new FakeTimeProvider();
         await using var first = await LaharsubTestServer.StartAsync(o => o.MessageTimeToLive = TimeSpan.FromSeconds(2),
             s => s.AddSingleton<TimeProvider>(clock));
         var backend = first.Store;

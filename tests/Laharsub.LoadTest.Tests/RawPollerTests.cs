@@ -5,6 +5,7 @@ using Laharsub.Server.Storage;
 using Laharsub.Server.Wire;
 using Laharsub.Testing;
 using Microsoft.Extensions.DependencyInjection;
+using Microsoft.Extensions.Time.Testing;
 
 namespace Laharsub.LoadTest.Tests;
 
@@ -50,7 +51,8 @@ public sealed class RawPollerTests
     [Fact]
     public async Task APollThatTimesOutIsA204WithoutBodyAndTheNextPollReusesTheConnection()
     {
-        await using var server = await LaharsubTestServer.StartAsync().WaitAsync(Timeout);
+        var clock = new FakeTimeProvider();
+        await using var server = await LaharsubTestServer.StartAsync(services: s => s.AddSingleton<TimeProvider>(clock)).WaitAsync(Timeout);
         var topic = (await LoadRuns.CreateTopicsAsync(server.BaseAddress, 1))[0];
         using var http = new LoadHttp(maxConnections: 2, sourceAddressCount: 4);
         var poller = new RawPoller(http, new Uri(server.ApiAddress, "subscriptions"), "application/json");
@@ -60,6 +62,7 @@ public sealed class RawPollerTests
 
         for (var i = 0; i < 2; i++)
         {
+            await TimeOutTheWaitingPollAsync(server, clock, topic);
             var response = await client.Responses.ReadAsync().AsTask().WaitAsync(Timeout);
             Assert.Equal(204, response.Status);
             Assert.Empty(response.Body);
@@ -109,7 +112,8 @@ public sealed class RawPollerTests
     [Fact]
     public async Task AnAnswerWithConnectionCloseClosesTheConnectionAndTheNextPollOpensANewOne()
     {
-        await using var server = await LaharsubTestServer.StartAsync().WaitAsync(Timeout);
+        var clock = new FakeTimeProvider();
+        await using var server = await LaharsubTestServer.StartAsync(services: s => s.AddSingleton<TimeProvider>(clock)).WaitAsync(Timeout);
         var topic = (await LoadRuns.CreateTopicsAsync(server.BaseAddress, 1))[0];
         using var http = new LoadHttp(maxConnections: 2, sourceAddressCount: 4);
         var poller = new RawPoller(http, new Uri(server.ApiAddress, "subscriptions"), "application/json");
@@ -121,6 +125,7 @@ public sealed class RawPollerTests
         var refused = await client.Responses.ReadAsync().AsTask().WaitAsync(Timeout);
         Assert.Equal(400, refused.Status);
         Assert.Equal(0, refused.OpenConnections);
+        await TimeOutTheWaitingPollAsync(server, clock, topic);
         var next = await client.Responses.ReadAsync().AsTask().WaitAsync(Timeout);
         Assert.Equal(204, next.Status);
         Assert.Equal(1, next.OpenConnections);
@@ -128,6 +133,13 @@ public sealed class RawPollerTests
         Assert.Equal(0, client.Errors);
         await stop.CancelAsync();
         await running.WaitAsync(Timeout);
+    }
+
+    /// <summary>Once the next poll waits on the server, moves the server's clock past its 1 s timeout.</summary>
+    private static async Task TimeOutTheWaitingPollAsync(LaharsubTestServer server, FakeTimeProvider clock, long topic)
+    {
+        await Eventually.HoldsAsync(() => Task.FromResult(server.WaitingPolls(topic) == 1), Timeout, "the next poll waits");
+        clock.Advance(TimeSpan.FromSeconds(1));
     }
 
     private sealed record RawResponse(int Status, byte[] Body, List<(long Topic, long Id, string Body)> Messages, int OpenConnections);

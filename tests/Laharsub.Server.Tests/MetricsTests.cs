@@ -4,6 +4,7 @@ using Laharsub.Server.Hosting;
 using Laharsub.Server.Tests.Support;
 using Laharsub.Testing;
 using Microsoft.Extensions.DependencyInjection;
+using Microsoft.Extensions.Time.Testing;
 
 namespace Laharsub.Server.Tests;
 
@@ -54,11 +55,35 @@ public sealed class MetricsTests
         Assert.Equal(1, recorder.Sum("laharsub.polls", ("laharsub.poll.outcome", "answered")));
     }
 
+    [Fact]
+    public async Task EachDeliveredMessageRecordsTheTimeFromItsPublishToTheWrittenAnswer()
+    {
+        var clock = new FakeTimeProvider();
+        await using var server = await LaharsubTestServer.StartAsync(services: s => s.AddSingleton<TimeProvider>(clock));
+        using var recorder = new MetricRecorder(server.Services.GetRequiredService<IMeterFactory>());
+        using var client = server.CreateClient();
+        var topic = await client.CreateTopicAsync();
+        await client.PublishTextAsync(topic, "older");
+        clock.Advance(TimeSpan.FromSeconds(2));
+        await client.PublishTextAsync(topic, "newer");
+        clock.Advance(TimeSpan.FromMilliseconds(250));
+
+        var answered = await client.PollAsync($"topics={topic}:1", "multipart/mixed");
+        var empty = await client.PollAsync($"topics={topic}:3&timeout=0");
+
+        Assert.Equal(2, answered.Messages.Count);
+        Assert.Empty(empty.Messages);
+        // Recorded once the answer is written, which the client may see a moment before.
+        await Eventually.HoldsAsync(() => Task.FromResult(recorder.Values("laharsub.delivery.latency").Count == 2), WireClient.Bound, "both deliveries are recorded");
+        Assert.Equal([2.25, 0.25], recorder.Values("laharsub.delivery.latency"));
+    }
+
     /// <summary>Listens to the Laharsub meter of one server (other tests' servers run alongside, each with its own factory).</summary>
     private sealed class MetricRecorder : IDisposable
     {
         private readonly MeterListener _listener = new();
         private readonly ConcurrentQueue<(string Instrument, long Value, KeyValuePair<string, object?>[] Tags)> _measurements = new();
+        private readonly ConcurrentQueue<(string Instrument, double Value)> _doubles = new();
 
         public MetricRecorder(IMeterFactory scope)
         {
@@ -71,12 +96,15 @@ public sealed class MetricsTests
             };
             _listener.SetMeasurementEventCallback<long>((instrument, value, tags, _) => _measurements.Enqueue((instrument.Name, value, tags.ToArray())));
             _listener.SetMeasurementEventCallback<int>((instrument, value, tags, _) => _measurements.Enqueue((instrument.Name, value, tags.ToArray())));
+            _listener.SetMeasurementEventCallback<double>((instrument, value, _, _) => _doubles.Enqueue((instrument.Name, value)));
             _listener.Start();
         }
 
         public long Sum(string instrument, (string Key, string Value)? tag = null) => _measurements
             .Where(m => m.Instrument == instrument && (tag is not { } t || m.Tags.Any(p => p.Key == t.Key && Equals(p.Value, t.Value))))
             .Sum(m => m.Value);
+
+        public IReadOnlyList<double> Values(string instrument) => _doubles.Where(m => m.Instrument == instrument).Select(m => m.Value).ToList();
 
         /// <summary>Reads an observable gauge now.</summary>
         public long Observe(string instrument)

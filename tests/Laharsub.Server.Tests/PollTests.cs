@@ -1,6 +1,8 @@
 using System.Net;
 using Laharsub.Server.Tests.Support;
 using Laharsub.Testing;
+using Microsoft.Extensions.DependencyInjection;
+using Microsoft.Extensions.Time.Testing;
 
 namespace Laharsub.Server.Tests;
 
@@ -62,30 +64,42 @@ public sealed class PollTests
     [Fact]
     public async Task NothingBeforeTheTimeoutAnswers204WithNoStore()
     {
-        await using var server = await LaharsubTestServer.StartAsync();
+        var clock = new FakeTimeProvider();
+        await using var server = await LaharsubTestServer.StartAsync(services: s => s.AddSingleton<TimeProvider>(clock));
         using var client = server.CreateClient();
         var topic = await client.CreateTopicAsync();
 
-        var started = DateTime.UtcNow;
-        var response = await client.PollAsync($"topics={topic}&timeout=1");
+        // Longer than the client's bound: only the server's clock can end it in time.
+        var poll = client.PollAsync($"topics={topic}&timeout=60");
+        await WaitForWaitersAsync(client, topic, 1);
+        clock.Advance(TimeSpan.FromMilliseconds(59_999));
+        Assert.False(poll.IsCompleted, "the poll must wait for its whole timeout");
+        Assert.Equal(1, server.WaitingPolls(topic));
+        clock.Advance(TimeSpan.FromMilliseconds(1));
+        var response = await poll;
 
         Assert.Equal(HttpStatusCode.NoContent, response.Status);
-        Assert.True(DateTime.UtcNow - started >= TimeSpan.FromMilliseconds(900), "the poll must wait for its timeout");
         Assert.True(response.Response.Headers.CacheControl!.NoStore);
     }
 
     [Fact]
     public async Task APollWithoutTimeoutWaitsTheConfiguredDefault()
     {
-        await using var server = await LaharsubTestServer.StartAsync(o => o.DefaultPollTimeout = TimeSpan.FromSeconds(1));
-        using var client = server.CreateClient();
+        var clock = new FakeTimeProvider();
+        await using var server = await LaharsubTestServer.StartAsync(o => o.DefaultPollTimeout = TimeSpan.FromSeconds(45),
+            s => s.AddSingleton<TimeProvider>(clock));
+        using var client = server.CreateClient(TimeSpan.FromSeconds(20));
         var topic = await client.CreateTopicAsync();
 
-        var started = DateTime.UtcNow;
-        var response = await client.PollAsync($"topics={topic}");
+        var poll = client.PollAsync($"topics={topic}");
+        await WaitForWaitersAsync(client, topic, 1);
+        clock.Advance(TimeSpan.FromSeconds(44));
+        Assert.False(poll.IsCompleted, "the poll must wait for the whole default timeout");
+        Assert.Equal(1, server.WaitingPolls(topic));
+        clock.Advance(TimeSpan.FromSeconds(1));
+        var response = await poll;
 
         Assert.Equal(HttpStatusCode.NoContent, response.Status);
-        Assert.InRange(DateTime.UtcNow - started, TimeSpan.FromMilliseconds(900), TimeSpan.FromSeconds(15));
     }
 
     [Fact]

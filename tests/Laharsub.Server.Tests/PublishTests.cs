@@ -1,3 +1,4 @@
+using Microsoft.Extensions.DependencyInjection;
 using System.Net;
 using System.Text;
 using Laharsub.Server.Tests.Support;
@@ -162,5 +163,40 @@ public sealed class PublishTests
         var framedWith = poll.Response.Content.Headers.ContentType!.Parameters.Single(p => p.Name == "boundary").Value!.Trim('"');
         Assert.NotEqual(boundary, framedWith);
         Assert.Equal(["harmless", forged], poll.Messages.Select(m => m.Text));
+    }
+
+    [Fact]
+    public async Task AServerThatIsShuttingDownRefusesPublishesWith503SoThatNoneIsAcknowledgedAndLost()
+    {
+        await using var server = await LaharsubTestServer.StartAsync();
+        using var client = server.CreateClient();
+        var topic = await client.CreateTopicAsync();
+        var lifetime = server.Services.GetRequiredService<Microsoft.Extensions.Hosting.IHostApplicationLifetime>();
+        var stopping = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
+        var release = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
+        // Holds shutdown at its first step (polls answered, the server still serving), as a drain does.
+        lifetime.ApplicationStopping.Register(() =>
+        {
+            stopping.TrySetResult();
+            release.Task.Wait(WireClient.Bound);
+        });
+        var stop = Task.Run(server.StopAsync);
+        await stopping.Task.WaitAsync(WireClient.Bound);
+
+        HttpResponseMessage refused;
+        try
+        {
+            refused = await client.PostAsync($"topics/{topic}", new StringContent("during shutdown")).WaitAsync(WireClient.Bound);
+        }
+        finally
+        {
+            release.TrySetResult();
+        }
+        await stop.WaitAsync(WireClient.Bound);
+
+        Assert.Equal(HttpStatusCode.ServiceUnavailable, refused.StatusCode);
+        Assert.NotNull(refused.Headers.RetryAfter);
+        Assert.Contains("shutting down", await refused.Content.ReadAsStringAsync());
+        Assert.Equal(0, (await server.Store.GetTopicAsync(topic))!.LastMessageId);
     }
 }

@@ -1,4 +1,7 @@
 using Laharsub.Server.Host;
+using Laharsub.Server.Host.Admin;
+using Laharsub.Server.Host.OpenApi;
+using Laharsub.Server.Host.Telemetry;
 using Laharsub.Server.Hosting;
 using Laharsub.Server.Redis;
 
@@ -8,6 +11,15 @@ if (args is ["token", ..])
     return TokenCommand.Run(args[1..]);
 }
 // The store is Redis when Laharsub:Redis:Configuration is set (several instances share topics), in memory otherwise.
-var app = StandaloneHost.Build(args, builder => builder.Services.AddLaharsub().AddRedisIfConfigured(builder.Configuration));
+var app = StandaloneHost.Build(args, builder =>
+{
+    builder.Services.AddLaharsub().AddRedisIfConfigured(builder.Configuration);
+    builder.AddLaharsubTelemetry();
+    builder.Services.AddLaharsubOpenApi();
+    builder.AddLaharsubAdmin();
+});
+app.MapLaharsubTelemetry();
+app.MapLaharsubOpenApi();
+app.MapLaharsubAdmin();
 await app.RunAsync();
 return 0;

@@ -4,6 +4,8 @@ using Laharsub.Server.Topics;
 using Microsoft.AspNetCore.Builder;
 using Microsoft.AspNetCore.Routing;
 using Microsoft.AspNetCore.Http;
+using Microsoft.AspNetCore.Http.Metadata;
+using Microsoft.AspNetCore.Mvc;
 using Microsoft.Extensions.DependencyInjection;
 using Microsoft.Extensions.Options;
 
@@ -23,7 +25,11 @@ public static class LaharsubEndpointRouteBuilderExtensions
     {
         var group = endpoints.MapGroup(prefix)
             .RequireCors(LaharsubServiceCollectionExtensions.CorsPolicyName)
-            .WithTags("Laharsub");
+            .WithTags("Laharsub")
+            // Any request may find the store unreachable (StoreUnavailableHandler), and any client may be
+            // over one of its caps (Laharsub:Limits connections and waiting polls, Laharsub:RateLimit).
+            .WithMetadata(new ProducesResponseTypeMetadata(StatusCodes.Status503ServiceUnavailable, typeof(ProblemDetails), ["application/problem+json"]))
+            .WithMetadata(new ProducesResponseTypeMetadata(StatusCodes.Status429TooManyRequests, typeof(ProblemDetails), ["application/problem+json"]));
         var options = endpoints.ServiceProvider.GetRequiredService<IOptions<LaharsubOptions>>().Value;
         group.MapTopics(rateLimited: options.RateLimit.RequestsPerPeriod > 0);
         group.MapSubscriptions();

@@ -29,7 +29,7 @@ internal sealed partial class PollAssembler(ILaharsubStore store, TopicSignals s
     {
         var poll = new PollState(subscriptions) { AnswerBytes = answerBytes };
         // Registered before the first read: a change that the read misses signals the waiter.
-        var waiter = Register(poll);
+        PollWaiter? waiter = Register(poll);
         try
         {
             while (true)
@@ -47,17 +47,27 @@ internal sealed partial class PollAssembler(ILaharsubStore store, TopicSignals s
                     await waiter.Woken.ConfigureAwait(false);
                 }
                 Unregister(waiter);
+                waiter = null;
+                // Woken: usually by what it waits for, so read before registering again; a poll that is
+                // answered now leaves its topics once, not twice.
+                if (await CollectAsync(poll).ConfigureAwait(false) is { } woken)
+                {
+                    return woken;
+                }
                 if (cancellationToken.IsCancellationRequested)
                 {
-                    // Whatever arrived with the timeout still goes out; nothing is registered any more.
-                    return await CollectAsync(poll).ConfigureAwait(false) ?? PollResult.Empty;
+                    return PollResult.Empty;
                 }
+                // Nothing after all (the message expired, say): register, then read again before waiting.
                 waiter = Register(poll);
             }
         }
         finally
         {
-            Unregister(waiter);
+            if (waiter is not null)
+            {
+                Unregister(waiter);
+            }
         }
     }
 

@@ -13,17 +13,17 @@ using Microsoft.Net.Http.Headers;
 namespace Laharsub.Server.Subscriptions;
 
 /// <summary>The long poll: one request waits on many topics at once.</summary>
-internal static class SubscriptionEndpoints
+internal static partial class SubscriptionEndpoints
 {
     public static RouteGroupBuilder MapSubscriptions(this RouteGroupBuilder group)
     {
-        group.MapGet("/subscriptions", Poll).LimitWaitingPollsPerClient();
+        group.MapGet("/subscriptions", Poll).LimitWaitingPollsPerClient().DescribePoll();
         return group;
     }
 
     private static async Task<Results<PollHttpResult, NoContent, EmptyHttpResult, ValidationProblem, ProblemHttpResult>> Poll(
         HttpContext context, PollAssembler assembler, WireFormat wire, IOptions<LaharsubOptions> options, IHostApplicationLifetime lifetime,
-        LaharsubMetrics metrics)
+        LaharsubMetrics metrics, TimeProvider timeProvider)
     {
         context.Response.Headers.CacheControl = "no-store";
         var query = SubscriptionQuery.Parse(context.Request.Query, options.Value);
@@ -40,10 +40,10 @@ internal static class SubscriptionEndpoints
         // One token for every reason to stop waiting; which one fired decides the answer.
         var clientGone = context.RequestAborted;
         var stopping = lifetime.ApplicationStopping;
-        using var wait = CancellationTokenSource.CreateLinkedTokenSource(clientGone, stopping);
-        wait.CancelAfter(query.Timeout);
+        using var wait = PollCancellation.Start(query.Timeout, timeProvider, clientGone, stopping);
 
-        PollResult result;
+        PollResult? result = null;
+        using var activity = LaharsubActivitySource.StartPoll(query.Subscriptions.Count);
         metrics.PollStarted();
         try
         {
@@ -52,34 +52,41 @@ internal static class SubscriptionEndpoints
         }
         catch
         {
-            metrics.PollEnded("error", messages: 0);
+            Ended("error");
             throw;
         }
         if (result.UnknownTopicId is { } unknown)
         {
-            metrics.PollEnded("not_found", messages: 0);
+            Ended("not_found");
             return Problems.TopicNotFound(unknown);
         }
         if (!result.IsEmpty)
         {
-            metrics.PollEnded("answered", result.Messages.Count);
-            return new PollHttpResult(result, format, wire);
+            Ended("answered");
+            return new PollHttpResult(result, format, wire, metrics);
         }
         if (clientGone.IsCancellationRequested)
         {
-            metrics.PollEnded("aborted", messages: 0);
+            Ended("aborted");
             return TypedResults.Empty;
         }
         if (stopping.IsCancellationRequested)
         {
-            metrics.PollEnded("shutdown", messages: 0);
+            Ended("shutdown");
             // Closing the connection makes the client's next poll open a new one, which a load
             // balancer can send to an instance that is not going away.
             context.Response.Headers.Connection = "close";
             return TypedResults.NoContent();
         }
-        metrics.PollEnded("timeout", messages: 0);
+        Ended("timeout");
         return TypedResults.NoContent();
+
+        void Ended(string outcome)
+        {
+            var messages = outcome == "answered" ? result!.Messages : null;
+            metrics.PollEnded(outcome, messages?.Count ?? 0);
+            LaharsubActivitySource.PollEnded(activity, outcome, messages);
+        }
     }
 
     /// <summary>Chooses the response format from <c>Accept</c>: JSON by default, multipart when preferred, null if neither is acceptable.</summary>
@@ -156,10 +163,13 @@ internal static class SubscriptionEndpoints
         return null;
     }
 
-    /// <summary>A poll answer written from the messages' cached encodings.</summary>
-    internal sealed class PollHttpResult(PollResult result, PollFormat format, WireFormat wire) : IResult
+    /// <summary>A poll answer written from the messages' cached encodings; its delivery latencies are recorded once it is written.</summary>
+    internal sealed class PollHttpResult(PollResult result, PollFormat format, WireFormat wire, LaharsubMetrics metrics) : IResult
     {
-        public Task ExecuteAsync(HttpContext httpContext) =>
-            PollResponseWriter.WriteAsync(httpContext.Response, result, format, wire, httpContext.RequestAborted);
+        public async Task ExecuteAsync(HttpContext httpContext)
+        {
+            await PollResponseWriter.WriteAsync(httpContext.Response, result, format, wire, httpContext.RequestAborted).ConfigureAwait(false);
+            metrics.AnswerWritten(result.Messages);
+        }
     }
 }

@@ -6,6 +6,7 @@ using Microsoft.AspNetCore.Http;
 using Microsoft.AspNetCore.Http.Features;
 using Microsoft.AspNetCore.Http.HttpResults;
 using Microsoft.AspNetCore.Routing;
+using Microsoft.Extensions.Hosting;
 using Microsoft.Extensions.Logging;
 using Microsoft.Extensions.Options;
 using Microsoft.Net.Http.Headers;
@@ -31,13 +32,13 @@ internal static partial class TopicEndpoints
     {
         var topics = group.MapGroup("/topics");
         // HEAD wherever GET: a client may check a topic exists without its body (Kestrel drops the body of a HEAD answer).
-        topics.MapMethods("/", ReadMethods, ListTopics);
-        topics.MapMethods("/{topicId}", ReadMethods, GetTopic);
+        topics.MapMethods("/", ReadMethods, ListTopics).DescribeListTopics();
+        topics.MapMethods("/{topicId}", ReadMethods, GetTopic).DescribeGetTopic();
         RouteHandlerBuilder[] changes =
         [
-            topics.MapPost("/", CreateTopic),
-            topics.MapDelete("/{topicId}", DeleteTopic),
-            topics.MapPost("/{topicId}", Publish),
+            topics.MapPost("/", CreateTopic).DescribeCreateTopic(),
+            topics.MapDelete("/{topicId}", DeleteTopic).DescribeDeleteTopic(),
+            topics.MapPost("/{topicId}", Publish).DescribePublish(),
         ];
         if (rateLimited)
         {
@@ -128,7 +129,7 @@ internal static partial class TopicEndpoints
 
     private static async Task<Results<Created<PublishedMessage>, ValidationProblem, ProblemHttpResult>> Publish(
         string topicId, HttpContext context, ILaharsubStore store, IOptions<LaharsubOptions> options, ILoggerFactory loggers,
-        LaharsubMetrics metrics, CancellationToken cancellationToken)
+        LaharsubMetrics metrics, IHostApplicationLifetime lifetime, CancellationToken cancellationToken)
     {
         if (!Problems.TryParseId(topicId, out var id))
         {
@@ -145,6 +146,7 @@ internal static partial class TopicEndpoints
             return Problems.Invalid("If-Match", ifMatchError);
         }
 
+        using var activity = LaharsubActivitySource.StartPublish(id);
         var maxBytes = options.Value.MaxMessageBytes;
         var body = await ReadBodyAsync(context, maxBytes, cancellationToken).ConfigureAwait(false);
         if (body is null)
@@ -153,10 +155,18 @@ internal static partial class TopicEndpoints
         }
         try
         {
+            if (lifetime.ApplicationStopping.IsCancellationRequested)
+            {
+                // The polls waiting here were answered when shutdown began; a message accepted now might
+                // reach nobody before this process (and, in memory, the message) is gone. Refused, the
+                // publisher retries, through its load balancer, at an instance that stays.
+                return ShuttingDown(context);
+            }
             var result = await store.PublishAsync(id, body.Value.Memory, contentType, ifEpoch, cancellationToken).ConfigureAwait(false);
             if (result.Status == PublishStatus.Published)
             {
                 metrics.Published();
+                LaharsubActivitySource.Published(activity, result.MessageId, result.Epoch!);
                 context.Response.Headers.ETag = EntityTag(result.Epoch!);
             }
             return result.Status switch
@@ -173,6 +183,14 @@ internal static partial class TopicEndpoints
         {
             body.Value.Dispose();
         }
+    }
+
+    private static ProblemHttpResult ShuttingDown(HttpContext context)
+    {
+        context.Response.Headers.RetryAfter = "1";
+        context.Response.Headers.Connection = "close";
+        return Problems.Status(StatusCodes.Status503ServiceUnavailable, "Shutting down",
+            "This server instance is shutting down: nothing was published. Publish again in a moment; a new connection reaches an instance that stays.");
     }
 
     private static ProblemHttpResult TooLarge(int maxBytes) => Problems.Status(StatusCodes.Status413PayloadTooLarge, "Message too large",

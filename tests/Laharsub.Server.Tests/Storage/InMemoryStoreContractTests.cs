@@ -2,6 +2,7 @@ using Laharsub.Server.Hosting;
 using Laharsub.Server.Storage;
 using Laharsub.Server.Storage.InMemory;
 using Laharsub.Testing;
+using Microsoft.Extensions.Time.Testing;
 using Microsoft.Extensions.Options;
 
 namespace Laharsub.Server.Tests.Storage;
@@ -9,7 +10,7 @@ namespace Laharsub.Server.Tests.Storage;
 /// <summary>The store contract on the in-memory store, on a clock the test moves.</summary>
 public sealed class InMemoryStoreContractTests : StoreContractTests
 {
-    private readonly ManualTimeProvider _clock = new();
+    private readonly FakeTimeProvider _clock = new();
 
     protected override TimeSpan ShortTimeToLive => TimeSpan.FromSeconds(10);
 

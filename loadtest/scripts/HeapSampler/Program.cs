@@ -1,0 +1,154 @@
+using System.Diagnostics.Tracing;
+using System.Globalization;
+using Microsoft.Diagnostics.NETCore.Client;
+using Microsoft.Diagnostics.Tracing;
+using Microsoft.Diagnostics.Tracing.Parsers.Clr;
+
+const string Usage = """
+    Usage:
+      Laharsub.HeapSampler counters PID INTERVAL_SECONDS OUT.csv
+          Append the process's System.Runtime counters (GC heap size, working set, GC committed, gen 0/1/2,
+          LOH and POH sizes, GC count) to OUT.csv every INTERVAL_SECONDS until the process exits or Ctrl+C.
+      Laharsub.HeapSampler gcs PID OUT.csv
+          Append one row per garbage collection in the process to OUT.csv (time, number, generation, reason,
+          heap size after it by generation) until the process exits or Ctrl+C: the heap a leak would raise
+          is the one left after gen-2 collections.
+      Laharsub.HeapSampler gc PID
+          Induce a blocking full GC in the process (the GCHeapCollect keyword, as dotnet-gcdump does) and
+          print the heap's generation sizes after it.
+    """;
+
+if (args.Length < 2 || !int.TryParse(args[1], CultureInfo.InvariantCulture, out var pid))
+{
+    Console.Error.WriteLine(Usage);
+    return 2;
+}
+
+var client = new DiagnosticsClient(pid);
+switch (args[0])
+{
+    case "counters" when args.Length == 4 && int.TryParse(args[2], CultureInfo.InvariantCulture, out var interval) && interval > 0:
+        return SampleCounters(client, interval, args[3]);
+    case "gc":
+        return InduceGc(client);
+    case "gcs" when args.Length == 3:
+        return RecordCollections(client, args[2]);
+    default:
+        Console.Error.WriteLine(Usage);
+        return 2;
+}
+
+static int SampleCounters(DiagnosticsClient client, int intervalSeconds, string outPath)
+{
+    // The counters the soak report needs, as System.Runtime's EventCounters name them.
+    string[] columns = ["gc-heap-size", "working-set", "gc-committed", "gen-0-size", "gen-1-size", "gen-2-size", "loh-size", "poh-size", "gen-2-gc-count", "threadpool-thread-count"];
+    var provider = new EventPipeProvider("System.Runtime", EventLevel.Informational, 0xffffffff,
+        new Dictionary<string, string> { ["EventCounterIntervalSec"] = intervalSeconds.ToString(CultureInfo.InvariantCulture) });
+    using var session = client.StartEventPipeSession([provider], requestRundown: false);
+    Console.CancelKeyPress += (_, e) => { e.Cancel = true; session.Stop(); };
+    var newFile = !File.Exists(outPath);
+    using var writer = new StreamWriter(outPath, append: true) { AutoFlush = true };
+    if (newFile)
+    {
+        writer.WriteLine("unix_time," + string.Join(',', columns));
+    }
+    var row = new Dictionary<string, double>();
+    using var source = new EventPipeEventSource(session.EventStream);
+    source.Dynamic.All += e =>
+    {
+        if (e.EventName != "EventCounters" || e.PayloadValue(0) is not IDictionary<string, object> outer
+            || outer["Payload"] is not IDictionary<string, object> payload)
+        {
+            return;
+        }
+        var name = (string)payload["Name"];
+        var value = Convert.ToDouble(payload.TryGetValue("Mean", out var mean) ? mean : payload["Increment"], CultureInfo.InvariantCulture);
+        // Counters of one interval arrive one by one; a repeated name starts the next interval's row.
+        if (row.ContainsKey(name))
+        {
+            Flush();
+        }
+        row[name] = value;
+    };
+    source.Process();
+    Flush();
+    return 0;
+
+    void Flush()
+    {
+        if (row.Count == 0)
+        {
+            return;
+        }
+        var cells = columns.Select(c => row.TryGetValue(c, out var v) ? v.ToString("0.###", CultureInfo.InvariantCulture) : "");
+        writer.WriteLine(DateTimeOffset.UtcNow.ToUnixTimeSeconds().ToString(CultureInfo.InvariantCulture) + "," + string.Join(',', cells));
+        row.Clear();
+    }
+}
+
+static int RecordCollections(DiagnosticsClient client, string outPath)
+{
+    var provider = new EventPipeProvider("Microsoft-Windows-DotNETRuntime", EventLevel.Informational, 0x1);
+    using var session = client.StartEventPipeSession([provider], requestRundown: false);
+    Console.CancelKeyPress += (_, e) => { e.Cancel = true; session.Stop(); };
+    var newFile = !File.Exists(outPath);
+    using var writer = new StreamWriter(outPath, append: true) { AutoFlush = true };
+    if (newFile)
+    {
+        writer.WriteLine("unix_ms,gc,generation,reason,total_bytes,gen0_bytes,gen1_bytes,gen2_bytes,loh_bytes,poh_bytes,promoted_bytes");
+    }
+    using var source = new EventPipeEventSource(session.EventStream);
+    GCStartTraceData? started = null;
+    source.Clr.GCStart += e => started = (GCStartTraceData)e.Clone();
+    source.Clr.GCHeapStats += e =>
+    {
+        if (started is null)
+        {
+            return;
+        }
+        writer.WriteLine(string.Create(CultureInfo.InvariantCulture,
+            $"{DateTimeOffset.UtcNow.ToUnixTimeMilliseconds()},{started.Count},{started.Depth},{started.Reason},{e.TotalHeapSize},{e.GenerationSize0},{e.GenerationSize1},{e.GenerationSize2},{e.GenerationSize3},{e.GenerationSize4},{e.TotalPromoted}"));
+        started = null;
+    };
+    source.Process();
+    return 0;
+}
+
+static int InduceGc(DiagnosticsClient client)
+{
+    // GC (0x1) for the GC events; GCHeapCollect (0x800000) makes the runtime run a blocking gen-2 GC when
+    // the session starts.
+    const long GcKeywords = 0x1 | 0x800000;
+    var provider = new EventPipeProvider("Microsoft-Windows-DotNETRuntime", EventLevel.Informational, GcKeywords);
+    using var session = client.StartEventPipeSession([provider], requestRundown: false);
+    using var source = new EventPipeEventSource(session.EventStream);
+    var induced = false;
+    var done = false;
+    source.Clr.GCStart += (GCStartTraceData e) =>
+    {
+        if (e.Reason == GCReason.Induced && e.Depth == 2)
+        {
+            induced = true;
+        }
+    };
+    source.Clr.GCHeapStats += (GCHeapStatsTraceData e) =>
+    {
+        if (!induced || done)
+        {
+            return;
+        }
+        done = true;
+        const double MiB = 1024 * 1024;
+        Console.WriteLine(string.Create(CultureInfo.InvariantCulture,
+            $"after induced gen-2 GC: total {e.TotalHeapSize / MiB:0.00} MiB (gen0 {e.GenerationSize0 / MiB:0.00}, gen1 {e.GenerationSize1 / MiB:0.00}, gen2 {e.GenerationSize2 / MiB:0.00}, loh {e.GenerationSize3 / MiB:0.00}, poh {e.GenerationSize4 / MiB:0.00}), pinned {e.PinnedObjectCount}, handles {e.GCHandleCount}"));
+        Task.Run(session.Stop);
+    };
+    var timeout = Task.Delay(TimeSpan.FromSeconds(60)).ContinueWith(_ => { if (!done) { session.Stop(); } }, TaskScheduler.Default);
+    source.Process();
+    if (!done)
+    {
+        Console.Error.WriteLine("No induced GC was seen within 60 s: is the process a .NET 5+ process that allows diagnostics (DOTNET_EnableDiagnostics not 0)?");
+        return 1;
+    }
+    return 0;
+}

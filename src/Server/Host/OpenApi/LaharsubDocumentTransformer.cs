@@ -1,0 +1,414 @@
+using System.Globalization;
+using System.Reflection;
+using System.Text.Json.Nodes;
+using Laharsub.Server.Access;
+using Laharsub.Server.Hosting;
+using Microsoft.AspNetCore.OpenApi;
+using Microsoft.Extensions.DependencyInjection;
+using Microsoft.Extensions.Options;
+using Microsoft.OpenApi;
+
+namespace Laharsub.Server.Host.OpenApi;
+
+/// <summary>
+/// Describes what the endpoints' metadata cannot: the poll's query parameters (parsed by hand, so that
+/// both query forms get precise errors), both poll answer formats (written straight from cached bytes),
+/// the publish body and <c>If-Match</c>, the headers of the answers, and the limits this server is
+/// configured with. Operations are found by their path under the Laharsub prefix, whatever it is.
+/// </summary>
+internal sealed class LaharsubDocumentTransformer(IOptions<LaharsubOptions> options, IOptions<LaharsubAuthOptions> access) : IOpenApiDocumentTransformer
+{
+    private const string ProblemSchema = "ProblemDetails";
+    private const string PollAnswerSchema = "PollAnswer";
+    private const string PollMessageSchema = "PollMessage";
+    private const string NoticeSchema = "Notice";
+    private const string BearerScheme = "Bearer";
+
+    public Task TransformAsync(OpenApiDocument document, OpenApiDocumentTransformerContext context, CancellationToken cancellationToken)
+    {
+        document.Info = new OpenApiInfo
+        {
+            Title = "Laharsub",
+            Version = typeof(LaharsubOptions).Assembly.GetCustomAttribute<AssemblyInformationalVersionAttribute>()?.InformationalVersion.Split('+')[0] ?? "1.0.0",
+            Description = "HTTP publish/subscribe: create topics and publish with REST calls; subscribe to many topics with one long poll "
+                + "whose subscriptions carry client-side cursors. Errors are RFC 9457 problem details naming the parameter and what to do. "
+                + "The complete protocol (cursor rules, notices, both answer formats) is docs/protocol.md in the Laharsub repository.",
+        };
+        document.Components ??= new OpenApiComponents();
+        document.Components.Schemas ??= new Dictionary<string, IOpenApiSchema>();
+        WriteNumbersAsNumbers(document.Components.Schemas);
+        DescribeProblems(document.Components.Schemas);
+        DescribePollAnswer(document.Components.Schemas);
+        if (document.Components.Schemas.TryGetValue("TopicPage", out var page) && page is OpenApiSchema topicPage)
+        {
+            // JsonIgnore(WhenWritingNull): the last page has no "next" at all.
+            topicPage.Required?.Remove("next");
+        }
+
+        foreach (var (path, item) in document.Paths)
+        {
+            foreach (var (method, operation) in item.Operations ?? [])
+            {
+                switch (path, method.Method)
+                {
+                    case (_, "GET" or "HEAD") when path.EndsWith("/topics", StringComparison.Ordinal):
+                        DescribeListTopics(operation, method.Method);
+                        break;
+                    case (_, "POST") when path.EndsWith("/topics", StringComparison.Ordinal):
+                        DescribeCreateTopic(operation);
+                        break;
+                    case (_, "GET" or "HEAD") when path.EndsWith("/topics/{topicId}", StringComparison.Ordinal):
+                        DescribeTopicId(operation, method.Method == "HEAD" ? "headTopic" : "getTopic");
+                        AddHeader(operation, "200", "ETag", "The topic's epoch in quotes.");
+                        DescribeHead(operation, method.Method);
+                        break;
+                    case (_, "DELETE") when path.EndsWith("/topics/{topicId}", StringComparison.Ordinal):
+                        DescribeTopicId(operation, "deleteTopic");
+                        break;
+                    case (_, "POST") when path.EndsWith("/topics/{topicId}", StringComparison.Ordinal):
+                        DescribePublish(operation);
+                        break;
+                    case (_, "GET") when path.EndsWith("/subscriptions", StringComparison.Ordinal):
+                        DescribePoll(operation, document);
+                        break;
+                }
+                AddHeader(operation, "429", "Retry-After", "Seconds until this client may try again (over Laharsub:RateLimit or a Laharsub:Limits cap).");
+                AddHeader(operation, "503", "Retry-After", "Seconds after which the store (Redis) is worth trying again.");
+            }
+        }
+
+        DescribeAccessControl(document);
+        return Task.CompletedTask;
+    }
+
+    /// <summary>
+    /// Jwt mode (Laharsub:Auth:Mode): every operation takes a bearer token, optional when
+    /// Laharsub:Auth:Anonymous grants something without one, and may answer 401 or 403. Open mode has
+    /// nothing to describe.
+    /// </summary>
+    private void DescribeAccessControl(OpenApiDocument document)
+    {
+        var settings = access.Value;
+        if (settings.Mode != LaharsubAuthMode.Jwt)
+        {
+            return;
+        }
+        document.Components!.SecuritySchemes ??= new Dictionary<string, IOpenApiSecurityScheme>();
+        document.Components.SecuritySchemes[BearerScheme] = new OpenApiSecurityScheme
+        {
+            Type = SecuritySchemeType.Http,
+            Scheme = "bearer",
+            BearerFormat = "JWT",
+            Description = "A JWT whose laharsub claim grants operations on topics (docs/access-control.md).",
+        };
+        var anonymous = !string.IsNullOrWhiteSpace(settings.Anonymous);
+        foreach (var operation in document.Paths.Values.SelectMany(item => item.Operations?.Values.AsEnumerable() ?? []))
+        {
+            operation.Security = [new OpenApiSecurityRequirement { [new OpenApiSecuritySchemeReference(BearerScheme, document)] = [] }];
+            if (anonymous)
+            {
+                // An empty requirement: the operation may also be called without a token, as far as Laharsub:Auth:Anonymous grants.
+                operation.Security.Add(new OpenApiSecurityRequirement());
+            }
+            operation.Responses ??= new OpenApiResponses();
+            operation.Responses.TryAdd("401", Problem(document, "No valid token: send Authorization: Bearer <token> (the problem says what was wrong with it)."));
+            operation.Responses.TryAdd("403", Problem(document, "The token does not grant this operation on this topic (the problem names both)."));
+            AddHeader(operation, "401", "WWW-Authenticate", "Bearer, with the error.");
+        }
+    }
+
+    private static OpenApiResponse Problem(OpenApiDocument document, string description) => new()
+    {
+        Description = description,
+        Content = new Dictionary<string, OpenApiMediaType>
+        {
+            ["application/problem+json"] = new() { Schema = new OpenApiSchemaReference(ProblemSchema, document) },
+        },
+    };
+
+    private void DescribeListTopics(OpenApiOperation operation, string method)
+    {
+        operation.OperationId = method == "HEAD" ? "headTopics" : "listTopics";
+        SetParameter(operation, "after", "Return topics with ids greater than this one: 0 (the default) for the first page, the last id of a page for the next.",
+            Integer(minimum: 0, @default: 0));
+        SetParameter(operation, "limit", "Topics per page.", Integer(minimum: 1, maximum: 1000, @default: 100));
+        SetParameter(operation, "label", "Only topics whose label matches this pattern: label characters, * for any run of them (orders-*).",
+            new OpenApiSchema { Type = JsonSchemaType.String, MaxLength = 100 });
+        DescribeHead(operation, method);
+    }
+
+    /// <summary>HEAD is served wherever GET is: the same answer without its body.</summary>
+    private static void DescribeHead(OpenApiOperation operation, string method)
+    {
+        if (method == "HEAD")
+        {
+            operation.Summary = operation.Summary + " (headers only)";
+            operation.Description = "The same answer as GET without its body, e.g. to check that a topic exists.";
+        }
+    }
+
+    private static void DescribeCreateTopic(OpenApiOperation operation)
+    {
+        operation.OperationId = "createTopic";
+        operation.RequestBody = new OpenApiRequestBody
+        {
+            Required = false,
+            Description = "Optional: the topic's label, which topic lists and access rules can match (orders-*). Without a body the topic has no label.",
+            Content = new Dictionary<string, OpenApiMediaType>
+            {
+                ["application/json"] = new()
+                {
+                    Schema = new OpenApiSchema
+                    {
+                        Type = JsonSchemaType.Object,
+                        Properties = new Dictionary<string, IOpenApiSchema>
+                        {
+                            ["label"] = new OpenApiSchema
+                            {
+                                Type = JsonSchemaType.String,
+                                MinLength = 1,
+                                MaxLength = 100,
+                                Pattern = "^[A-Za-z][A-Za-z0-9_.:/-]*$",
+                                Description = "Starts with a letter, then letters, digits and - _ . : /. Not unique: many topics may share one.",
+                            },
+                        },
+                    },
+                },
+            },
+        };
+        AddHeader(operation, "201", "Location", "The new topic's URL.");
+        AddHeader(operation, "201", "ETag", "The new topic's epoch in quotes.");
+    }
+
+    private static void DescribeTopicId(OpenApiOperation operation, string operationId)
+    {
+        operation.OperationId = operationId;
+        SetParameter(operation, "topicId", "The topic's id.", Integer(minimum: 1));
+    }
+
+    private void DescribePublish(OpenApiOperation operation)
+    {
+        DescribeTopicId(operation, "publish");
+        operation.Parameters!.Add(new OpenApiParameter
+        {
+            Name = "If-Match",
+            In = ParameterLocation.Header,
+            Description = "Publish only to this incarnation of the topic: its epoch in quotes, from the topic's info or a publish answer. "
+                + "Absent or * publishes to whatever topic has the id; another epoch answers 412 and publishes nothing.",
+            Schema = new OpenApiSchema { Type = JsonSchemaType.String },
+            Example = JsonValue.Create("\"9f3c0a1b2c3d4e5f\""),
+        });
+        operation.RequestBody = new OpenApiRequestBody
+        {
+            Required = true,
+            Description = $"The message: any content type (application/octet-stream without one), 1 to {options.Value.MaxMessageBytes} bytes (Laharsub:MaxMessageBytes), kept byte for byte.",
+            Content = new Dictionary<string, OpenApiMediaType>
+            {
+                ["*/*"] = new() { Schema = new OpenApiSchema { Type = JsonSchemaType.String, Format = "binary" } },
+            },
+        };
+        AddHeader(operation, "201", "ETag", "The topic's epoch in quotes.");
+        AddHeader(operation, "412", "ETag", "The topic's current epoch in quotes.");
+        AddHeader(operation, "507", "Retry-After", "Seconds until older messages expire and make room.");
+    }
+
+    private void DescribePoll(OpenApiOperation operation, OpenApiDocument document)
+    {
+        var settings = options.Value;
+        operation.OperationId = "poll";
+        operation.Parameters ??= [];
+        operation.Parameters.Add(new OpenApiParameter
+        {
+            Name = "topics",
+            In = ParameterLocation.Query,
+            Description = $"The compact form: comma-separated subscriptions ID[:FROM][~EPOCH]. FROM is the smallest message id still wanted (1 = everything retained; "
+                + $"without it, new messages only); EPOCH the topic's incarnation the cursor belongs to. At most {settings.MaxSubscriptionsPerPoll} topics "
+                + "(Laharsub:MaxSubscriptionsPerPoll). Give either topics or subs, not both.",
+            Schema = new OpenApiSchema { Type = JsonSchemaType.String, Pattern = "^[0-9]+(:[0-9]+)?(~[0-9A-Za-z_-]{1,32})?(,[0-9]+(:[0-9]+)?(~[0-9A-Za-z_-]{1,32})?)*$" },
+            Example = JsonValue.Create("14:3,15~9f3c0a1b2c3d4e5f"),
+        });
+        operation.Parameters.Add(new OpenApiParameter
+        {
+            Name = "subs",
+            In = ParameterLocation.Query,
+            Style = ParameterStyle.DeepObject,
+            Explode = true,
+            Description = "The indexed form jQuery's $.param writes: subs[0][topicid]=14&subs[0][from]=3&subs[0][epoch]=..., then subs[1][...] and so on, "
+                + "indexes from 0 without holes. topicid is required; from and epoch mean what they do in topics.",
+            Schema = new OpenApiSchema
+            {
+                Type = JsonSchemaType.Array,
+                MaxItems = settings.MaxSubscriptionsPerPoll,
+                Items = new OpenApiSchema
+                {
+                    Type = JsonSchemaType.Object,
+                    Required = new HashSet<string> { "topicid" },
+                    Properties = new Dictionary<string, IOpenApiSchema>
+                    {
+                        ["topicid"] = Integer(minimum: 1),
+                        ["from"] = Integer(minimum: 1),
+                        ["epoch"] = new OpenApiSchema { Type = JsonSchemaType.String, Pattern = "^[0-9A-Za-z_-]{1,32}$" },
+                    },
+                },
+            },
+        });
+        var maxSeconds = (long)settings.MaxPollTimeout.TotalSeconds;
+        operation.Parameters.Add(new OpenApiParameter
+        {
+            Name = "timeout",
+            In = ParameterLocation.Query,
+            Description = $"Seconds to wait for something to deliver before answering 204; 0 answers at once. At most {maxSeconds} (Laharsub:MaxPollTimeout).",
+            Schema = Integer(minimum: 0, maximum: maxSeconds, @default: (long)settings.DefaultPollTimeout.TotalSeconds),
+        });
+
+        if (operation.Responses?.TryGetValue("200", out var answered) == true && answered is OpenApiResponse ok)
+        {
+            ok.Description = $"Messages and notices (notices first), at most {settings.MaxMessagesPerPoll} messages and {settings.MaxBytesPerPoll} body bytes "
+                + "(Laharsub:MaxMessagesPerPoll, Laharsub:MaxBytesPerPoll; poll again for the rest).";
+            ok.Content = new Dictionary<string, OpenApiMediaType>
+            {
+                ["application/json"] = new() { Schema = new OpenApiSchemaReference(PollAnswerSchema, document) },
+                ["multipart/mixed"] = new()
+                {
+                    Schema = new OpenApiSchema
+                    {
+                        Type = JsonSchemaType.String,
+                        Description = "One part per notice, then one per message; the boundary is in Content-Type. A notice part has the headers "
+                            + "Content-Type: application/json, Laharsub-Notice (gap, reset or topicDeleted), Laharsub-Topic-Id and Laharsub-Epoch, and "
+                            + "the notice's JSON as its body. A message part has the message's Content-Type, Laharsub-Topic-Id, Laharsub-Epoch, "
+                            + "Laharsub-Message-Id and Laharsub-Published-At, and the message's bytes exactly as its body.",
+                    },
+                    Example = JsonValue.Create("--laharsub-5f0c9a\r\nContent-Type: text/plain\r\nLaharsub-Topic-Id: 14\r\nLaharsub-Epoch: 9f3c0a1b2c3d4e5f\r\n"
+                        + "Laharsub-Message-Id: 43\r\nLaharsub-Published-At: 2026-11-22T09:30:01.500Z\r\n\r\nhello\r\n--laharsub-5f0c9a--\r\n"),
+                },
+            };
+            AddHeader(operation, "200", "Cache-Control", "no-store");
+        }
+        if (operation.Responses?.TryGetValue("204", out var empty) == true && empty is OpenApiResponse noContent)
+        {
+            noContent.Description = "Nothing to deliver within the timeout, or the server is stopping (then with Connection: close): poll again.";
+        }
+        operation.Responses?.TryAdd("414", new OpenApiResponse
+        {
+            Description = "The request line is longer than Kestrel:Limits:MaxRequestLineSize allows: split the topics over several polls.",
+        });
+    }
+
+    /// <summary>Laharsub writes numbers as JSON numbers; the schemas say "or string" only because web defaults would read them from strings.</summary>
+    private static void WriteNumbersAsNumbers(IDictionary<string, IOpenApiSchema> schemas)
+    {
+        foreach (var schema in schemas.Values.OfType<OpenApiSchema>())
+        {
+            foreach (var property in schema.Properties?.Values.OfType<OpenApiSchema>() ?? [])
+            {
+                if (property.Type is { } type && type.HasFlag(JsonSchemaType.String)
+                    && (type.HasFlag(JsonSchemaType.Integer) || type.HasFlag(JsonSchemaType.Number)))
+                {
+                    property.Type = type & ~JsonSchemaType.String;
+                    property.Pattern = null;
+                }
+            }
+        }
+    }
+
+    /// <summary>The extension members Laharsub's problems carry besides RFC 9457's.</summary>
+    private static void DescribeProblems(IDictionary<string, IOpenApiSchema> schemas)
+    {
+        if (!schemas.TryGetValue(ProblemSchema, out var found) || found is not OpenApiSchema problem)
+        {
+            return;
+        }
+        problem.Description = "An RFC 9457 problem detail: title says what went wrong, detail what to do (naming the setting when a limit was reached).";
+        problem.Properties ??= new Dictionary<string, IOpenApiSchema>();
+        problem.Properties["topicId"] = new OpenApiSchema { Type = JsonSchemaType.Integer, Format = "int64", Description = "404 and 412: the topic concerned." };
+        problem.Properties["epoch"] = new OpenApiSchema { Type = JsonSchemaType.String, Description = "412: the topic's current epoch." };
+        problem.Properties["store"] = new OpenApiSchema { Type = JsonSchemaType.String, Description = "503: the store that could not be reached (e.g. Redis)." };
+    }
+
+    private static void DescribePollAnswer(IDictionary<string, IOpenApiSchema> schemas)
+    {
+        var epoch = new OpenApiSchema { Type = JsonSchemaType.String, Pattern = "^[0-9A-Za-z_-]{1,32}$", Description = "The topic's incarnation." };
+        schemas[PollMessageSchema] = new OpenApiSchema
+        {
+            Type = JsonSchemaType.Object,
+            Description = "A delivered message.",
+            Required = new HashSet<string> { "topicId", "epoch", "messageId", "publishedAt", "contentType", "encoding", "body" },
+            Properties = new Dictionary<string, IOpenApiSchema>
+            {
+                ["topicId"] = Integer(minimum: 1),
+                ["epoch"] = epoch,
+                ["messageId"] = Integer(minimum: 1),
+                ["publishedAt"] = new OpenApiSchema { Type = JsonSchemaType.String, Format = "date-time" },
+                ["contentType"] = new OpenApiSchema { Type = JsonSchemaType.String, Description = "The publisher's Content-Type." },
+                ["encoding"] = new OpenApiSchema
+                {
+                    Type = JsonSchemaType.String,
+                    Enum = [JsonValue.Create("text"), JsonValue.Create("base64")],
+                    Description = "text: body is the message as text (textual content type, valid UTF-8); base64: body is the bytes in standard base64.",
+                },
+                ["body"] = new OpenApiSchema { Type = JsonSchemaType.String },
+            },
+        };
+        schemas[NoticeSchema] = new OpenApiSchema
+        {
+            Type = JsonSchemaType.Object,
+            Description = "Something a subscriber must know besides messages. gap: fromMessageId..toMessageId are no longer retained. "
+                + "reset: continue from firstMessageId with epoch (reason beyondEnd: the cursor was beyond the end; epochChanged: the topic is another incarnation). "
+                + "topicDeleted: stop polling the topic.",
+            Required = new HashSet<string> { "type", "topicId", "epoch" },
+            Properties = new Dictionary<string, IOpenApiSchema>
+            {
+                ["type"] = new OpenApiSchema { Type = JsonSchemaType.String, Enum = [JsonValue.Create("gap"), JsonValue.Create("reset"), JsonValue.Create("topicDeleted")] },
+                ["topicId"] = Integer(minimum: 1),
+                ["epoch"] = epoch,
+                ["fromMessageId"] = Integer(minimum: 1, description: "gap: the first id lost."),
+                ["toMessageId"] = Integer(minimum: 1, description: "gap: the last id lost."),
+                ["reason"] = new OpenApiSchema { Type = JsonSchemaType.String, Enum = [JsonValue.Create("beyondEnd"), JsonValue.Create("epochChanged")] },
+                ["requestedFrom"] = Integer(minimum: 0, description: "reset: the cursor sent, 0 without one."),
+                ["requestedEpoch"] = new OpenApiSchema { Type = JsonSchemaType.String, Description = "reset with epochChanged: the epoch sent." },
+                ["firstMessageId"] = Integer(minimum: 1, description: "reset: the id to continue from."),
+                ["lastMessageId"] = Integer(minimum: 0, description: "reset: the topic's last id."),
+            },
+        };
+        schemas[PollAnswerSchema] = new OpenApiSchema
+        {
+            Type = JsonSchemaType.Object,
+            Description = "A poll answer in JSON: apply the notices first, then the messages, then move each cursor past what arrived.",
+            Required = new HashSet<string> { "notices", "messages" },
+            Properties = new Dictionary<string, IOpenApiSchema>
+            {
+                ["notices"] = new OpenApiSchema { Type = JsonSchemaType.Array, Items = new OpenApiSchemaReference(NoticeSchema) },
+                ["messages"] = new OpenApiSchema { Type = JsonSchemaType.Array, Items = new OpenApiSchemaReference(PollMessageSchema) },
+            },
+        };
+    }
+
+    private static OpenApiSchema Integer(long minimum, long? maximum = null, long? @default = null, string? description = null) => new()
+    {
+        Type = JsonSchemaType.Integer,
+        Format = "int64",
+        Minimum = minimum.ToString(CultureInfo.InvariantCulture),
+        Maximum = maximum?.ToString(CultureInfo.InvariantCulture),
+        Default = @default is { } value ? JsonValue.Create(value) : null,
+        Description = description,
+    };
+
+    /// <summary>Replaces the schema (and description) of a parameter the endpoint binds as a string to report bad values itself.</summary>
+    private static void SetParameter(OpenApiOperation operation, string name, string description, OpenApiSchema schema)
+    {
+        if (operation.Parameters?.FirstOrDefault(p => p.Name == name) is OpenApiParameter parameter)
+        {
+            parameter.Description = description;
+            parameter.Schema = schema;
+        }
+    }
+
+    private static void AddHeader(OpenApiOperation operation, string status, string name, string description)
+    {
+        if (operation.Responses?.TryGetValue(status, out var found) == true && found is OpenApiResponse response)
+        {
+            response.Headers ??= new Dictionary<string, IOpenApiHeader>();
+            response.Headers[name] = new OpenApiHeader { Description = description, Schema = new OpenApiSchema { Type = JsonSchemaType.String } };
+        }
+    }
+}

@@ -1,0 +1,20 @@
+using Microsoft.AspNetCore.Builder;
+using Microsoft.AspNetCore.Http;
+
+namespace Laharsub.Server.Subscriptions;
+
+/// <summary>
+/// What an API description (OpenAPI) cannot infer from the poll's typed results: the answer is written
+/// by <see cref="PollHttpResult"/> in either format, and its problems have one type whatever their status.
+/// The query parameters are parsed by <see cref="SubscriptionQuery"/>, not bound, so the standalone
+/// host's document transformer describes them.
+/// </summary>
+internal static partial class SubscriptionEndpoints
+{
+    private static RouteHandlerBuilder DescribePoll(this RouteHandlerBuilder endpoint) => endpoint
+        .WithSummary("Long poll many topics at once")
+        .WithDescription("Answers at once when any subscription has messages or a notice, otherwise when one arrives, or `204` after `timeout` seconds. `Accept` chooses the format: `application/json` (the default) or `multipart/mixed`.")
+        .Produces(StatusCodes.Status200OK, responseType: null, "application/json", "multipart/mixed")
+        .ProducesProblem(StatusCodes.Status404NotFound)
+        .ProducesProblem(StatusCodes.Status406NotAcceptable);
+}
