@@ -346,7 +346,7 @@ internal sealed class RunExecutor(LoadTestOptions options, TextWriter output, st
                     : $"Use --servers {needed} or more";
                 throw new UsageException($"{clients} clients on {instances} server process(es) means about {perServer} polls per server process, "
                     + $"but the open-file limit ({soft}) fits about {serverFit} per server process here ({options.PublishConnections} publish connections from "
-                    + $"each of {options.Processes} generator process(es) and {FileLimits.Reserve} for the runtime besides). {how}. {FileLimits.HowToRaise(soft, hard)}");
+                    + $"each of {options.Processes} generator process(es), about {FileLimits.Reserve} open at its start and {FileLimits.ServerReserve(soft)} it keeps for itself besides). {how}. {FileLimits.HowToRaise(soft, hard)}");
             }
         }
     }

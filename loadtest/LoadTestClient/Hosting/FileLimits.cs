@@ -35,8 +35,15 @@ internal static class FileLimits
     public static long ClientsPerProcess(long limit, int publishConnections) => Math.Max(0, limit - Reserve - publishConnections);
 
     /// <summary>How many polls one server process can hold given its limit and the publish connections of every generator process.</summary>
+    /// <remarks>
+    /// The server accepts connections up to its limit less the files open at its start (about
+    /// <see cref="Reserve"/>) and <see cref="ServerReserve"/> kept for itself (src/Server/Limits/ConnectionLimitSetup.cs).
+    /// </remarks>
     public static long ServerClientsPerProcess(long limit, int publishConnections, int generatorProcesses) =>
-        Math.Max(0, limit - Reserve - (long)publishConnections * generatorProcesses);
+        Math.Max(0, limit - Reserve - ServerReserve(limit) - (long)publishConnections * generatorProcesses);
+
+    /// <summary>The descriptors the server keeps for itself beyond those open at start: a tenth of its limit, at least 384.</summary>
+    public static long ServerReserve(long limit) => Math.Max(384, limit / 10);
 
     /// <summary>The line printed at start: the limit, how many clients fit, and how to raise it.</summary>
     public static string Describe(int generatorPublishConnections, int publishConnections, int processes, bool startsServer)
