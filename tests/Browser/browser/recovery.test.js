@@ -132,7 +132,8 @@ describe('recovery', () => {
 
   test('a page cut off for longer than the retention time reports the gap, then gets what is still retained', async () => {
     browser = browser || await launchBrowser();
-    const server = await startServer({ settings: { MessageTimeToLive: '00:00:01', RetentionSweepInterval: '00:00:00.100' } });
+    // 3 s, not 1 s: on a loaded machine the page sometimes read message 1 only after a 1 s TTL had expired it.
+    const server = await startServer({ settings: { MessageTimeToLive: '00:00:03', RetentionSweepInterval: '00:00:00.100' } });
     servers.push(server);
     const topic = (await api(server, 'POST', '/topics')).topicId;
     const page = await newPage(browser);
