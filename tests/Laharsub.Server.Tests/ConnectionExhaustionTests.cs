@@ -76,9 +76,9 @@ public sealed partial class ConnectionExhaustionTests
         var openAtStart = int.Parse(line.Groups["open"].Value);
         Assert.Equal(OpenFileLimit.ToString(), line.Groups["limit"].Value);
         Assert.InRange(openAtStart, 10, OpenFileLimit / 2);
-        // A tenth of the limit is kept for the server itself, at least 384 descriptors.
-        Assert.Equal(Math.Max(384, OpenFileLimit / 10), int.Parse(line.Groups["reserved"].Value));
-        Assert.Equal(OpenFileLimit - openAtStart - Math.Max(384, OpenFileLimit / 10), connections);
+        // A twentieth of the limit is kept for the server itself, at least 384 descriptors.
+        Assert.Equal(Math.Max(384, OpenFileLimit / 20), int.Parse(line.Groups["reserved"].Value));
+        Assert.Equal(OpenFileLimit - openAtStart - Math.Max(384, OpenFileLimit / 20), connections);
         Assert.Equal(connections / 10, int.Parse(line.Groups["perClient"].Value));
     }
 

@@ -42,8 +42,8 @@ internal static class FileLimits
     public static long ServerClientsPerProcess(long limit, int publishConnections, int generatorProcesses) =>
         Math.Max(0, limit - Reserve - ServerReserve(limit) - (long)publishConnections * generatorProcesses);
 
-    /// <summary>The descriptors the server keeps for itself beyond those open at start: a tenth of its limit, at least 384.</summary>
-    public static long ServerReserve(long limit) => Math.Max(384, limit / 10);
+    /// <summary>The descriptors the server keeps for itself beyond those open at start: a twentieth of its limit, at least 384.</summary>
+    public static long ServerReserve(long limit) => Math.Max(384, limit / 20);
 
     /// <summary>The line printed at start: the limit, how many clients fit, and how to raise it.</summary>
     public static string Describe(int generatorPublishConnections, int publishConnections, int processes, bool startsServer)
