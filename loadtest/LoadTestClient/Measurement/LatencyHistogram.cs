@@ -103,10 +103,14 @@ internal sealed class LatencyHistogram
             seen += Volatile.Read(ref _counts[i]);
             if (seen >= target)
             {
-                return Math.Clamp(HighestEquivalent(i), Min, Max);
+                // Read while other threads record (the progress line): a value counted before its
+                // min and max were updated leaves min above max for an instant, so clamp only when sane.
+                var (min, max) = (Min, Max);
+                var value = HighestEquivalent(i);
+                return min <= max ? Math.Clamp(value, min, max) : value;
             }
         }
-        return Max;
+        return Math.Max(0, Max);
     }
 
     /// <summary>Non-empty buckets as (lowest value, highest value, count), in value order.</summary>
