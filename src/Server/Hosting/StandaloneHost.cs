@@ -34,6 +34,12 @@ public static class StandaloneHost
         // Per-request framework logs cost more than a poll itself; keep them off wherever the host is
         // started from, even when appsettings.json is not in the working directory.
         builder.Logging.AddFilter("Microsoft.AspNetCore", LogLevel.Warning);
+        // ASP.NET Core starts an Activity and a log scope for every request whenever this category logs
+        // at any level, tracing or not: about 0.5 KB that a held poll keeps for its whole wait, and that
+        // the GC copies once per poll (docs/performance.md, "What pauses the server"). It logs nothing
+        // at Warning or above that the host does not report otherwise (a failed start still throws).
+        // A configured tracer (OpenTelemetry) still gets its activities: it listens to the source.
+        builder.Logging.AddFilter("Microsoft.AspNetCore.Hosting.Diagnostics", LogLevel.None);
         RaiseRequestLineLimit(builder);
         builder.LimitConnections();
         // Waiting polls are answered as soon as shutdown starts; the rest is connections draining.

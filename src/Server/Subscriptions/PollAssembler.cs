@@ -120,7 +120,7 @@ internal sealed partial class PollAssembler(ILaharsubStore store, TopicSignals s
         for (var i = 0; i < count; i++)
         {
             var read = poll.Results[i];
-            poll.Segments[i] = new Segment(poll.Scratch, start, read.MessageCount, poll.Requests[i]);
+            poll.Slots[i].Segment = new Segment(poll.Scratch, start, read.MessageCount, poll.Requests[i]);
             start += read.MessageCount;
             switch (Inspect(poll, i, read))
             {
@@ -137,11 +137,23 @@ internal sealed partial class PollAssembler(ILaharsubStore store, TopicSignals s
         }
 
         var budget = TakeShares(poll, share);
-        if (count > 1 && !budget.IsExhausted && poll.Outcomes.AsSpan(0, count).Contains(CollectOutcome.ShareFull))
+        if (count > 1 && !budget.IsExhausted && HasFullShare(poll))
         {
             await TakeExtrasAsync(poll, budget).ConfigureAwait(false);
         }
         return poll.ToResult();
+    }
+
+    private static bool HasFullShare(PollState poll)
+    {
+        foreach (ref readonly var slot in poll.Slots.AsSpan())
+        {
+            if (slot.Outcome == CollectOutcome.ShareFull)
+            {
+                return true;
+            }
+        }
+        return false;
     }
 
     /// <summary>What a topic's read said besides its messages.</summary>
@@ -154,7 +166,8 @@ internal sealed partial class PollAssembler(ILaharsubStore store, TopicSignals s
     private static Inspection Inspect(PollState poll, int slot, in TopicReadResult read)
     {
         var subscription = poll.Subscriptions[slot];
-        var followed = poll.Epochs[slot];
+        ref var state = ref poll.Slots[slot];
+        var followed = state.Epoch;
         if (!read.Exists || (followed is not null && read.Epoch != followed))
         {
             if (followed is null)
@@ -163,24 +176,24 @@ internal sealed partial class PollAssembler(ILaharsubStore store, TopicSignals s
             }
             // Deleted (or deleted and created again) while this poll waited.
             poll.AddNotice(slot, new PollNotice(PollNoticeKind.TopicDeleted, subscription.TopicId, followed));
-            poll.Segments[slot] = default;
+            state.Segment = default;
             return Inspection.Done;
         }
-        poll.Epochs[slot] = read.Epoch;
-        ref var cursor = ref poll.Cursors[slot];
-        if (subscription.Epoch is { } requested && requested != read.Epoch && !poll.EpochChecked[slot])
+        state.Epoch = read.Epoch;
+        ref var cursor = ref state.Cursor;
+        if (subscription.Epoch is { } requested && requested != read.Epoch && !state.EpochChecked)
         {
-            poll.EpochChecked[slot] = true;
+            state.EpochChecked = true;
             poll.AddNotice(slot, new PollNotice(PollNoticeKind.EpochReset, subscription.TopicId, read.Epoch, FromMessageId: cursor,
                 ToMessageId: read.LastMessageId, FirstMessageId: read.FirstRetainedMessageId, RequestedEpoch: requested));
             cursor = read.FirstRetainedMessageId;
             return Reread(poll, slot, read);
         }
-        poll.EpochChecked[slot] = true;
+        state.EpochChecked = true;
         if (cursor == 0)
         {
             cursor = read.LastMessageId + 1;
-            poll.Segments[slot] = default;
+            state.Segment = default;
             return Inspection.Done;
         }
         if (cursor > read.LastMessageId + 1)
@@ -201,12 +214,13 @@ internal sealed partial class PollAssembler(ILaharsubStore store, TopicSignals s
 
     private static Inspection Reread(PollState poll, int slot, in TopicReadResult read)
     {
-        poll.Segments[slot] = default;
+        ref var state = ref poll.Slots[slot];
+        state.Segment = default;
         if (read.FirstRetainedMessageId > read.LastMessageId)
         {
             return Inspection.Done;
         }
-        poll.RereadSlots[slot] = true;
+        state.Reread = true;
         return Inspection.Reread;
     }
 
@@ -216,7 +230,7 @@ internal sealed partial class PollAssembler(ILaharsubStore store, TopicSignals s
         var slots = new List<int>();
         for (var i = 0; i < poll.Count; i++)
         {
-            if (poll.RereadSlots[i])
+            if (poll.Slots[i].Reread)
             {
                 slots.Add(i);
             }
@@ -235,7 +249,7 @@ internal sealed partial class PollAssembler(ILaharsubStore store, TopicSignals s
             var slot = slots[n];
             var read = results[n];
             // The topic went away between the two reads: the next poll says so.
-            poll.Segments[slot] = read.Exists && read.Epoch == poll.Epochs[slot]
+            poll.Slots[slot].Segment = read.Exists && read.Epoch == poll.Slots[slot].Epoch
                 ? new Segment(messages, start, read.MessageCount, requests[n])
                 : default;
             start += read.MessageCount;
@@ -258,8 +272,9 @@ internal sealed partial class PollAssembler(ILaharsubStore store, TopicSignals s
             for (int n = 0, i = first; n < count; n++, i = i + 1 == count ? 0 : i + 1)
             {
                 var shareBudget = count == 1 ? PollBudget.Unlimited : new PollBudget(share.Messages, share.Bytes);
-                var outcome = Take(poll.Segments[i], ref shareBudget, ref budget, out poll.Taken[i], poll.AnswerBytes);
-                poll.Outcomes[i] = outcome;
+                ref var slot = ref poll.Slots[i];
+                var outcome = Take(slot.Segment, ref shareBudget, ref budget, out slot.Taken, poll.AnswerBytes);
+                slot.Outcome = outcome;
                 sharesDidNotFit |= outcome == CollectOutcome.ResponseFull;
             }
             if (!sharesDidNotFit || first != 0 || count == 1)
@@ -283,7 +298,7 @@ internal sealed partial class PollAssembler(ILaharsubStore store, TopicSignals s
         var slots = new List<int>();
         for (int n = 0, i = poll.First; n < count; n++, i = i + 1 == count ? 0 : i + 1)
         {
-            if (poll.Outcomes[i] == CollectOutcome.ShareFull)
+            if (poll.Slots[i].Outcome == CollectOutcome.ShareFull)
             {
                 slots.Add(i);
             }
@@ -306,9 +321,9 @@ internal sealed partial class PollAssembler(ILaharsubStore store, TopicSignals s
             var read = results[n];
             var segment = new Segment(messages, start, read.MessageCount, requests[n]);
             start += read.MessageCount;
-            if (!read.Exists || read.Epoch != poll.Epochs[slot])
+            if (!read.Exists || read.Epoch != poll.Slots[slot].Epoch)
             {
-                poll.AddNotice(slot, new PollNotice(PollNoticeKind.TopicDeleted, poll.Subscriptions[slot].TopicId, poll.Epochs[slot]!));
+                poll.AddNotice(slot, new PollNotice(PollNoticeKind.TopicDeleted, poll.Subscriptions[slot].TopicId, poll.Slots[slot].Epoch!));
                 continue;
             }
             var from = requests[n].FromMessageId;
@@ -320,7 +335,7 @@ internal sealed partial class PollAssembler(ILaharsubStore store, TopicSignals s
             }
             var unlimited = PollBudget.Unlimited;
             Take(segment, ref unlimited, ref budget, out var taken, poll.AnswerBytes);
-            poll.Extras[slot] = segment with { Count = taken };
+            poll.Slots[slot].Extra = segment with { Count = taken };
         }
     }
 
@@ -353,7 +368,7 @@ internal sealed partial class PollAssembler(ILaharsubStore store, TopicSignals s
 
     private static TopicReadRequest ShareRequest(PollState poll, int slot, ReadLimits share)
     {
-        var cursor = poll.Cursors[slot];
+        var cursor = poll.Slots[slot].Cursor;
         var topicId = poll.Subscriptions[slot].TopicId;
         // One more message and byte than the share, so that what stops the taking is seen, not guessed.
         return cursor == 0

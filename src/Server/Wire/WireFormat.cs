@@ -54,15 +54,15 @@ internal sealed class WireFormat
     internal byte[] JsonElement(Message message)
     {
         var cache = CacheOf(message);
+        // The polls that a publish wakes together may race to encode it: each encodes, the first result
+        // is kept. A lock would make the others wait, and on a thread-pool thread waiting costs more than
+        // a second encoding of a small message.
         if (cache.Json is { } json)
         {
             return json;
         }
-        // One encoder per message: the polls that a publish wakes together would otherwise all encode it.
-        lock (cache)
-        {
-            return cache.Json ??= EncodeJsonElement(message);
-        }
+        var encoded = EncodeJsonElement(message);
+        return Interlocked.CompareExchange(ref cache.Json, encoded, null) ?? encoded;
     }
 
     /// <summary>
@@ -73,20 +73,18 @@ internal sealed class WireFormat
     internal byte[]? MultipartPart(Message message)
     {
         var cache = CacheOf(message);
-        if (cache.MultipartDone)
+        var part = cache.Multipart;
+        if (part is null)
         {
-            return cache.Multipart;
+            // Racing encoders as for JSON; the first result is kept.
+            var encoded = message.Body.Span.IndexOf(DelimiterBytes.AsSpan(2)) >= 0 ? BodyContainsBoundary : EncodeMultipartPart(message, Boundary);
+            part = Interlocked.CompareExchange(ref cache.Multipart, encoded, null) ?? encoded;
         }
-        lock (cache)
-        {
-            if (!cache.MultipartDone)
-            {
-                cache.Multipart = message.Body.Span.IndexOf(DelimiterBytes.AsSpan(2)) >= 0 ? null : EncodeMultipartPart(message, Boundary);
-                Volatile.Write(ref cache.MultipartDone, true);
-            }
-            return cache.Multipart;
-        }
+        return ReferenceEquals(part, BodyContainsBoundary) ? null : part;
     }
+
+    /// <summary>Cached in place of a multipart part when the body contains this server's boundary.</summary>
+    private static readonly byte[] BodyContainsBoundary = [];
 
     /// <summary>A multipart boundary for one answer whose bodies contain none of it: random, tried until it fits.</summary>
     internal static string BoundaryAvoiding(IReadOnlyList<Message> messages)
@@ -148,8 +146,9 @@ internal sealed class WireFormat
     private sealed class EncodedMessage
     {
         public byte[]? Json;
+
+        /// <summary>The part, or <see cref="BodyContainsBoundary"/>; null until encoded.</summary>
         public byte[]? Multipart;
-        public bool MultipartDone;
     }
 
     // One writer and buffer per thread, reused: encoding never awaits, so nothing else can use them meanwhile.
