@@ -17,11 +17,19 @@ const string Usage = """
           Watch the process for SECONDS and print every garbage collection's pause (execution engine
           suspended to restarted) by generation and kind, then the count, total, p50, p99 and longest
           pause of each generation: what a latency tail of the server has to be checked against.
+      Laharsub.HeapSampler types DUMP [TOP]
+          The objects in a dump (createdump -f DUMP PID, after 'gc PID' so that little garbage is left) by
+          type: bytes and count of the TOP (40) largest types. Divided by the polls held, it is the
+          memory per held poll, and says whose it is (Kestrel's connection or the poll's request).
       Laharsub.HeapSampler gc PID
           Induce a blocking full GC in the process (the GCHeapCollect keyword, as dotnet-gcdump does) and
           print the heap's generation sizes after it.
     """;
 
+if (args is ["types", var dump, ..] && File.Exists(dump))
+{
+    return TypeHistogram(dump, args.Length > 2 && int.TryParse(args[2], CultureInfo.InvariantCulture, out var top) ? top : 40);
+}
 if (args.Length < 2 || !int.TryParse(args[1], CultureInfo.InvariantCulture, out var pid))
 {
     Console.Error.WriteLine(Usage);
@@ -160,6 +168,32 @@ static int RecordPauses(DiagnosticsClient client, TimeSpan duration)
     return 0;
 
     static double Percentile(double[] sorted, double quantile) => sorted[Math.Min(sorted.Length - 1, (int)Math.Ceiling(quantile * sorted.Length) - 1)];
+}
+
+static int TypeHistogram(string dumpPath, int top)
+{
+    using var target = Microsoft.Diagnostics.Runtime.DataTarget.LoadDump(dumpPath);
+    var runtime = target.ClrVersions[0].CreateRuntime();
+    var byType = new Dictionary<string, (long Count, long Bytes)>(StringComparer.Ordinal);
+    long total = 0;
+    foreach (var obj in runtime.Heap.EnumerateObjects())
+    {
+        if (!obj.IsValid || obj.Type?.Name is not { } name)
+        {
+            continue;
+        }
+        var size = (long)obj.Size;
+        total += size;
+        var entry = byType.GetValueOrDefault(name);
+        byType[name] = (entry.Count + 1, entry.Bytes + size);
+    }
+    const double MiB = 1024 * 1024;
+    Console.WriteLine(string.Create(CultureInfo.InvariantCulture, $"{total / MiB:0.0} MiB in {byType.Values.Sum(t => t.Count)} objects (live or not yet collected)"));
+    foreach (var (name, entry) in byType.OrderByDescending(t => t.Value.Bytes).Take(top))
+    {
+        Console.WriteLine(string.Create(CultureInfo.InvariantCulture, $"{entry.Bytes / MiB,9:0.00} MiB {entry.Count,9} {name}"));
+    }
+    return 0;
 }
 
 static int InduceGc(DiagnosticsClient client)
