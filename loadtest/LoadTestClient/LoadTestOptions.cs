@@ -346,7 +346,7 @@ internal sealed record LoadTestOptions
         return text;
     }
 
-    private static IReadOnlyList<TargetKind> ParseTargets(Dictionary<string, string> values)
+    private static List<TargetKind> ParseTargets(Dictionary<string, string> values)
     {
         static TargetKind Target(string option, string name) => name switch
         {
@@ -395,7 +395,7 @@ internal sealed record LoadTestOptions
         }
     }
 
-    private static IReadOnlyList<RunSpec> ParseRuns(Dictionary<string, string> values, IReadOnlyList<TargetKind> targets)
+    private static List<RunSpec> ParseRuns(Dictionary<string, string> values, List<TargetKind> targets)
     {
         var runs = ParseShapes(values);
         foreach (var run in runs)
