@@ -1,3 +1,4 @@
+using System.CommandLine;
 using Laharsub.LoadTestClient.Hosting;
 using Laharsub.LoadTestClient.Load;
 using Laharsub.LoadTestClient.Reporting;
@@ -10,20 +11,31 @@ internal static class LoadTestCommand
     /// <summary>Exit codes: 0 done (every run valid), 1 a run failed or was invalid, 2 bad options, 130 interrupted.</summary>
     public static async Task<int> RunAsync(string[] args, TextWriter output, TextWriter error, CancellationToken stop)
     {
+        var commandLine = new LoadTestCommandLine();
+        var parsed = commandLine.Root.Parse(args);
+        if (parsed.Errors.Count > 0)
+        {
+            foreach (var message in LoadTestCommandLine.Describe(parsed.Errors))
+            {
+                error.WriteLine("error: " + message);
+            }
+            error.WriteLine("Run with --help for the list of options.");
+            return 2;
+        }
+        if (parsed.Action is not null)
+        {
+            // --help, or a directive such as [suggest] (tab completion through dotnet-suggest).
+            return await parsed.InvokeAsync(new InvocationConfiguration { Output = output, Error = error }, stop).ConfigureAwait(false);
+        }
         LoadTestOptions options;
         try
         {
-            options = LoadTestOptions.Parse(args);
+            options = LoadTestOptions.From(parsed, commandLine);
         }
         catch (UsageException exception)
         {
             error.WriteLine("error: " + exception.Message);
             return 2;
-        }
-        if (options.Help)
-        {
-            output.WriteLine(LoadTestOptions.Usage);
-            return 0;
         }
         if (options.WorkerPlanFile is { } planFile)
         {

@@ -13,7 +13,7 @@ public sealed class CommandLineTests
     [InlineData("--preset seed9", "use seed1, seed2, seed3")]
     [InlineData("--sweep 10,x", "'x' is not a topic count")]
     [InlineData("--topics 10 --sweep 10,20", "not both")]
-    [InlineData("--bogus 1", "Unknown option '--bogus'")]
+    [InlineData("--bogus 1", "Unrecognized command or argument '--bogus'")]
     [InlineData("--topics", "needs a value")]
     [InlineData("--server-pid 12", "--server-pid samples a server given with --url")]
     [InlineData("--url ftp://x/", "is not an http:// URL")]
@@ -52,13 +52,10 @@ public sealed class CommandLineTests
     [InlineData("--url http://127.0.0.1:1/ --url ftp://x/", "--url 'ftp://x/' is not an http:// URL")]
     public async Task ABadOptionIsRefusedWithAClearMessage(string arguments, string message)
     {
-        using var output = new StringWriter();
-        using var error = new StringWriter();
-
-        var exit = await LoadTestCommand.RunAsync(arguments.Split(' '), output, error, CancellationToken.None).WaitAsync(TimeSpan.FromSeconds(10));
+        var (exit, _, error) = await RunAsync(arguments.Split(' '));
 
         Assert.Equal(2, exit);
-        Assert.Contains(message, error.ToString());
+        Assert.Contains(message, error);
     }
 
     [Fact]
@@ -206,17 +203,58 @@ public sealed class CommandLineTests
     }
 
     [Fact]
-    public async Task HelpListsTheOptionsAndSucceeds()
+    public async Task HelpListsTheOptionsWithTheirDefaultsAndTheExamples()
     {
-        using var output = new StringWriter();
-
-        var exit = await LoadTestCommand.RunAsync(["--help"], output, output, CancellationToken.None).WaitAsync(TimeSpan.FromSeconds(10));
+        var (exit, help, error) = await RunAsync(["--help"]);
 
         Assert.Equal(0, exit);
-        Assert.Contains("--processes N", output.ToString());
-        Assert.Contains("--compare T,T", output.ToString());
-        Assert.Contains("--find-max", output.ToString());
-        Assert.Contains("--servers N", output.ToString());
-        Assert.Contains("--redis HOST:PORT", output.ToString());
+        Assert.Contains("--processes <N>", help);
+        Assert.Contains("--compare <T,T>", help);
+        Assert.Contains("--find-max", help);
+        Assert.Contains("--servers <N>", help);
+        Assert.Contains("--redis <HOST:PORT>", help);
+        Assert.Matches(@"--duration <SECONDS>\s+Measured window\. \[default: 30\]", help);
+        Assert.Contains("--preset seed1,seed2,seed3 --out loadtest-results", help);
+        // The workers' own option is for the processes this tool starts, not for users.
+        Assert.DoesNotContain("--worker", help);
+        Assert.Equal("", error);
+    }
+
+    [Theory]
+    [InlineData("--duration soon", "--duration 'soon' is out of range: use a number from 0.1 to 86400, e.g. --duration 2.5.")]
+    [InlineData("--processes 2 --processes 3", "--processes")]
+    public async Task ABadValueIsRefusedNamingItsOptionBeforeAnythingRuns(string arguments, string message)
+    {
+        var (exit, output, error) = await RunAsync(arguments.Split(' '));
+
+        Assert.Equal(2, exit);
+        var lines = error.Split(Environment.NewLine, StringSplitOptions.RemoveEmptyEntries);
+        Assert.StartsWith("error: ", lines[0]);
+        Assert.Contains(message, lines[0]);
+        Assert.Equal("Run with --help for the list of options.", lines[^1]);
+        // Refused while parsing: no build, no file-limit line, no run.
+        Assert.Equal("", output);
+    }
+
+    [Theory]
+    [InlineData("--format ", "json,multipart")]
+    [InlineData("--target n", "nchan")]
+    [InlineData("--preset seed", "seed1,seed2,seed3")]
+    [InlineData("--find-m", "--find-max,--find-max-factor,--find-max-steps")]
+    public async Task TheSuggestDirectiveCompletesForDotnetSuggest(string typed, string expected)
+    {
+        // What dotnet-suggest runs on Tab: the directive with the cursor position, then the line typed so far.
+        var (exit, output, _) = await RunAsync([$"[suggest:{typed.Length}]", typed]);
+
+        Assert.Equal(0, exit);
+        Assert.Equal(expected.Split(','), output.Split('\n', StringSplitOptions.RemoveEmptyEntries | StringSplitOptions.TrimEntries));
+    }
+
+    private static async Task<(int Exit, string Output, string Error)> RunAsync(string[] arguments)
+    {
+        using var output = new StringWriter();
+        using var error = new StringWriter();
+        var exit = await LoadTestCommand.RunAsync(arguments, output, error, CancellationToken.None).WaitAsync(TimeSpan.FromSeconds(10));
+        return (exit, output.ToString(), error.ToString());
     }
 }

@@ -31,6 +31,23 @@ public sealed class LatencyHistogramTests
     }
 
     [Fact]
+    public void APercentileIsTheNearestRankRoundedUpSoItIsNeverBelowThatShareOfValues()
+    {
+        // 90 % of 17 values is 15.3 values: the 16th value is the lowest with at least 90 % at or below it.
+        // (HdrHistogram.NET rounds the rank to the nearest, 15, and would report a value that only 88 % reach.)
+        var histogram = new LatencyHistogram();
+        for (var value = 1; value <= 17; value++)
+        {
+            histogram.Record(value * 100);
+        }
+
+        Assert.Equal(1600, histogram.ValueAtPercentile(90));
+        Assert.Equal(900, histogram.ValueAtPercentile(50));
+        Assert.Equal(1700, histogram.ValueAtPercentile(99));
+        Assert.Equal(100, histogram.ValueAtPercentile(0));
+    }
+
+    [Fact]
     public void MergedHistogramsEqualOneHistogramOfAllValues()
     {
         var all = new LatencyHistogram();

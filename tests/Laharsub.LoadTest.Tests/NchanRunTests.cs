@@ -1,3 +1,4 @@
+using System.Diagnostics;
 using System.Text;
 using System.Text.Json;
 using System.Threading.Channels;
@@ -21,7 +22,7 @@ public sealed class NchanRunTests : IDisposable
     [Fact]
     public async Task PollsFollowTheCursorThroughEveryMessageAndAWaitedOutPollKeepsItsConnection()
     {
-        await using var nchan = await StartNchanAsync(pollTimeoutSeconds: 1);
+        await using var nchan = await StartNchanAsync(pollTimeoutSeconds: 1, workerProcesses: 1);
         var plan = LoadRuns.Plan(nchan.BaseAddress, [1]) with { ApiAddress = nchan.BaseAddress, Target = TargetKind.Nchan, ChannelPrefix = $"test{Guid.NewGuid():N}-" };
         var protocol = TargetProtocol.For(plan);
         using var http = new LoadHttp(maxConnections: 2, sourceAddressCount: 4);
@@ -42,10 +43,13 @@ public sealed class NchanRunTests : IDisposable
         // Nothing more: nchan_subscriber_timeout (1 s here) ends the poll with an empty 408.
         Assert.Equal((408, ""), await handler.Answers.ReadAsync().AsTask().WaitAsync(Timeout));
         await PublishAsync(publisher, protocol.PublishPath(1), "four");
-        // On a slow machine the next 1 s poll may time out too before the publish lands: skip those.
+        // On a slow machine the next 1 s poll may time out too before the publish lands: skip those, for
+        // a bounded time (a clean-clone CI run once waited 85 minutes here, one 408 a second).
+        var deadline = Stopwatch.StartNew();
         (int, string) answer;
         while ((answer = await handler.Answers.ReadAsync().AsTask().WaitAsync(Timeout)) == (408, ""))
         {
+            Assert.True(deadline.Elapsed < Timeout, $"nchan answered only 408s for {Timeout.TotalSeconds:0} s after 'four' was published: the poll's cursor lost it");
         }
         Assert.Equal((200, "four"), answer);
 
@@ -129,14 +133,15 @@ public sealed class NchanRunTests : IDisposable
         }
     }
 
-    private static async Task<NchanProcess> StartNchanAsync(int pollTimeoutSeconds)
+    private static async Task<NchanProcess> StartNchanAsync(int pollTimeoutSeconds, int? workerProcesses = null)
     {
         var repository = ServerProcess.FindRepositoryRoot() ?? throw new InvalidOperationException("Laharsub.sln not found above the test's directory.");
         // Not disposed: nginx may still write to it from another thread after the test.
         var log = new StringWriter();
         try
         {
-            return await NchanProcess.StartAsync(repository, pollTimeoutSeconds, TextWriter.Synchronized(log), CancellationToken.None).WaitAsync(Timeout);
+            return await NchanProcess.StartAsync(repository, pollTimeoutSeconds, TextWriter.Synchronized(log), CancellationToken.None, workerProcesses)
+                .WaitAsync(Timeout);
         }
         catch (Exception exception) when (exception is InvalidOperationException or TimeoutException)
         {

@@ -74,6 +74,9 @@ public sealed partial class HostProcess : IAsyncDisposable
         {
             if (process.HasExited)
             {
+                // HasExited can turn true before the last lines (the reason it stopped) are read: wait
+                // for the end of both streams, bounded, so that the message includes them.
+                await process.WaitForExitAsync().WaitAsync(TimeSpan.FromSeconds(10));
                 throw new InvalidOperationException($"The server exited at start with code {process.ExitCode}:\n{host.Output}");
             }
             try

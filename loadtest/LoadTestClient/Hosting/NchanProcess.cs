@@ -36,8 +36,18 @@ internal sealed partial class NchanProcess : ITargetServer
     public string CommandLine { get; }
 
     /// <summary>Starts nginx with the repository's nchan configuration and waits until it answers /health.</summary>
+    /// <param name="repositoryRoot">Where loadtest/peers/nchan.conf is.</param>
+    /// <param name="pollTimeoutSeconds">nchan_subscriber_timeout: how long a poll waits before its 408.</param>
+    /// <param name="log">Where nginx's output goes.</param>
+    /// <param name="cancellationToken">Ends the wait for /health.</param>
+    /// <param name="workerProcesses">
+    /// One worker per core when null, as the configuration says (what runs measure). Tests of the wire
+    /// use 1: with two workers, nchan once left a poll waiting forever for a message that another
+    /// worker had taken (a clean-clone CI run hung on it), which is nchan's behaviour under load, not the tool's.
+    /// </param>
     /// <exception cref="InvalidOperationException">nginx or the nchan module is missing, or nginx did not start; the message says why and what to do.</exception>
-    public static async Task<NchanProcess> StartAsync(string repositoryRoot, int pollTimeoutSeconds, TextWriter log, CancellationToken cancellationToken)
+    public static async Task<NchanProcess> StartAsync(string repositoryRoot, int pollTimeoutSeconds, TextWriter log, CancellationToken cancellationToken,
+        int? workerProcesses = null)
     {
         var nginx = FindNginx()
             ?? throw new InvalidOperationException($"nginx is not installed (no nginx in /usr/sbin or on PATH), so nchan cannot be measured: {InstallHint}.");
@@ -47,6 +57,11 @@ internal sealed partial class NchanProcess : ITargetServer
         }
         var port = ServerProcess.FreeLoopbackPort();
         var configuration = Configure(File.ReadAllText(Path.Combine(repositoryRoot, ConfigRelativePath)), port, pollTimeoutSeconds);
+        if (workerProcesses is { } workers)
+        {
+            configuration = Replace(configuration, WorkerProcessesPattern(), $"worker_processes {workers.ToString(CultureInfo.InvariantCulture)};",
+                "worker_processes auto;");
+        }
         var prefix = Directory.CreateTempSubdirectory("laharsub-nchan-").FullName;
         var configFile = Path.Combine(prefix, "nchan.conf");
         File.WriteAllText(configFile, configuration);
@@ -183,4 +198,7 @@ internal sealed partial class NchanProcess : ITargetServer
 
     [GeneratedRegex(@"nchan_subscriber_timeout [0-9]+s;")]
     private static partial Regex SubscriberTimeoutPattern();
+
+    [GeneratedRegex(@"^worker_processes [a-z0-9]+;", RegexOptions.Multiline)]
+    private static partial Regex WorkerProcessesPattern();
 }

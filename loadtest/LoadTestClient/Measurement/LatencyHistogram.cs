@@ -9,6 +9,9 @@ namespace Laharsub.LoadTestClient.Measurement;
 /// 1/1024 of itself however large it is. Recording is one interlocked increment and is safe from
 /// any number of threads; histograms merge by adding counts, which is how results from several
 /// processes are combined without losing the shape of the distribution.
+/// Kept rather than HdrHistogram's ConcurrentHistogram: that costs more per value uncontended, and the
+/// exact sum, minimum and maximum the reports print would have to be added beside it
+/// (LatencyHistogramBenchmarks, docs/performance.md "Libraries weighed").
 /// </summary>
 internal sealed class LatencyHistogram
 {

@@ -13,6 +13,10 @@ const string Usage = """
           Append one row per garbage collection in the process to OUT.csv (time, number, generation, reason,
           heap size after it by generation) until the process exits or Ctrl+C: the heap a leak would raise
           is the one left after gen-2 collections.
+      Laharsub.HeapSampler pauses PID SECONDS
+          Watch the process for SECONDS and print every garbage collection's pause (execution engine
+          suspended to restarted) by generation and kind, then the count, total, p50, p99 and longest
+          pause of each generation: what a latency tail of the server has to be checked against.
       Laharsub.HeapSampler gc PID
           Induce a blocking full GC in the process (the GCHeapCollect keyword, as dotnet-gcdump does) and
           print the heap's generation sizes after it.
@@ -33,6 +37,8 @@ switch (args[0])
         return InduceGc(client);
     case "gcs" when args.Length == 3:
         return RecordCollections(client, args[2]);
+    case "pauses" when args.Length == 3 && int.TryParse(args[2], CultureInfo.InvariantCulture, out var seconds) && seconds > 0:
+        return RecordPauses(client, TimeSpan.FromSeconds(seconds));
     default:
         Console.Error.WriteLine(Usage);
         return 2;
@@ -112,6 +118,48 @@ static int RecordCollections(DiagnosticsClient client, string outPath)
     };
     source.Process();
     return 0;
+}
+
+static int RecordPauses(DiagnosticsClient client, TimeSpan duration)
+{
+    var provider = new EventPipeProvider("Microsoft-Windows-DotNETRuntime", EventLevel.Informational, 0x1);
+    using var session = client.StartEventPipeSession([provider], requestRundown: false);
+    using var source = new EventPipeEventSource(session.EventStream);
+    // A pause runs from SuspendEEStart to RestartEEStop; the GCs inside it name its generation. A
+    // background gen-2 GC has pauses of its own (start and end), reported as "gen2 background".
+    double? suspendedAt = null;
+    string? kind = null;
+    var pauses = new List<(string Kind, double Milliseconds)>();
+    source.Clr.GCSuspendEEStart += e =>
+    {
+        suspendedAt = e.TimeStampRelativeMSec;
+        kind = null;
+    };
+    source.Clr.GCStart += (GCStartTraceData e) =>
+        kind ??= $"gen{e.Depth}{(e.Type == GCType.BackgroundGC ? " background" : e.Type == GCType.ForegroundGC ? " foreground" : "")}";
+    source.Clr.GCRestartEEStop += e =>
+    {
+        if (suspendedAt is { } start)
+        {
+            var pause = e.TimeStampRelativeMSec - start;
+            var name = kind ?? "gen2 background (other pause)";
+            pauses.Add((name, pause));
+            Console.WriteLine(string.Create(CultureInfo.InvariantCulture, $"{e.TimeStampRelativeMSec / 1000:0.000} s  {name,-28} {pause,8:0.000} ms"));
+        }
+        suspendedAt = null;
+    };
+    var stop = Task.Delay(duration).ContinueWith(_ => session.Stop(), TaskScheduler.Default);
+    source.Process();
+    Console.WriteLine($"{pauses.Count} pauses in {duration.TotalSeconds:0} s, {pauses.Sum(p => p.Milliseconds):0.0} ms in all");
+    foreach (var group in pauses.GroupBy(p => p.Kind).OrderBy(g => g.Key, StringComparer.Ordinal))
+    {
+        var sorted = group.Select(p => p.Milliseconds).Order().ToArray();
+        Console.WriteLine(string.Create(CultureInfo.InvariantCulture,
+            $"  {group.Key,-28} count {sorted.Length,5}  total {sorted.Sum(),9:0.0} ms  p50 {Percentile(sorted, 0.5),7:0.00}  p99 {Percentile(sorted, 0.99),7:0.00}  max {sorted[^1],7:0.00} ms"));
+    }
+    return 0;
+
+    static double Percentile(double[] sorted, double quantile) => sorted[Math.Min(sorted.Length - 1, (int)Math.Ceiling(quantile * sorted.Length) - 1)];
 }
 
 static int InduceGc(DiagnosticsClient client)

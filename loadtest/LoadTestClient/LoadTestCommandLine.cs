@@ -1,0 +1,372 @@
+using System.CommandLine;
+using System.CommandLine.Help;
+using System.CommandLine.Invocation;
+using System.CommandLine.Parsing;
+using System.Globalization;
+using Laharsub.LoadTestClient.Load;
+
+namespace Laharsub.LoadTestClient;
+
+/// <summary>
+/// The load generator's command line on System.CommandLine: help text, per-option validation and tab
+/// completion (its <c>[suggest]</c> directive, which <c>dotnet-suggest</c> calls). Rules that join several
+/// options (not both, at most one per instance, ...) are <see cref="LoadTestOptions.From"/>'s.
+/// </summary>
+internal sealed class LoadTestCommandLine
+{
+    public const string Examples = """
+        Examples (the whole documented sweep; Laharsub next to nchan at seed1-200):
+          dotnet run -c Release --project loadtest/LoadTestClient -- --preset seed1,seed2,seed3 --out loadtest-results
+          dotnet run -c Release --project loadtest/LoadTestClient -- --preset seed1 --topics 200 --compare laharsub,nchan
+        """;
+
+    /// <summary>Far above what any run here needs; it only keeps the arithmetic honest.</summary>
+    public const int MaxTopics = 1_000_000;
+
+    /// <summary>Two cores hold a few server processes; more only share the same cores.</summary>
+    public const int MaxServers = 16;
+
+    private static readonly string[] Targets = ["laharsub", "nchan"];
+
+    public LoadTestCommandLine()
+    {
+        Root = new RootCommand("""
+            Laharsub load test client: simulates the original's chat workload (N topics, each with clients that
+            publish to it on a fixed schedule and long-poll it) and measures delivery latency.
+            Run it with: dotnet run -c Release --project loadtest/LoadTestClient -- [options]
+            """);
+        Option[] all =
+        [
+            Preset, Topics, Sweep, ClientsPerTopic, PublishersPerTopic, Interval, TopicsPerClient, MessageSize, Format,
+            Warmup, Duration, PollTimeout, Processes, SourceAddresses, PublishConnections, MaxScheduleLag, Target, Compare,
+            FindMax, FindMaxSteps, FindMaxFactor, Url, Servers, Redis, NoBuild, ServerPid, ServerSetting, ServerEnv, Out, Worker,
+        ];
+        foreach (var option in all)
+        {
+            Root.Options.Add(option);
+        }
+        // Enum options complete their member names (Json, Nchan) by default, which the parsers refuse.
+        Format.CompletionSources.Clear();
+        Format.CompletionSources.Add("json", "multipart");
+        Target.CompletionSources.Clear();
+        Target.CompletionSources.Add(Targets);
+        var help = Root.Options.OfType<HelpOption>().Single();
+        help.Action = new HelpWithExamples((HelpAction)help.Action!);
+    }
+
+    public RootCommand Root { get; }
+
+    public Option<Preset[]> Preset { get; } = new("--preset")
+    {
+        Arity = ArgumentArity.ExactlyOne,
+        HelpName = "NAME[,NAME]",
+        Description = "seed1 (2 clients/topic, every 1 s), seed2 (2, every 5 s), seed3 (5, every 15 s), broadcast (2,000 clients/topic, "
+            + "1 of them publishing every 1 s). Without --topics/--sweep a preset runs its default topic counts: seed1 50,100,200,400; "
+            + "seed2 200,1000; seed3 400,1000,2000,3900; broadcast 5.",
+        CustomParser = ParsePresets,
+        CompletionSources = { LoadTestClient.Preset.All.Select(p => p.Name).ToArray() },
+    };
+
+    public Option<int> Topics { get; } = Whole("--topics", "N", 1, MaxTopics, "Number of topics (one run; default 100 without a preset).");
+
+    public Option<int[]> Sweep { get; } = new("--sweep")
+    {
+        Arity = ArgumentArity.ExactlyOne,
+        HelpName = "N,N,...",
+        Description = "Topic counts to run one after another (one run each).",
+        CustomParser = ParseSweep,
+    };
+
+    public Option<int> ClientsPerTopic { get; } = Whole("--clients-per-topic", "N", 1, 10_000, "Clients publishing to and subscribing to each topic (default 2, or the preset's).");
+
+    public Option<int> PublishersPerTopic { get; } = Whole("--publishers-per-topic", "N", 1, 10_000, "How many of each topic's clients publish (default: all, or the preset's); the others only read.");
+
+    public Option<double> Interval { get; } = Number("--interval", "SECONDS", 0.001, "Each client's publish interval (default 1, or the preset's).");
+
+    public Option<int> TopicsPerClient { get; } = Whole("--topics-per-client", "N", 1, 1000, "Topics each client's single poll subscribes to: its own and the next N-1.", fallback: 1);
+
+    public Option<int> MessageSize { get; } = Whole("--message-size", "BYTES", 10, 1024 * 1024, "Message body size, at least 10 (the original's size).", fallback: 10);
+
+    public Option<WireFormatKind> Format { get; } = new("--format")
+    {
+        HelpName = "json|multipart",
+        // No DefaultValueFactory: help would print the enum's name (Json) where users type json.
+        Description = "Poll response format (default json).",
+        CustomParser = result => result.Tokens[0].Value switch
+        {
+            "json" => WireFormatKind.Json,
+            "multipart" => WireFormatKind.Multipart,
+            var other => Refuse<WireFormatKind>(result, $"--format '{other}' is not a format: use json or multipart."),
+        },
+    };
+
+    public Option<double> Warmup { get; } = Number("--warmup", "SECONDS", 0, "Warm-up before measuring.", fallback: 10);
+
+    public Option<double> Duration { get; } = Number("--duration", "SECONDS", 0.1, "Measured window.", fallback: 30);
+
+    public Option<int> PollTimeout { get; } = Whole("--poll-timeout", "SECONDS", 1, 120, "The polls' timeout parameter.", fallback: 30);
+
+    public Option<int> Processes { get; } = Whole("--processes", "N", 1, 64, "Spread the clients over N processes of this tool and merge their results.", fallback: 1);
+
+    public Option<int> SourceAddresses { get; } = Whole("--source-addresses", "N", 1, 250, "Loopback source addresses 127.0.0.2.. to spread connections over.", fallback: 16);
+
+    public Option<int> PublishConnections { get; } = Whole("--publish-connections", "N", 1, 10_000, "Connections per process beyond one per client, for publishing.", fallback: 32);
+
+    public Option<double> MaxScheduleLag { get; } = Number("--max-schedule-lag", "MS", 0.01, "A run is INVALID when the 99th percentile of publish start lag exceeds this.", fallback: 5);
+
+    public Option<TargetKind> Target { get; } = new("--target")
+    {
+        HelpName = "laharsub|nchan",
+        Description = "The server to measure. nchan is nginx with loadtest/peers/nchan.conf (apt-get install -y nginx-light "
+            + "libnginx-mod-nchan), polled one channel per client (default laharsub).",
+        CustomParser = result => ParseTarget(result, "--target", result.Tokens[0].Value),
+    };
+
+    public Option<TargetKind[]> Compare { get; } = new("--compare")
+    {
+        Arity = ArgumentArity.ExactlyOne,
+        HelpName = "T,T",
+        Description = "Run every run against each target in turn (e.g. laharsub,nchan), alternating, each on a server this tool "
+            + "starts, and print their ratios.",
+        CustomParser = ParseCompare,
+        CompletionSources = { "laharsub,nchan", "nchan,laharsub" },
+    };
+
+    public Option<bool> FindMax { get; } = new("--find-max")
+    {
+        Description = "Raise the publish rate step by step (the interval divided by --find-max-factor each step) until p99 from "
+            + "schedule passes 50 ms or deliveries fall behind; report the highest sustained deliveries/s of each target. "
+            + "Each step is a run (--warmup, --duration).",
+    };
+
+    public Option<int> FindMaxSteps { get; } = Whole("--find-max-steps", "N", 1, 50, "At most N steps per target.", fallback: 10);
+
+    public Option<double> FindMaxFactor { get; } = Number("--find-max-factor", "F", 1.05, "Rate multiplier from one step to the next.", fallback: 1.5);
+
+    public Option<Uri[]> Url { get; } = new("--url")
+    {
+        Arity = ArgumentArity.OneOrMore,
+        HelpName = "URL",
+        Description = "Use a running server (its root, e.g. http://127.0.0.1:5000/; Laharsub's API is at /ps/, nchan's at /pub and "
+            + "/sub). Without it, this repository's Release server (or nginx with loadtest/peers/nchan.conf) is started for each "
+            + "run on a free port. Repeat it for several instances of one deployment: client i polls and publishes on URL i mod N.",
+        CustomParser = result => [.. result.Tokens.Select(token => ParseUrl(result, token.Value))],
+    };
+
+    public Option<int> Servers { get; } = Whole("--servers", "N", 1, MaxServers,
+        "Start N Laharsub server processes on one Redis for each run (each on its own free port), spread the clients over them "
+        + "(client i on instance i mod N, topics created round robin, so deliveries cross instances) and sample each one and "
+        + "redis-server. Without --redis, a private redis-server (free loopback port, own temporary directory, no persistence) "
+        + "is started for each run. Without --servers, one in-memory server is started.");
+
+    public Option<string> Redis { get; } = new("--redis")
+    {
+        HelpName = "HOST:PORT",
+        Description = "With --servers: use this Redis instead of a private one (each run uses a key prefix of its own).",
+        CustomParser = result => ParseRedis(result, result.Tokens[0].Value),
+    };
+
+    public Option<bool> NoBuild { get; } = new("--no-build")
+    {
+        Description = "Start the server's existing Release build as it is (by default it is built first, incrementally, so that "
+            + "a run never measures a stale build).",
+    };
+
+    public Option<int[]> ServerPid { get; } = new("--server-pid")
+    {
+        Arity = ArgumentArity.OneOrMore,
+        HelpName = "PID",
+        Description = "With --url: sample this process's memory and CPU during the run (with --target nchan: nginx's master, and "
+            + "its workers with it). Repeatable, one per instance.",
+        CustomParser = result => [.. result.Tokens.Select(token =>
+            int.TryParse(token.Value, NumberStyles.None, CultureInfo.InvariantCulture, out var pid) && pid > 0 ? pid
+                : Refuse<int>(result, $"--server-pid '{token.Value}' is not a process id: use the server's pid, e.g. --server-pid $(pgrep -n -f Laharsub.Server.Host)."))],
+    };
+
+    public Option<string[]> ServerSetting { get; } = new("--server-setting")
+    {
+        Arity = ArgumentArity.OneOrMore,
+        HelpName = "K=V",
+        Description = "Extra server setting for the server this tool starts, e.g. MaxTopics=200000 (repeatable).",
+        CustomParser = result => [.. result.Tokens.Select(token => token.Value.Contains('=', StringComparison.Ordinal) ? token.Value
+            : Refuse<string>(result, $"--server-setting '{token.Value}' is not KEY=VALUE, e.g. --server-setting MaxTopics=200000."))],
+    };
+
+    public Option<Dictionary<string, string>> ServerEnv { get; } = new("--server-env")
+    {
+        Arity = ArgumentArity.OneOrMore,
+        HelpName = "NAME=VALUE",
+        Description = "Environment variable for the server this tool starts, e.g. DOTNET_ThreadPool_UnfairSemaphoreSpinLimit=0 (repeatable).",
+        CustomParser = ParseEnvironment,
+    };
+
+    public Option<string> Out { get; } = new("--out")
+    {
+        HelpName = "DIR",
+        Description = "Write JSON and CSV per run, summary.csv and report.html to DIR.",
+    };
+
+    /// <summary>Only for the child processes this tool starts itself (--processes): the file holding a worker's plan.</summary>
+    public Option<string> Worker { get; } = new("--worker") { Hidden = true };
+
+    /// <summary>Whether the option was on the command line (not only its default).</summary>
+    public static bool Given(ParseResult parsed, Option option) => parsed.GetResult(option) is { Implicit: false };
+
+    /// <summary>
+    /// The parse errors as the tool prints them. An option given without its value gets an example value,
+    /// which System.CommandLine's own "required argument missing" cannot know.
+    /// </summary>
+    public static IEnumerable<string> Describe(IReadOnlyList<ParseError> errors) => errors.Select(error =>
+        error.SymbolResult is OptionResult { Tokens.Count: 0, Implicit: false } missing && missing.Option.Arity.MinimumNumberOfValues > 0
+            ? $"Option {missing.Option.Name} needs a value, e.g. {missing.Option.Name} {Example(missing.Option.Name)}."
+            : error.Message);
+
+    private static Option<int> Whole(string name, string helpName, int min, int max, string description, int? fallback = null)
+    {
+        var option = new Option<int>(name)
+        {
+            HelpName = helpName,
+            Description = description,
+            CustomParser = result =>
+                int.TryParse(result.Tokens[0].Value, NumberStyles.None, CultureInfo.InvariantCulture, out var value) && value >= min && value <= max
+                    ? value
+                    : Refuse<int>(result, $"{name} '{result.Tokens[0].Value}' is out of range: use a whole number from {min} to {max}."),
+        };
+        if (fallback is { } value)
+        {
+            option.DefaultValueFactory = _ => value;
+        }
+        return option;
+    }
+
+    private static Option<double> Number(string name, string helpName, double min, string description, double? fallback = null)
+    {
+        var option = new Option<double>(name)
+        {
+            HelpName = helpName,
+            Description = description,
+            CustomParser = result =>
+                double.TryParse(result.Tokens[0].Value, NumberStyles.AllowDecimalPoint, CultureInfo.InvariantCulture, out var value) && value >= min && value <= 86_400
+                    ? value
+                    : Refuse<double>(result, $"{name} '{result.Tokens[0].Value}' is out of range: use a number from {min.ToString(CultureInfo.InvariantCulture)} to 86400, e.g. {name} 2.5."),
+        };
+        if (fallback is { } value)
+        {
+            option.DefaultValueFactory = _ => value;
+        }
+        return option;
+    }
+
+    private static T Refuse<T>(ArgumentResult result, string message)
+    {
+        result.AddError(message);
+        return default!;
+    }
+
+    private static Preset[] ParsePresets(ArgumentResult result)
+    {
+        var names = result.Tokens[0].Value.Split(',');
+        var presets = new List<Preset>();
+        foreach (var name in names)
+        {
+            if (LoadTestClient.Preset.All.FirstOrDefault(p => p.Name == name) is not { } preset)
+            {
+                return Refuse<Preset[]>(result, $"--preset '{name}' is not a preset: use {string.Join(", ", LoadTestClient.Preset.All.Select(p => p.Name))} (or several, comma-separated).");
+            }
+            presets.Add(preset);
+        }
+        return [.. presets];
+    }
+
+    private static int[] ParseSweep(ArgumentResult result)
+    {
+        var sweep = result.Tokens[0].Value;
+        var topics = new List<int>();
+        foreach (var text in sweep.Split(','))
+        {
+            if (!int.TryParse(text, NumberStyles.None, CultureInfo.InvariantCulture, out var n) || n is <= 0 or > MaxTopics)
+            {
+                return Refuse<int[]>(result, $"--sweep '{sweep}': '{text}' is not a topic count; write integers from 1 to {MaxTopics} separated by commas, e.g. --sweep 400,1000,2000.");
+            }
+            topics.Add(n);
+        }
+        return [.. topics];
+    }
+
+    private static TargetKind ParseTarget(ArgumentResult result, string option, string name) => name switch
+    {
+        "laharsub" => TargetKind.Laharsub,
+        "nchan" => TargetKind.Nchan,
+        _ => Refuse<TargetKind>(result, $"{option} '{name}' is not a target: use laharsub or nchan."),
+    };
+
+    private static TargetKind[] ParseCompare(ArgumentResult result)
+    {
+        var compare = result.Tokens[0].Value;
+        var names = compare.Split(',');
+        if (names.FirstOrDefault(name => !Targets.Contains(name)) is { } unknown)
+        {
+            return Refuse<TargetKind[]>(result, $"--compare '{unknown}' is not a target: use laharsub or nchan.");
+        }
+        var targets = names.Select(name => ParseTarget(result, "--compare", name)).ToArray();
+        return targets.Length >= 2 && targets.Distinct().Count() == targets.Length ? targets
+            : Refuse<TargetKind[]>(result, $"--compare '{compare}' needs two different targets, e.g. --compare laharsub,nchan.");
+    }
+
+    private static Uri ParseUrl(ArgumentResult result, string text) =>
+        Uri.TryCreate(text, UriKind.Absolute, out var uri) && uri.Scheme == Uri.UriSchemeHttp
+            ? new Uri(uri.GetLeftPart(UriPartial.Authority) + "/")
+            : Refuse<Uri>(result, $"--url '{text}' is not an http:// URL of a server root, e.g. --url http://127.0.0.1:5000/.");
+
+    private static string ParseRedis(ArgumentResult result, string text)
+    {
+        var colon = text.LastIndexOf(':');
+        return colon > 0 && int.TryParse(text.AsSpan(colon + 1), NumberStyles.None, CultureInfo.InvariantCulture, out var port) && port is >= 1 and <= 65535
+            ? text
+            : Refuse<string>(result, $"--redis '{text}' is not HOST:PORT, e.g. --redis 127.0.0.1:6379.");
+    }
+
+    private static Dictionary<string, string> ParseEnvironment(ArgumentResult result)
+    {
+        var environment = new Dictionary<string, string>(StringComparer.Ordinal);
+        foreach (var token in result.Tokens)
+        {
+            var equals = token.Value.IndexOf('=', StringComparison.Ordinal);
+            if (equals <= 0)
+            {
+                return Refuse<Dictionary<string, string>>(result, $"--server-env '{token.Value}' is not NAME=VALUE, e.g. --server-env DOTNET_gcServer=0.");
+            }
+            environment[token.Value[..equals]] = token.Value[(equals + 1)..];
+        }
+        return environment;
+    }
+
+    private static string Example(string option) => option switch
+    {
+        "--preset" => "seed3",
+        "--topics" => "200",
+        "--sweep" => "400,1000,2000",
+        "--format" => "multipart",
+        "--url" => "http://127.0.0.1:5000/",
+        "--redis" => "127.0.0.1:6379",
+        "--servers" => "2",
+        "--out" => "loadtest-results",
+        "--server-setting" => "MaxTopics=200000",
+        "--server-env" => "DOTNET_gcServer=0",
+        "--target" => "nchan",
+        "--compare" => "laharsub,nchan",
+        "--find-max-factor" => "1.5",
+        _ => "10",
+    };
+
+    /// <summary>System.CommandLine's help, then the examples, which it has no place for.</summary>
+    private sealed class HelpWithExamples(HelpAction help) : SynchronousCommandLineAction
+    {
+        public override int Invoke(ParseResult parseResult)
+        {
+            var exit = help.Invoke(parseResult);
+            parseResult.InvocationConfiguration.Output.WriteLine(Examples);
+            return exit;
+        }
+    }
+}
