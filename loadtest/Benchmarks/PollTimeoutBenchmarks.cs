@@ -24,6 +24,9 @@ public class PollTimeoutBenchmarks
         _subscriptions = BackendFactory.CreateTopics(_backend, 1).Select(id => new Subscription(id, 1)).ToArray();
     }
 
+    [GlobalCleanup]
+    public void Cleanup() => _stopping.Dispose();
+
     [Benchmark(Baseline = true)]
     public async Task<bool> LinkedSourceCancelAfter()
     {

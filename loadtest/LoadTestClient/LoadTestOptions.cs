@@ -233,7 +233,7 @@ internal sealed record LoadTestOptions
         }
     }
 
-    private static IReadOnlyList<RunSpec> ParseRuns(ParseResult parsed, LoadTestCommandLine line, IReadOnlyList<TargetKind> targets)
+    private static List<RunSpec> ParseRuns(ParseResult parsed, LoadTestCommandLine line, IReadOnlyList<TargetKind> targets)
     {
         var runs = ParseShapes(parsed, line);
         foreach (var run in runs)

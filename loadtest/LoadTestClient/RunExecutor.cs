@@ -351,7 +351,7 @@ internal sealed class RunExecutor(LoadTestOptions options, TextWriter output, st
         }
     }
 
-    private IEnumerable<string> ServerSettings(RunSpec spec)
+    private List<string> ServerSettings(RunSpec spec)
     {
         var settings = new List<string>
         {

@@ -11,9 +11,22 @@ public static class LaharsubRedisBuilderExtensions
 {
     /// <summary>
     /// Keeps topics and messages in Redis, so that several Laharsub instances serve the same topics.
-    /// Settings come from <c>Laharsub:Redis</c> (at least <c>Configuration</c>) and <paramref name="configure"/>.
+    /// Settings come from <c>Laharsub:Redis</c> (at least <c>Configuration</c>).
     /// </summary>
-    public static ILaharsubBuilder AddRedis(this ILaharsubBuilder builder, Action<LaharsubRedisOptions>? configure = null)
+    public static ILaharsubBuilder AddRedis(this ILaharsubBuilder builder) => AddRedisStore(builder, configure: null);
+
+    /// <summary>
+    /// Keeps topics and messages in Redis, so that several Laharsub instances serve the same topics.
+    /// Settings come from <c>Laharsub:Redis</c> and then <paramref name="configure"/>, which must leave
+    /// <see cref="LaharsubRedisOptions.Configuration"/> set.
+    /// </summary>
+    public static ILaharsubBuilder AddRedis(this ILaharsubBuilder builder, Action<LaharsubRedisOptions> configure)
+    {
+        ArgumentNullException.ThrowIfNull(configure);
+        return AddRedisStore(builder, configure);
+    }
+
+    private static ILaharsubBuilder AddRedisStore(ILaharsubBuilder builder, Action<LaharsubRedisOptions>? configure)
     {
         ArgumentNullException.ThrowIfNull(builder);
         var options = builder.Services.AddOptions<LaharsubRedisOptions>()

@@ -1,4 +1,5 @@
 using System.Globalization;
+using System.Net;
 using System.Security.Cryptography;
 using System.Text;
 using Laharsub.Server.Hosting;
@@ -22,7 +23,7 @@ namespace Laharsub.Server.Redis;
 /// answers 503; the multiplexer reconnects by itself, and every waiting poll then reads again, in case
 /// it missed a change meanwhile.
 /// </remarks>
-public sealed partial class RedisStore : ILaharsubStore, IAsyncDisposable, IDisposable
+internal sealed partial class RedisStore : ILaharsubStore, IAsyncDisposable, IDisposable
 {
     private const int CachedBodyLimit = 4096;
     private const int SweepBatch = 500;
@@ -73,10 +74,10 @@ public sealed partial class RedisStore : ILaharsubStore, IAsyncDisposable, IDisp
         // Try again every second (the default backs off to much longer), so service resumes soon after Redis does.
         configuration.ReconnectRetryPolicy ??= new LinearRetry(1000);
         _redis = ConnectionMultiplexer.Connect(configuration);
-        _redis.ConnectionFailed += (_, e) => Log.ConnectionLost(_logger, e.EndPoint?.ToString() ?? "?", e.FailureType.ToString(), e.Exception?.Message ?? "");
+        _redis.ConnectionFailed += (_, e) => Log.ConnectionLost(_logger, e.EndPoint, e.FailureType, e.Exception?.Message ?? "");
         _redis.ConnectionRestored += (_, e) =>
         {
-            Log.ConnectionRestored(_logger, e.EndPoint?.ToString() ?? "?");
+            Log.ConnectionRestored(_logger, e.EndPoint);
             // Changes announced while the subscription was down were lost: every waiting poll reads again.
             _signals.SignalAll();
         };
@@ -323,7 +324,7 @@ public sealed partial class RedisStore : ILaharsubStore, IAsyncDisposable, IDisp
         }
     }
 
-    private TopicInfo? ToTopicInfo(long topicId, RedisResult result)
+    private static TopicInfo? ToTopicInfo(long topicId, RedisResult result)
     {
         if (result.IsNull)
         {
@@ -387,10 +388,10 @@ public sealed partial class RedisStore : ILaharsubStore, IAsyncDisposable, IDisp
     private static partial class Log
     {
         [LoggerMessage(EventId = 300, Level = LogLevel.Warning, Message = "Redis connection to {EndPoint} lost ({FailureType}): requests that need Redis answer 503 until it is back. {Reason}")]
-        public static partial void ConnectionLost(ILogger logger, string endPoint, string failureType, string reason);
+        public static partial void ConnectionLost(ILogger logger, EndPoint? endPoint, ConnectionFailureType failureType, string reason);
 
         [LoggerMessage(EventId = 301, Level = LogLevel.Information, Message = "Redis connection to {EndPoint} restored; waiting polls read again.")]
-        public static partial void ConnectionRestored(ILogger logger, string endPoint);
+        public static partial void ConnectionRestored(ILogger logger, EndPoint? endPoint);
 
         [LoggerMessage(EventId = 302, Level = LogLevel.Warning, Message = "Redis refused a message for lack of memory (its maxmemory): publishing answers 507. {Reason}")]
         public static partial void RedisFull(ILogger logger, string reason);

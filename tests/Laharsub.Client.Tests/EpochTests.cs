@@ -197,7 +197,7 @@ public sealed class EpochTests
         await using var client = new LaharsubClient(handler.CreateClient(), [Api], TestSupport.Options(PollFormat.Json));
         await using var subscription = client.Subscribe([new(14, 1)]);
         var retries = System.Threading.Channels.Channel.CreateUnbounded<Exception>();
-        subscription.Retrying += (error, _) => retries.Writer.TryWrite(error);
+        subscription.Retrying += (_, retry) => retries.Writer.TryWrite(retry.Error);
         await using var reader = new EventReader(subscription);
         _ = reader.PendingStep;
 

@@ -18,7 +18,7 @@ public sealed class FailoverTests
         await using var client = new LaharsubClient(handler.CreateClient(), [A, B], TestSupport.Options(PollFormat.Json));
         await using var subscription = client.Subscribe(new Dictionary<long, TopicCursor> { [14] = new(1, "e1") });
         var retries = Channel.CreateUnbounded<(Exception Error, TimeSpan Delay)>();
-        subscription.Retrying += (error, delay) => retries.Writer.TryWrite((error, delay));
+        subscription.Retrying += (_, retry) => retries.Writer.TryWrite((retry.Error, retry.Delay));
         await using var reader = new EventReader(subscription);
         _ = reader.PendingStep;
 
@@ -84,7 +84,7 @@ public sealed class FailoverTests
         await using var client = new LaharsubClient(handler.CreateClient(), [A, B], TestSupport.Options());
         await using var subscription = client.Subscribe([new(3, 1)]);
         var delays = Channel.CreateUnbounded<TimeSpan>();
-        subscription.Retrying += (_, delay) => delays.Writer.TryWrite(delay);
+        subscription.Retrying += (_, retry) => delays.Writer.TryWrite(retry.Delay);
         await using var reader = new EventReader(subscription);
         _ = reader.PendingStep;
 

@@ -210,8 +210,8 @@ public sealed class ReliabilityTests
         var options = TestSupport.Options();
         await using var client = new LaharsubClient(address, options);
         await using var subscription = client.Subscribe([new(1, 1)]);
-        var retries = System.Threading.Channels.Channel.CreateUnbounded<(Exception Error, TimeSpan Delay)>();
-        subscription.Retrying += (error, delay) => retries.Writer.TryWrite((error, delay));
+        var retries = System.Threading.Channels.Channel.CreateUnbounded<(object? Sender, Exception Error, TimeSpan Delay)>();
+        subscription.Retrying += (sender, retry) => retries.Writer.TryWrite((sender, retry.Error, retry.Delay));
         using var stop = new CancellationTokenSource();
         var reading = Task.Run(async () =>
         {
@@ -223,6 +223,7 @@ public sealed class ReliabilityTests
         var first = await retries.Reader.ReadAsync().AsTask().WaitAsync(TestSupport.Timeout);
         var second = await retries.Reader.ReadAsync().AsTask().WaitAsync(TestSupport.Timeout);
 
+        Assert.Same(subscription, first.Sender);
         Assert.IsType<HttpRequestException>(first.Error);
         Assert.IsType<HttpRequestException>(second.Error);
         Assert.InRange(first.Delay, TimeSpan.Zero, options.MaxRetryDelay);

@@ -139,14 +139,14 @@ public sealed class NchanProtocolTests
     private static NchanProtocol.Wire Wire(long topic) =>
         (NchanProtocol.Wire)Protocol().CreatePollWire([new DeliveryVerifier(topic, consecutiveIds: false)]);
 
-    private static string Query(IPollWire wire)
+    private static string Query(NchanProtocol.Wire wire)
     {
         var buffer = new byte[256];
         Assert.True(wire.TryWriteQuery(buffer, out var written));
         return Encoding.ASCII.GetString(buffer, 0, written);
     }
 
-    private static string Headers(IPollWire wire)
+    private static string Headers(NchanProtocol.Wire wire)
     {
         var buffer = new byte[256];
         Assert.True(wire.TryWriteHeaders(buffer, out var written));

@@ -37,6 +37,7 @@ public sealed class MalformedBodyTests : IAsyncLifetime
     {
         _client.Dispose();
         await _server.DisposeAsync();
+        _logs.Dispose();
     }
 
     [Theory]

@@ -7,7 +7,7 @@ namespace Laharsub.Server.Tests;
 
 /// <summary>Runs alone: it measures the managed heap of the test process, which other tests would disturb.</summary>
 [CollectionDefinition(nameof(MemoryBoundTests), DisableParallelization = true)]
-public sealed class MemoryBoundCollection;
+public sealed class MemoryBoundIsolation;
 
 /// <summary>MaxRetainedBytes bounds what retained messages really cost, not only their bodies.</summary>
 [Collection(nameof(MemoryBoundTests))]

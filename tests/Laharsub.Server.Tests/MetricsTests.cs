@@ -104,7 +104,7 @@ public sealed class MetricsTests
             .Where(m => m.Instrument == instrument && (tag is not { } t || m.Tags.Any(p => p.Key == t.Key && Equals(p.Value, t.Value))))
             .Sum(m => m.Value);
 
-        public IReadOnlyList<double> Values(string instrument) => _doubles.Where(m => m.Instrument == instrument).Select(m => m.Value).ToList();
+        public List<double> Values(string instrument) => _doubles.Where(m => m.Instrument == instrument).Select(m => m.Value).ToList();
 
         /// <summary>Reads an observable gauge now.</summary>
         public long Observe(string instrument)

@@ -48,7 +48,11 @@ public sealed class RequestFuzzTests(ITestOutputHelper output) : IAsyncLifetime
         await client.PublishTextAsync(_topic, "retained");
     }
 
-    public async Task DisposeAsync() => await _server.DisposeAsync();
+    public async Task DisposeAsync()
+    {
+        await _server.DisposeAsync();
+        _logs.Dispose();
+    }
 
     [Fact]
     public Task MutatedBodyFramingNeverGets5xxOrADroppedConnection() =>

@@ -69,7 +69,7 @@ public static class TestTokens
         Sign(new JsonObject { ["alg"] = "ES256", ["typ"] = "JWT" }, payload, input => ecdsa.SignData(input, HashAlgorithmName.SHA256));
 
     /// <summary>An unsigned token (<c>alg: none</c>), which anyone could write.</summary>
-    public static string Unsigned(JsonObject payload) =>
+    public static string WithoutSignature(JsonObject payload) =>
         $"{Encode(new JsonObject { ["alg"] = "none", ["typ"] = "JWT" })}.{Encode(payload)}.";
 
     /// <summary>A good token whose payload was changed after signing (here: a wider grant).</summary>

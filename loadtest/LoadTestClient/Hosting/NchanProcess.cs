@@ -146,7 +146,7 @@ internal sealed partial class NchanProcess : ITargetServer
 
     private static string Replace(string configuration, Regex pattern, string replacement, string shape)
     {
-        var matches = pattern.Matches(configuration).Count;
+        var matches = pattern.Count(configuration);
         if (matches != 1)
         {
             throw new InvalidOperationException($"{ConfigRelativePath} must contain exactly one '{shape}' (found {matches}): the tool puts this run's value there.");

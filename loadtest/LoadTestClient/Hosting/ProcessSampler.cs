@@ -92,7 +92,7 @@ internal sealed class ProcessSampler(int pid, bool includeChildren = false)
 
     private static int ParentOf(string stat) => int.Parse(stat[(stat.LastIndexOf(')') + 2)..].Split(' ')[1], CultureInfo.InvariantCulture);
 
-    private static IEnumerable<int> ChildrenOf(int pid)
+    private static List<int> ChildrenOf(int pid)
     {
         var children = new List<int>();
         foreach (var directory in Directory.EnumerateDirectories("/proc"))

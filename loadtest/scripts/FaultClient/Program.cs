@@ -246,7 +246,7 @@ internal sealed class SimClient(int index, Slot slot)
     {
         var following = Slot.Current;
         await using var subscription = client.Subscribe();
-        subscription.Retrying += (error, _) => stats.PollRetried(Stats.NowMs(), Stats.Kind(error));
+        subscription.Retrying += (_, retry) => stats.PollRetried(Stats.NowMs(), Stats.Kind(retry.Error));
         subscription.Add(following.TopicId, 1, following.Epoch);
         try
         {

@@ -19,11 +19,11 @@ public sealed partial class LaharsubClient
     /// the subscription polls there with the same cursors.
     /// </summary>
     /// <param name="query">The subscriptions in compact form: <c>topics=14:43~9f3c0a1b2c3d4e5f,15:1</c>.</param>
+    /// <param name="failures">Consecutive failed polls so far, for the backoff.</param>
     /// <param name="changed">Fires when the topic set changes: the poll is abandoned (nothing was consumed).</param>
     /// <param name="stopped">Fires when the subscription is disposed.</param>
-    /// <param name="failures">Consecutive failed polls so far, for the backoff.</param>
     /// <param name="cancellationToken">The caller's cancellation: throws <see cref="OperationCanceledException"/>.</param>
-    internal async Task<PollOutcome> PollAsync(string query, CancellationToken changed, CancellationToken stopped, int failures, CancellationToken cancellationToken)
+    internal async Task<PollOutcome> PollAsync(string query, int failures, CancellationToken changed, CancellationToken stopped, CancellationToken cancellationToken)
     {
         var seconds = (long)PollTimeout.TotalSeconds;
         var address = CurrentAddress;

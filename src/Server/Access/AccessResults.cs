@@ -90,7 +90,7 @@ internal static class AccessResults
         public async Task ExecuteAsync(HttpContext httpContext)
         {
             await httpContext.ChallengeAsync(LaharsubAccess.SchemeName).ConfigureAwait(false);
-            IDictionary<string, object?> extensions = new Dictionary<string, object?>();
+            var extensions = new Dictionary<string, object?>();
             if (operation is { } op)
             {
                 extensions["operation"] = op.Name();

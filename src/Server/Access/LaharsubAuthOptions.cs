@@ -6,6 +6,7 @@ namespace Laharsub.Server.Access;
 /// </summary>
 public sealed class LaharsubAuthOptions
 {
+    /// <summary>The configuration section these options are bound from.</summary>
     public const string SectionName = "Laharsub:Auth";
 
     /// <summary><see cref="LaharsubAuthMode.Open"/> (the default: no checks) or <see cref="LaharsubAuthMode.Jwt"/>.</summary>

@@ -14,10 +14,10 @@ namespace Laharsub.Server.Hosting;
 /// Tags rather than links: a link needs the publisher's trace context at the poll, which would have to
 /// be kept on every retained message (and in Redis) whether or not anyone traces.
 /// </remarks>
-public static class LaharsubActivitySource
+internal static class LaharsubActivitySource
 {
-    /// <summary>The activity source's name, for <c>AddSource</c> of an OpenTelemetry tracer.</summary>
-    public const string Name = "Laharsub.Server";
+    /// <summary>The activity source's name, <see cref="LaharsubDiagnostics.ActivitySourceName"/>.</summary>
+    public const string Name = LaharsubDiagnostics.ActivitySourceName;
 
     /// <summary>At most this many ids are listed on a poll activity; <c>messaging.batch.message_count</c> has the total.</summary>
     internal const int MaxListedMessageIds = 100;

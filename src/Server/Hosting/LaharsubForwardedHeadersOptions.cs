@@ -12,7 +12,7 @@ namespace Laharsub.Server.Hosting;
 /// (<c>Laharsub:ForwardedHeaders:KnownProxies</c>), so that rate limits and logs see the real client
 /// behind them. From anyone else the header is ignored; with none listed (the default) it is ignored from everyone.
 /// </summary>
-public sealed class LaharsubForwardedHeadersOptions
+internal sealed class LaharsubForwardedHeadersOptions
 {
     public const string SectionName = "Laharsub:ForwardedHeaders";
 

@@ -8,10 +8,10 @@ namespace Laharsub.Server.Hosting;
 /// readable with <c>dotnet-counters monitor --counters Laharsub.Server</c> or any OpenTelemetry exporter.
 /// Instruments cost next to nothing while nobody listens, so they are always on.
 /// </summary>
-public sealed class LaharsubMetrics
+internal sealed class LaharsubMetrics
 {
     /// <summary>The meter's name.</summary>
-    public const string MeterName = "Laharsub.Server";
+    public const string MeterName = LaharsubDiagnostics.MeterName;
 
     private readonly Counter<long> _published;
     private readonly Counter<long> _delivered;

@@ -8,6 +8,7 @@ namespace Laharsub.Server.Hosting;
 /// </summary>
 public sealed class LaharsubOptions
 {
+    /// <summary>The configuration section these options are bound from.</summary>
     public const string SectionName = "Laharsub";
 
     /// <summary>How long a message is retained after it is published.</summary>

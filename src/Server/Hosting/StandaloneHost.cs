@@ -17,7 +17,7 @@ namespace Laharsub.Server.Hosting;
 /// The standalone Laharsub server: the composition <c>Program.cs</c> runs, shared with the tests and
 /// tools so that they exercise exactly what operators run.
 /// </summary>
-public static class StandaloneHost
+internal static class StandaloneHost
 {
     /// <summary>Builds the standalone server; <paramref name="configure"/> may adjust the builder (tests use it to add services or options).</summary>
     public static WebApplication Build(string[] args, Action<WebApplicationBuilder>? configure = null)
@@ -86,7 +86,7 @@ public static class StandaloneHost
     }
 
     /// <summary>The setting that switches the demo off: <c>Laharsub:Demo:Enabled=false</c>.</summary>
-    public const string DemoEnabledSetting = "Laharsub:Demo:Enabled";
+    internal const string DemoEnabledSetting = "Laharsub:Demo:Enabled";
 
     /// <summary>
     /// Serves the demo chat page and the jQuery client (copied next to the server's assembly at build

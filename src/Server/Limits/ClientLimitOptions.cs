@@ -15,6 +15,7 @@ namespace Laharsub.Server.Limits;
 /// </remarks>
 public sealed class ClientLimitOptions
 {
+    /// <summary>The configuration section these options are bound from.</summary>
     public const string SectionName = "Laharsub:Limits";
 
     /// <summary>

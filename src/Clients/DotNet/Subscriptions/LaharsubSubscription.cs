@@ -44,11 +44,12 @@ public sealed class LaharsubSubscription : IAsyncDisposable
     /// <summary>
     /// Raised before each retry of a failed poll, with why it failed (a network error, a timeout, a
     /// malformed answer, or a <see cref="LaharsubException"/> for a 5xx or 429) and how long the
-    /// subscription waits before polling again. The subscription itself never gives up on such
-    /// failures; this is how an application sees that it is not getting through (a wrong address, a
-    /// server that is down) and decides whether to go on. Runs on the enumerating thread: keep it short.
+    /// subscription waits before polling again; the sender is the subscription. The subscription itself
+    /// never gives up on such failures; this is how an application sees that it is not getting through
+    /// (a wrong address, a server that is down) and decides whether to go on. Runs on the enumerating
+    /// thread: keep it short.
     /// </summary>
-    public event Action<Exception, TimeSpan>? Retrying;
+    public event EventHandler<RetryingEventArgs>? Retrying;
 
     /// <summary>
     /// A snapshot of each subscribed topic's cursor: the smallest message id not yet delivered, and the
@@ -145,12 +146,12 @@ public sealed class LaharsubSubscription : IAsyncDisposable
                     await WaitAsync(Timeout.InfiniteTimeSpan, changed, cancellationToken).ConfigureAwait(false);
                     continue;
                 }
-                var outcome = await _client.PollAsync(query, changed, _stopped, failures, cancellationToken).ConfigureAwait(false);
+                var outcome = await _client.PollAsync(query, failures, changed, _stopped, cancellationToken).ConfigureAwait(false);
                 switch (outcome.Kind)
                 {
                     case PollOutcomeKind.Retry:
                         failures++;
-                        Retrying?.Invoke(outcome.Error!, outcome.Delay);
+                        Retrying?.Invoke(this, new RetryingEventArgs(outcome.Error!, outcome.Delay));
                         await WaitAsync(outcome.Delay, CancellationToken.None, cancellationToken).ConfigureAwait(false);
                         continue;
                     case PollOutcomeKind.TopicNotFound:

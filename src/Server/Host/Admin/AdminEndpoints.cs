@@ -47,10 +47,10 @@ internal static class AdminEndpoints
         // To offer it there, this group must require an operator's token (e.g. a policy on the
         // laharsub claim), and the page must send that token, also for the GET /ps/topics it calls.
         // In Open mode it is open, like everything else.
-        admin.MapGet("/", (HttpContext context) => context.Request.Path.Value!.EndsWith('/')
+        admin.MapGet("/", Results<PhysicalFileHttpResult, RedirectHttpResult> (HttpContext context) => context.Request.Path.Value!.EndsWith('/')
             ? Page(root, "index.html")
-            : Results.Redirect(context.Request.PathBase + "/admin/"));
-        admin.MapGet("/{file}", (string file) => PageFiles.ContainsKey(file) ? Page(root, file) : TypedResults.NotFound());
+            : TypedResults.Redirect(context.Request.PathBase + "/admin/"));
+        admin.MapGet("/{file}", Results<PhysicalFileHttpResult, NotFound> (string file) => PageFiles.ContainsKey(file) ? Page(root, file) : TypedResults.NotFound());
         admin.MapGet("/stats", async Task<Ok<AdminStats>> (HttpResponse response, AdminStatistics statistics, CancellationToken cancellationToken) =>
         {
             response.Headers.CacheControl = "no-store";
@@ -62,5 +62,5 @@ internal static class AdminEndpoints
     private static bool IsOpenMode(IConfiguration configuration) =>
         configuration.GetValue($"{LaharsubAuthOptions.SectionName}:{nameof(LaharsubAuthOptions.Mode)}", LaharsubAuthMode.Open) == LaharsubAuthMode.Open;
 
-    private static IResult Page(string root, string file) => TypedResults.PhysicalFile(Path.Combine(root, file), PageFiles[file]);
+    private static PhysicalFileHttpResult Page(string root, string file) => TypedResults.PhysicalFile(Path.Combine(root, file), PageFiles[file]);
 }

@@ -40,7 +40,7 @@ internal sealed partial class AdminStatistics : BackgroundService
         _startedAt = timeProvider.GetUtcNow();
         _listener.InstrumentPublished = (instrument, listener) =>
         {
-            if (instrument.Meter.Scope == meters && instrument.Meter.Name == LaharsubMetrics.MeterName
+            if (instrument.Meter.Scope == meters && instrument.Meter.Name == LaharsubDiagnostics.MeterName
                 && instrument.Name is "laharsub.messages.published" or "laharsub.messages.delivered" or "laharsub.polls.active")
             {
                 listener.EnableMeasurementEvents(instrument);

@@ -126,7 +126,7 @@ internal sealed class LaharsubDocumentTransformer(IOptions<LaharsubOptions> opti
         },
     };
 
-    private void DescribeListTopics(OpenApiOperation operation, string method)
+    private static void DescribeListTopics(OpenApiOperation operation, string method)
     {
         operation.OperationId = method == "HEAD" ? "headTopics" : "listTopics";
         SetParameter(operation, "after", "Return topics with ids greater than this one: 0 (the default) for the first page, the last id of a page for the next.",

@@ -57,7 +57,7 @@ internal static class TelemetryExtensions
         }
         telemetry.WithMetrics(metrics =>
         {
-            metrics.AddMeter(LaharsubMetrics.MeterName).AddMeter(FrameworkMeters);
+            metrics.AddMeter(LaharsubDiagnostics.MeterName).AddMeter(FrameworkMeters);
             if (otlp)
             {
                 metrics.AddOtlpExporter();
@@ -71,7 +71,7 @@ internal static class TelemetryExtensions
         {
             // Prometheus takes metrics only; traces go where OTLP goes.
             telemetry.WithTracing(tracing => tracing
-                .AddSource(LaharsubActivitySource.Name, "Microsoft.AspNetCore")
+                .AddSource(LaharsubDiagnostics.ActivitySourceName, "Microsoft.AspNetCore")
                 .AddOtlpExporter());
         }
         return builder;

@@ -9,7 +9,7 @@ namespace Laharsub.Server.Storage.InMemory;
 /// Keeps topics and messages in this process: fast and simple, but everything is lost when the
 /// process stops, and every server instance has its own topics. The default store.
 /// </summary>
-public sealed class InMemoryStore : ILaharsubStore, IDisposable
+internal sealed class InMemoryStore : ILaharsubStore, IDisposable
 {
     /// <summary>
     /// What one retained message costs beyond its body, counted against <c>MaxRetainedBytes</c>: the
