@@ -1,4 +1,5 @@
 using Microsoft.AspNetCore.Builder;
+using Microsoft.AspNetCore.Connections;
 using Microsoft.AspNetCore.Server.Kestrel.Core;
 using Microsoft.Extensions.DependencyInjection;
 using Microsoft.Extensions.DependencyInjection.Extensions;
@@ -26,8 +27,28 @@ internal static class ClientLimitsExtensions
     /// open-file limit and the per-client connection cap. Registered after the <c>Kestrel</c> section is
     /// bound, so that an operator's own setting is seen and wins.
     /// </summary>
-    public static void LimitConnections(this WebApplicationBuilder builder) =>
+    public static void LimitConnections(this WebApplicationBuilder builder)
+    {
         builder.Services.AddSingleton<IConfigureOptions<KestrelServerOptions>, ConnectionLimitSetup>();
+        PaceAccepts(builder.Services);
+    }
+
+    /// <summary>
+    /// Wraps the transport Kestrel was given (its socket transport, registered by the web host's
+    /// defaults) so that it stops accepting at the connection limit: <see cref="PacedConnectionListenerFactory"/>.
+    /// </summary>
+    private static void PaceAccepts(IServiceCollection services)
+    {
+        var transport = services.LastOrDefault(d => d.ServiceType == typeof(IConnectionListenerFactory));
+        if (transport?.ImplementationType is not { } transportType)
+        {
+            return;
+        }
+        services.Remove(transport);
+        services.AddSingleton<IConnectionListenerFactory>(provider => new PacedConnectionListenerFactory(
+            (IConnectionListenerFactory)ActivatorUtilities.CreateInstance(provider, transportType),
+            provider.GetRequiredService<IOptions<KestrelServerOptions>>()));
+    }
 
     /// <summary>Answers 429 on connections that were over the per-client cap when they connected.</summary>
     public static void UseClientConnectionLimit(this WebApplication app)
