@@ -19,6 +19,9 @@ namespace Laharsub.Server.Hosting;
 /// </summary>
 internal static class StandaloneHost
 {
+    /// <summary>ASP.NET Core's per-request log category ("Request starting", "Request finished").</summary>
+    internal const string RequestDiagnosticsCategory = "Microsoft.AspNetCore.Hosting.Diagnostics";
+
     /// <summary>Builds the standalone server; <paramref name="configure"/> may adjust the builder (tests use it to add services or options).</summary>
     public static WebApplication Build(string[] args, Action<WebApplicationBuilder>? configure = null)
     {
@@ -38,8 +41,16 @@ internal static class StandaloneHost
         // at any level, tracing or not: about 0.5 KB that a held poll keeps for its whole wait, and that
         // the GC copies once per poll (docs/performance.md, "What pauses the server"). It logs nothing
         // at Warning or above that the host does not report otherwise (a failed start still throws).
-        // A configured tracer (OpenTelemetry) still gets its activities: it listens to the source.
-        builder.Logging.AddFilter("Microsoft.AspNetCore.Hosting.Diagnostics", LogLevel.None);
+        // A configured tracer (OpenTelemetry) still gets its activities: it listens to the source. An
+        // operator who sets a level for this category (to see request logs) keeps it: the rule is added
+        // after configuration is read, and only when configuration has none.
+        builder.Services.PostConfigure<LoggerFilterOptions>(filters =>
+        {
+            if (!filters.Rules.Any(rule => rule.CategoryName == RequestDiagnosticsCategory))
+            {
+                filters.Rules.Add(new LoggerFilterRule(providerName: null, RequestDiagnosticsCategory, LogLevel.None, filter: null));
+            }
+        });
         RaiseRequestLineLimit(builder);
         builder.LimitConnections();
         // Waiting polls are answered as soon as shutdown starts; the rest is connections draining.

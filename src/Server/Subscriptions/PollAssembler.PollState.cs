@@ -122,11 +122,11 @@ internal sealed partial class PollAssembler
         /// <summary>Where the next read starts (0 until resolved for a subscription without a cursor).</summary>
         public long Cursor;
 
-        /// <summary>The incarnation the topic had when this poll first read it; a later read of another one means it was deleted.</summary>
+        /// <summary>
+        /// The incarnation the topic had when this poll first read it (null before), against which a later
+        /// read tells a deletion; the client's own epoch is compared at that first read only.
+        /// </summary>
         public string? Epoch;
-
-        /// <summary>Whether the client's epoch was compared with the topic's (once per poll).</summary>
-        public bool EpochChecked;
 
         /// <summary>Whether a reset moved the cursor and the topic must be read again from there.</summary>
         public bool Reread;

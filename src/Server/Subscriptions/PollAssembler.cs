@@ -181,15 +181,14 @@ internal sealed partial class PollAssembler(ILaharsubStore store, TopicSignals s
         }
         state.Epoch = read.Epoch;
         ref var cursor = ref state.Cursor;
-        if (subscription.Epoch is { } requested && requested != read.Epoch && !state.EpochChecked)
+        // The client's epoch is compared once, at the poll's first read of the topic (followed is null then).
+        if (subscription.Epoch is { } requested && requested != read.Epoch && followed is null)
         {
-            state.EpochChecked = true;
             poll.AddNotice(slot, new PollNotice(PollNoticeKind.EpochReset, subscription.TopicId, read.Epoch, FromMessageId: cursor,
                 ToMessageId: read.LastMessageId, FirstMessageId: read.FirstRetainedMessageId, RequestedEpoch: requested));
             cursor = read.FirstRetainedMessageId;
             return Reread(poll, slot, read);
         }
-        state.EpochChecked = true;
         if (cursor == 0)
         {
             cursor = read.LastMessageId + 1;
