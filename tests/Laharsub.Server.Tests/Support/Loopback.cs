@@ -74,6 +74,38 @@ public static class Loopback
             }
         }
 
+        /// <summary>
+        /// Opens a new connection for each one the server has closed, so that the client holds as many as
+        /// it opened: the server may have refused some of them when another client's connection was
+        /// counted first (Kestrel counts connections on the thread pool, not in accept order).
+        /// </summary>
+        public async Task TopUpAsync(IPAddress source, int port)
+        {
+            List<Socket> closed;
+            lock (_sockets)
+            {
+                // Readable with nothing to read: the peer closed it (these connections are never sent anything).
+                closed = _sockets.Where(s => s.Poll(0, SelectMode.SelectRead) && s.Available == 0).ToList();
+                foreach (var socket in closed)
+                {
+                    _sockets.Remove(socket);
+                    socket.Dispose();
+                }
+            }
+            if (closed.Count > 0)
+            {
+                var more = await OpenIdleAsync(source, port, closed.Count);
+                lock (more._sockets)
+                {
+                    foreach (var socket in more._sockets)
+                    {
+                        Add(socket);
+                    }
+                    more._sockets.Clear();
+                }
+            }
+        }
+
         public void Dispose()
         {
             lock (_sockets)
