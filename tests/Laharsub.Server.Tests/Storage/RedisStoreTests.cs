@@ -46,7 +46,7 @@ public sealed class RedisStoreTests : IAsyncLifetime
         var topic = (await a.CreateTopicAsync())!.TopicId;
 
         using var timeout = new CancellationTokenSource(Bound);
-        var poll = pollerB.PollAsync([new Subscription(topic, 1)], answerBytes: null, timeout.Token).AsTask();
+        var poll = pollerB.PollAsync([new Subscription(topic, 1)], answerBytes: null, PollWait.Until(timeout.Token)).AsTask();
         await Eventually.HoldsAsync(() => Task.FromResult(signalsB.WaitingOn(topic) == 1), Bound, "the poll waits on B");
         await a.PublishAsync(topic, Encoding.UTF8.GetBytes("from A"), "text/plain");
 
@@ -66,7 +66,7 @@ public sealed class RedisStoreTests : IAsyncLifetime
         var topic = (await a.CreateTopicAsync())!;
 
         using var timeout = new CancellationTokenSource(Bound);
-        var poll = pollerB.PollAsync([new Subscription(topic.TopicId, 1)], answerBytes: null, timeout.Token).AsTask();
+        var poll = pollerB.PollAsync([new Subscription(topic.TopicId, 1)], answerBytes: null, PollWait.Until(timeout.Token)).AsTask();
         await Eventually.HoldsAsync(() => Task.FromResult(signalsB.WaitingOn(topic.TopicId) == 1), Bound, "the poll waits on B");
         await a.DeleteTopicAsync(topic.TopicId);
 
@@ -105,7 +105,7 @@ public sealed class RedisStoreTests : IAsyncLifetime
         await store.PublishAsync(after!.TopicId, Encoding.UTF8.GetBytes("new 1"), "text/plain");
         await store.PublishAsync(after.TopicId, Encoding.UTF8.GetBytes("new 2"), "text/plain");
         using var timeout = new CancellationTokenSource(Bound);
-        var resumed = await poller.PollAsync([new Subscription(before.TopicId, 2, before.Epoch)], answerBytes: null, timeout.Token);
+        var resumed = await poller.PollAsync([new Subscription(before.TopicId, 2, before.Epoch)], answerBytes: null, PollWait.Until(timeout.Token));
 
         Assert.Equal("Redis", down.StoreName);
         Assert.Contains("Laharsub:Redis:Configuration", down.Message);

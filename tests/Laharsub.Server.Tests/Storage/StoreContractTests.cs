@@ -57,11 +57,11 @@ public abstract class StoreContractTests : IAsyncLifetime
         public async Task<PollResult> PollAsync(params Subscription[] subscriptions)
         {
             using var timeout = new CancellationTokenSource(Bound);
-            return await Poller.PollAsync(subscriptions, answerBytes: null, timeout.Token);
+            return await Poller.PollAsync(subscriptions, answerBytes: null, PollWait.Until(timeout.Token));
         }
 
         public async Task<PollResult> PollAtOnceAsync(params Subscription[] subscriptions) =>
-            await Poller.PollAsync(subscriptions, answerBytes: null, new CancellationToken(canceled: true)).AsTask().WaitAsync(Bound);
+            await Poller.PollAsync(subscriptions, answerBytes: null, PollWait.Until(new CancellationToken(canceled: true))).AsTask().WaitAsync(Bound);
 
         public async Task<TopicInfo> InfoAsync(long topic) => (await Store.GetTopicAsync(topic).AsTask().WaitAsync(Bound))!;
     }
@@ -395,7 +395,7 @@ public abstract class StoreContractTests : IAsyncLifetime
         var backend = await StartAsync();
         var topic = await backend.CreateAsync();
         using var cancel = new CancellationTokenSource();
-        var poll = backend.Poller.PollAsync([new Subscription(topic, 1)], answerBytes: null, cancel.Token).AsTask();
+        var poll = backend.Poller.PollAsync([new Subscription(topic, 1)], answerBytes: null, PollWait.Until(cancel.Token)).AsTask();
         await WaitUntilWaitingAsync(backend, topic, 1);
 
         await cancel.CancelAsync();
