@@ -443,6 +443,26 @@ public abstract class StoreContractTests : IAsyncLifetime
         Assert.InRange((await backend.Store.GetStatisticsAsync()).RetainedBytes, stored * 500, 3000);
     }
 
+    [Theory]
+    [InlineData("text/plain\r\nX-Injected: 1")]
+    [InlineData("text/plain\n")]
+    [InlineData("text/plain; a=\"\u0001\"")]
+    [InlineData("text/plain\u007f")]
+    [InlineData("")]
+    public async Task AContentTypeNoPartHeaderCanCarryIsRefusedAsAStatusAndNothingIsStored(string contentType)
+    {
+        var backend = await StartAsync();
+        var topic = await backend.CreateAsync();
+
+        var refused = await backend.Store.PublishAsync(topic, "x"u8.ToArray(), contentType).AsTask().WaitAsync(Bound);
+        var tabbed = await backend.Store.PublishAsync(topic, "y"u8.ToArray(), "text/plain;\tcharset=utf-8").AsTask().WaitAsync(Bound);
+
+        Assert.Equal(PublishStatus.InvalidContentType, refused.Status);
+        Assert.Equal(PublishStatus.Published, tabbed.Status);
+        var messages = (await backend.PollAtOnceAsync(new Subscription(topic, 1))).Messages;
+        Assert.Equal("text/plain;\tcharset=utf-8", Assert.Single(messages).ContentType);
+    }
+
     [Fact]
     public async Task ATopicWithNoMessageAndNoPollForTheIdleTimeToLiveIsDeleted()
     {
