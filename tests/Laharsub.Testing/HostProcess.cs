@@ -99,6 +99,48 @@ public sealed partial class HostProcess : IAsyncDisposable
         }
     }
 
+    /// <summary>
+    /// Runs the standalone server's executable with <paramref name="arguments"/> (a command such as <c>token</c>)
+    /// and <paramref name="environment"/> added to its environment, and returns what it wrote; bounded by 60 s.
+    /// </summary>
+    public static async Task<CommandRun> RunCommandAsync(IEnumerable<string> arguments, IReadOnlyDictionary<string, string?>? environment = null)
+    {
+        var dll = HostDll();
+        var start = new ProcessStartInfo("dotnet")
+        {
+            UseShellExecute = false,
+            RedirectStandardOutput = true,
+            RedirectStandardError = true,
+            WorkingDirectory = Path.GetDirectoryName(dll)!,
+        };
+        start.ArgumentList.Add(dll);
+        foreach (var argument in arguments)
+        {
+            start.ArgumentList.Add(argument);
+        }
+        foreach (var (name, value) in environment ?? new Dictionary<string, string?>())
+        {
+            start.Environment[name] = value;
+        }
+        using var process = Process.Start(start) ?? throw new InvalidOperationException("dotnet could not be started.");
+        using var timeout = new CancellationTokenSource(TimeSpan.FromSeconds(60));
+        var output = process.StandardOutput.ReadToEndAsync(timeout.Token);
+        var error = process.StandardError.ReadToEndAsync(timeout.Token);
+        try
+        {
+            await process.WaitForExitAsync(timeout.Token);
+        }
+        catch (OperationCanceledException)
+        {
+            process.Kill();
+            throw new TimeoutException($"dotnet {string.Join(' ', start.ArgumentList)} did not finish within 60 s.");
+        }
+        return new CommandRun(process.ExitCode, await output, await error);
+    }
+
+    /// <summary>What a command wrote and how it ended.</summary>
+    public sealed record CommandRun(int ExitCode, string Output, string Error);
+
     /// <summary>Waits, within <paramref name="timeout"/>, for output matching <paramref name="pattern"/>.</summary>
     public async Task<Match> WaitForOutputAsync(Regex pattern, TimeSpan timeout)
     {
