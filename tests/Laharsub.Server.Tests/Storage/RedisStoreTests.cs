@@ -46,6 +46,11 @@ public sealed class RedisStoreTests : IAsyncLifetime
         var topic = (await a.CreateTopicAsync(cancellationToken: cancellationToken))!;
         var poll = pollerB.PollAsync([new Subscription(topic.TopicId, 1)], answerBytes: null, PollWait.Until(cancellationToken)).AsTask();
         await Eventually.HoldsAsync(() => Task.FromResult(signalsB.WaitingOn(topic.TopicId) == 1), Bound, "the poll waits on B");
+        // A poll registers before its first read, so it can count as waiting while that read is still
+        // on its way to Redis; a delete that overtook the read would be answered 'no such topic'
+        // instead of the notice under test. A round trip on B's connection after the read was sent
+        // makes Redis run the read first.
+        await b.GetTopicAsync(topic.TopicId, cancellationToken);
         return (a, topic, poll);
     }
 
