@@ -23,6 +23,14 @@ internal interface IPollResponseSink
     void OnReset(long topicId, long firstMessageId, bool epochChanged);
 
     void OnTopicDeleted(long topicId);
+
+    /// <summary>
+    /// The epoch a message or a gap or reset notice names for its topic (UTF-8, checked to be one),
+    /// reported before that message or notice; targets without epochs never report one.
+    /// </summary>
+    void OnEpoch(long topicId, ReadOnlySpan<byte> epoch)
+    {
+    }
 }
 
 /// <summary>
@@ -93,6 +101,7 @@ internal static class PollResponseReader
 
             long topicId = 0, messageId = 0;
             var isNotice = false;
+            ReadOnlySpan<byte> epoch = default;
             foreach (var line in headers.Split(CrLf))
             {
                 var header = headers[line];
@@ -103,6 +112,10 @@ internal static class PollResponseReader
                 else if (TryHeaderValue(header, "Laharsub-Message-Id"u8, out value))
                 {
                     messageId = ParseLong(value);
+                }
+                else if (TryHeaderValue(header, "Laharsub-Epoch"u8, out value))
+                {
+                    epoch = value;
                 }
                 else if (TryHeaderValue(header, "Laharsub-Notice"u8, out _))
                 {
@@ -118,6 +131,7 @@ internal static class PollResponseReader
             else
             {
                 Expect(topicId > 0 && messageId > 0, "a message part lacks Laharsub-Topic-Id or Laharsub-Message-Id");
+                ReportEpoch(sink, topicId, epoch);
                 sink.OnMessage(topicId, messageId, body);
             }
         }
@@ -145,12 +159,19 @@ internal static class PollResponseReader
         long topicId = 0, messageId = 0;
         var base64 = false;
         var bodyLength = -1;
+        ReadOnlySpan<byte> epoch = default;
         while (reader.Read() && reader.TokenType == JsonTokenType.PropertyName)
         {
             if (reader.ValueTextEquals("topicId"u8))
             {
                 reader.Read();
                 topicId = reader.GetInt64();
+            }
+            else if (reader.ValueTextEquals("epoch"u8))
+            {
+                reader.Read();
+                ExpectPlainString(ref reader);
+                epoch = reader.ValueSpan;
             }
             else if (reader.ValueTextEquals("messageId"u8))
             {
@@ -188,6 +209,7 @@ internal static class PollResponseReader
             Expect(status == OperationStatus.Done, "a base64 message body does not decode");
             body = body[..written];
         }
+        ReportEpoch(sink, topicId, epoch);
         sink.OnMessage(topicId, messageId, body);
     }
 
@@ -196,6 +218,7 @@ internal static class PollResponseReader
         long topicId = 0, from = 0, to = 0, first = 0;
         var type = 0;
         var epochChanged = false;
+        ReadOnlySpan<byte> epoch = default;
         while (reader.Read() && reader.TokenType == JsonTokenType.PropertyName)
         {
             if (reader.ValueTextEquals("type"u8))
@@ -210,6 +233,13 @@ internal static class PollResponseReader
                 epochChanged = reader.TokenType == JsonTokenType.String && reader.ValueTextEquals("epochChanged"u8);
                 continue;
             }
+            if (reader.ValueTextEquals("epoch"u8))
+            {
+                reader.Read();
+                ExpectPlainString(ref reader);
+                epoch = reader.ValueSpan;
+                continue;
+            }
             var name = reader.ValueTextEquals("topicId"u8) ? 1 : reader.ValueTextEquals("fromMessageId"u8) ? 2
                 : reader.ValueTextEquals("toMessageId"u8) ? 3 : reader.ValueTextEquals("firstMessageId"u8) ? 4 : 0;
             reader.Read();
@@ -220,6 +250,11 @@ internal static class PollResponseReader
             }
             var value = reader.GetInt64();
             _ = name switch { 1 => topicId = value, 2 => from = value, 3 => to = value, _ => first = value };
+        }
+        // A deletion names the deleted incarnation's epoch, which nothing follows any more.
+        if (type is 1 or 2)
+        {
+            ReportEpoch(sink, topicId, epoch);
         }
         switch (type)
         {
@@ -236,6 +271,27 @@ internal static class PollResponseReader
                 throw new FormatException("A notice has an unknown type.");
         }
     }
+
+    /// <summary>An epoch is read as the JSON holds it: servers issue them without escapes, and they go back verbatim.</summary>
+    private static void ExpectPlainString(ref Utf8JsonReader reader) =>
+        Expect(reader.TokenType == JsonTokenType.String && !reader.HasValueSequence && !reader.ValueIsEscaped, "an epoch is not a plain JSON string");
+
+    /// <summary>
+    /// Reports an epoch that is one (1 to 32 of <c>[0-9A-Za-z_-]</c>, docs/protocol.md): it goes back into
+    /// the next poll's query as it is, so anything else would break that request instead of this answer.
+    /// </summary>
+    private static void ReportEpoch(IPollResponseSink sink, long topicId, ReadOnlySpan<byte> epoch)
+    {
+        if (epoch.IsEmpty)
+        {
+            return;
+        }
+        Expect(epoch.Length <= 32 && !epoch.ContainsAnyExcept(EpochCharacters), "an epoch is not 1 to 32 letters, digits, '-' or '_'");
+        sink.OnEpoch(topicId, epoch);
+    }
+
+    private static readonly SearchValues<byte> EpochCharacters =
+        SearchValues.Create("0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz-_"u8);
 
     private static bool TryHeaderValue(ReadOnlySpan<byte> line, ReadOnlySpan<byte> name, out ReadOnlySpan<byte> value)
     {
