@@ -127,6 +127,10 @@ Console.WriteLine(json);
 File.WriteAllLines(Path.Combine(outDir, "outages.csv"),
     ["kind,client,start_ms,end_ms", .. stats.Outages.Select(o => string.Create(CultureInfo.InvariantCulture, $"{o.Kind},{o.Client},{o.StartMs},{o.EndMs}"))]);
 File.WriteAllLines(Path.Combine(outDir, "timeline.csv"), stats.Timeline());
+foreach (var slot in slots)
+{
+    slot.Dispose();
+}
 return 0;
 
 static (Uri[] Urls, int Topics, double Interval, int Duration, double OutageThreshold, string Out)? ParseArguments(string[] args)
@@ -150,7 +154,7 @@ static (Uri[] Urls, int Topics, double Interval, int Duration, double OutageThre
 }
 
 /// <summary>One topic of the workload, through its incarnations: created again whenever it is lost.</summary>
-internal sealed class Slot(int index)
+internal sealed class Slot(int index) : IDisposable
 {
     private readonly SemaphoreSlim _gate = new(1, 1);
 
@@ -184,6 +188,8 @@ internal sealed class Slot(int index)
             _gate.Release();
         }
     }
+
+    public void Dispose() => _gate.Dispose();
 }
 
 internal sealed record Incarnation(long TopicId, string? Epoch, int Generation);
