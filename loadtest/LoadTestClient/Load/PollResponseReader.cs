@@ -25,8 +25,8 @@ internal interface IPollResponseSink
     void OnTopicDeleted(long topicId);
 
     /// <summary>
-    /// The epoch a message or a gap or reset notice names for its topic (UTF-8, checked to be one),
-    /// reported before that message or notice; targets without epochs never report one.
+    /// The epoch a gap or reset notice, or the first of a run of messages, names for its topic (UTF-8,
+    /// checked to be one), reported before that notice or message; targets without epochs never report one.
     /// </summary>
     void OnEpoch(long topicId, ReadOnlySpan<byte> epoch)
     {
@@ -46,6 +46,7 @@ internal static class PollResponseReader
     public static void ReadJson(ReadOnlySpan<byte> json, IPollResponseSink sink, ref byte[] scratch)
     {
         var reader = new Utf8JsonReader(json, new JsonReaderOptions { MaxDepth = 8 });
+        long epochReportedFor = 0;
         Expect(reader.Read() && reader.TokenType == JsonTokenType.StartObject, "the response is not a JSON object");
         while (reader.Read() && reader.TokenType == JsonTokenType.PropertyName)
         {
@@ -62,7 +63,7 @@ internal static class PollResponseReader
             {
                 if (isMessages)
                 {
-                    ReadJsonMessage(ref reader, sink, ref scratch);
+                    ReadJsonMessage(ref reader, sink, ref scratch, ref epochReportedFor);
                 }
                 else
                 {
@@ -82,6 +83,7 @@ internal static class PollResponseReader
         var dashBoundary = delimiter[2..];
         Expect(content.StartsWith(dashBoundary), "the multipart body does not start with its boundary");
         var rest = content[dashBoundary.Length..];
+        long epochReportedFor = 0;
         while (true)
         {
             if (rest.StartsWith("--"u8))
@@ -131,7 +133,7 @@ internal static class PollResponseReader
             else
             {
                 Expect(topicId > 0 && messageId > 0, "a message part lacks Laharsub-Topic-Id or Laharsub-Message-Id");
-                ReportEpoch(sink, topicId, epoch);
+                ReportEpoch(sink, topicId, epoch, ref epochReportedFor);
                 sink.OnMessage(topicId, messageId, body);
             }
         }
@@ -154,7 +156,7 @@ internal static class PollResponseReader
         return value;
     }
 
-    private static void ReadJsonMessage(ref Utf8JsonReader reader, IPollResponseSink sink, ref byte[] scratch)
+    private static void ReadJsonMessage(ref Utf8JsonReader reader, IPollResponseSink sink, ref byte[] scratch, ref long epochReportedFor)
     {
         long topicId = 0, messageId = 0;
         var base64 = false;
@@ -209,7 +211,7 @@ internal static class PollResponseReader
             Expect(status == OperationStatus.Done, "a base64 message body does not decode");
             body = body[..written];
         }
-        ReportEpoch(sink, topicId, epoch);
+        ReportEpoch(sink, topicId, epoch, ref epochReportedFor);
         sink.OnMessage(topicId, messageId, body);
     }
 
@@ -254,7 +256,8 @@ internal static class PollResponseReader
         // A deletion names the deleted incarnation's epoch, which nothing follows any more.
         if (type is 1 or 2)
         {
-            ReportEpoch(sink, topicId, epoch);
+            long notReported = 0;
+            ReportEpoch(sink, topicId, epoch, ref notReported);
         }
         switch (type)
         {
@@ -279,15 +282,18 @@ internal static class PollResponseReader
     /// <summary>
     /// Reports an epoch that is one (1 to 32 of <c>[0-9A-Za-z_-]</c>, docs/protocol.md): it goes back into
     /// the next poll's query as it is, so anything else would break that request instead of this answer.
+    /// Messages come grouped by topic and share their topic's epoch within an answer (only a reset
+    /// notice, reported on its own, changes it), so a run of one topic's messages reports it once.
     /// </summary>
-    private static void ReportEpoch(IPollResponseSink sink, long topicId, ReadOnlySpan<byte> epoch)
+    private static void ReportEpoch(IPollResponseSink sink, long topicId, ReadOnlySpan<byte> epoch, ref long epochReportedFor)
     {
-        if (epoch.IsEmpty)
+        if (epoch.IsEmpty || topicId == epochReportedFor)
         {
             return;
         }
         Expect(epoch.Length <= 32 && !epoch.ContainsAnyExcept(EpochCharacters), "an epoch is not 1 to 32 letters, digits, '-' or '_'");
         sink.OnEpoch(topicId, epoch);
+        epochReportedFor = topicId;
     }
 
     private static readonly SearchValues<byte> EpochCharacters =
