@@ -11,7 +11,10 @@ namespace Laharsub.Benchmarks;
 internal sealed record Backend(InMemoryStore Store, PollAssembler Poller, TopicSignals Signals)
 {
     public ValueTask<PollResult> PollAsync(Subscription[] subscriptions, CancellationToken cancellationToken) =>
-        Poller.PollAsync(subscriptions, answerBytes: null, cancellationToken);
+        Poller.PollAsync(subscriptions, answerBytes: null, PollWait.Until(cancellationToken));
+
+    public ValueTask<PollResult> PollAsync(Subscription[] subscriptions, PollWait wait) =>
+        Poller.PollAsync(subscriptions, answerBytes: null, wait);
 
     public ValueTask<PublishResult> PublishAsync(long topicId, ReadOnlyMemory<byte> body, string contentType) =>
         Store.PublishAsync(topicId, body, contentType);

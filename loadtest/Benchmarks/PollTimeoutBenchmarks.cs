@@ -5,9 +5,10 @@ namespace Laharsub.Benchmarks;
 
 /// <summary>
 /// The token a waiting poll waits on, made and released once per poll: the linked source with
-/// <c>CancelAfter</c> (system clock only) that the endpoint used before, against
-/// <see cref="PollCancellation"/> (the timeout on the host's TimeProvider), each around a poll that
-/// registers on one topic and is released by its client going away.
+/// <c>CancelAfter</c> (system clock only) that the endpoint used first, against
+/// <see cref="PollWait"/> (a timer on the host's TimeProvider and the two tokens, each waking the
+/// waiter directly), each around a poll that registers on one topic and is released by its client
+/// going away.
 /// </summary>
 [MemoryDiagnoser]
 public class PollTimeoutBenchmarks
@@ -39,11 +40,10 @@ public class PollTimeoutBenchmarks
     }
 
     [Benchmark]
-    public async Task<bool> TimeProviderTimeout()
+    public async Task<bool> WakeTheWaiterDirectly()
     {
         using var client = new CancellationTokenSource();
-        using var wait = PollCancellation.Start(Timeout, TimeProvider.System, client.Token, _stopping.Token);
-        var poll = _backend.PollAsync(_subscriptions, wait.Token);
+        var poll = _backend.PollAsync(_subscriptions, new PollWait(Timeout, TimeProvider.System, client.Token, _stopping.Token));
         client.Cancel();
         return (await poll).IsEmpty;
     }

@@ -148,9 +148,10 @@ internal sealed partial class RedisStore : ILaharsubStore, IAsyncDisposable, IDi
         {
             return new PublishResult(PublishStatus.InvalidSize);
         }
-        if (contentType.AsSpan().ContainsAny('\n', '\r'))
+        // Also what keeps a stored entry readable: its content type ends at the first line feed.
+        if (!Message.IsValidContentType(contentType))
         {
-            throw new ArgumentException("A content type cannot contain line breaks.", nameof(contentType));
+            return new PublishResult(PublishStatus.InvalidContentType);
         }
         RedisResult result;
         try

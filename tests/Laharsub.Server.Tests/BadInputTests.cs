@@ -136,6 +136,25 @@ public sealed class BadInputTests : IAsyncLifetime
     }
 
     [Theory]
+    [InlineData("text/plain; a=\"\u0001\"")]
+    [InlineData("text/plain\u0001")]
+    [InlineData("text/plain; a=\"\u007f\"")]
+    public async Task AContentTypeWithAControlCharacterIs400(string contentType)
+    {
+        // Kestrel lets control characters other than CR, LF and NUL through in header values; HttpClient would not send them.
+        var request = $"POST /ps/topics/{_topic} HTTP/1.1\r\nHost: x\r\nContent-Type: {contentType}\r\nContent-Length: 1\r\nConnection: close\r\n\r\nx";
+        using var timeout = new CancellationTokenSource(WireClient.Bound);
+
+        var response = await RawHttp.ExchangeAsync(_server.BaseAddress, System.Text.Encoding.Latin1.GetBytes(request), timeout.Token);
+
+        Assert.NotNull(response);
+        Assert.Equal(400, response.Status);
+        using var problem = System.Text.Json.JsonDocument.Parse(response.Body);
+        Assert.Contains("control characters", problem.RootElement.GetProperty("errors").GetProperty("Content-Type")[0].GetString());
+        await AssertNothingChangedAsync();
+    }
+
+    [Theory]
     [InlineData("PUT", "topics/1")]
     [InlineData("PATCH", "topics")]
     [InlineData("DELETE", "topics")]

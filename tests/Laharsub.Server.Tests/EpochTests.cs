@@ -21,6 +21,42 @@ public sealed class EpochTests
         return (json.GetProperty("topicId").GetInt64(), epoch);
     }
 
+    /// <summary>
+    /// A topic created on a server that then restarts on the same port without its data, where the
+    /// topic is created again: the old incarnation's epoch, and a client of the restarted server.
+    /// </summary>
+    private static async Task<Restarted> RestartWithoutDataAsync()
+    {
+        await using var first = await LaharsubTestServer.StartAsync();
+        using var before = first.CreateClient();
+        var (topic, oldEpoch) = await CreateAsync(before);
+        await first.StopAsync();
+        var second = await LaharsubTestServer.StartAsync(port: first.BaseAddress.Port);
+        var client = second.CreateClient();
+        try
+        {
+            var (again, newEpoch) = await CreateAsync(client);
+            return new Restarted(client, topic, oldEpoch, again, newEpoch) { Server = second };
+        }
+        catch
+        {
+            client.Dispose();
+            await second.DisposeAsync();
+            throw;
+        }
+    }
+
+    private sealed record Restarted(HttpClient Client, long Topic, string OldEpoch, long Again, string NewEpoch) : IAsyncDisposable
+    {
+        public required LaharsubTestServer Server { get; init; }
+
+        public async ValueTask DisposeAsync()
+        {
+            Client.Dispose();
+            await Server.DisposeAsync();
+        }
+    }
+
     [Fact]
     public async Task TheEpochIsInTopicInfoThePublishAnswerAndOnEveryMessageAndNoticeInBothFormats()
     {
@@ -57,14 +93,8 @@ public sealed class EpochTests
     public async Task AfterARestartWithoutDataAResumingReaderIsToldInsteadOfSkippingSilently()
     {
         // The scenario of the issue: read up to 5 (cursor 6), restart, the id is created again and gets 10 messages.
-        await using var first = await LaharsubTestServer.StartAsync();
-        using var before = first.CreateClient();
-        var (topic, oldEpoch) = await CreateAsync(before);
-        var port = first.BaseAddress.Port;
-        await first.StopAsync();
-        await using var second = await LaharsubTestServer.StartAsync(port: port);
-        using var client = second.CreateClient();
-        var (again, newEpoch) = await CreateAsync(client);
+        await using var restarted = await RestartWithoutDataAsync();
+        var (client, topic, oldEpoch, again, newEpoch) = restarted;
         for (var i = 1; i <= 10; i++)
         {
             await client.PublishTextAsync(again, $"new {i}");
@@ -91,14 +121,8 @@ public sealed class EpochTests
     [Fact]
     public async Task APublisherThatNamesTheEpochIsRefusedWith412WhenTheTopicIsAnotherIncarnation()
     {
-        await using var first = await LaharsubTestServer.StartAsync();
-        using var before = first.CreateClient();
-        var (topic, oldEpoch) = await CreateAsync(before);
-        var port = first.BaseAddress.Port;
-        await first.StopAsync();
-        await using var second = await LaharsubTestServer.StartAsync(port: port);
-        using var client = second.CreateClient();
-        var (_, newEpoch) = await CreateAsync(client);
+        await using var restarted = await RestartWithoutDataAsync();
+        var (client, topic, oldEpoch, _, newEpoch) = restarted;
 
         var (status, problem) = await client.SendForProblemAsync(new HttpRequestMessage(HttpMethod.Post, $"topics/{topic}")
         {

@@ -174,6 +174,19 @@ public sealed class TopicTests
     }
 
     [Fact]
+    public async Task HeadOnThePollIs405AllowingGetAsDocumented()
+    {
+        await using var server = await LaharsubTestServer.StartAsync();
+        using var client = server.CreateClient();
+        var topic = await client.CreateTopicAsync();
+
+        using var head = await client.SendAsync(new HttpRequestMessage(HttpMethod.Head, $"subscriptions?topics={topic}&timeout=0")).WaitAsync(WireClient.Bound);
+
+        Assert.Equal(HttpStatusCode.MethodNotAllowed, head.StatusCode);
+        Assert.Equal(["GET"], head.Content.Headers.Allow);
+    }
+
+    [Fact]
     public async Task HeadOnAnUnknownTopicIs404()
     {
         await using var server = await LaharsubTestServer.StartAsync();

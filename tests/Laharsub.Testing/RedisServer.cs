@@ -1,6 +1,5 @@
-using System.Diagnostics;
-using System.Net;
-using System.Net.Sockets;
+using System.Globalization;
+using Laharsub.LoadTestClient.Hosting;
 
 namespace Laharsub.Testing;
 
@@ -11,10 +10,10 @@ namespace Laharsub.Testing;
 /// </summary>
 public sealed class RedisServer : IAsyncDisposable
 {
-    private readonly Process _process;
+    private readonly ChildProcess _process;
     private readonly string _directory;
 
-    private RedisServer(Process process, string directory, int port)
+    private RedisServer(ChildProcess process, string directory, int port)
     {
         _process = process;
         _directory = directory;
@@ -28,62 +27,19 @@ public sealed class RedisServer : IAsyncDisposable
 
     public static async Task<RedisServer> StartAsync(int port = 0, string? directory = null)
     {
-        port = port == 0 ? FreePort() : port;
+        port = port == 0 ? ChildProcess.FreeLoopbackPort() : port;
         directory ??= Directory.CreateTempSubdirectory("laharsub-redis-").FullName;
-        var start = new ProcessStartInfo("redis-server")
-        {
-            UseShellExecute = false,
-            RedirectStandardOutput = true,
-            RedirectStandardError = true,
-        };
-        foreach (var argument in new[] { "--port", port.ToString(), "--bind", "127.0.0.1", "--dir", directory, "--save", "", "--appendonly", "no", "--daemonize", "no" })
-        {
-            start.ArgumentList.Add(argument);
-        }
-        Process process;
-        try
-        {
-            process = Process.Start(start) ?? throw new InvalidOperationException("Process.Start returned null.");
-        }
-        catch (Exception exception)
-        {
-            throw new InvalidOperationException(
-                "redis-server could not be started: these tests need a real Redis. Run ./test.sh, which installs Debian's redis-server, or apt-get install redis-server. " + exception.Message, exception);
-        }
-        process.OutputDataReceived += (_, _) => { };
-        process.ErrorDataReceived += (_, _) => { };
-        process.BeginOutputReadLine();
-        process.BeginErrorReadLine();
+        string[] arguments = ["--port", port.ToString(CultureInfo.InvariantCulture), "--bind", "127.0.0.1", "--dir", directory,
+            "--save", "", "--appendonly", "no", "--daemonize", "no"];
+        var process = ChildProcess.Start("redis-server", "redis-server", arguments, _ => { },
+            installHint: "these tests need a real Redis. Run ./test.sh, which installs Debian's redis-server, or apt-get install redis-server");
         var server = new RedisServer(process, directory, port);
-        var deadline = DateTime.UtcNow + TimeSpan.FromSeconds(15);
-        while (true)
-        {
-            if (process.HasExited)
-            {
-                throw new InvalidOperationException($"redis-server exited at start with code {process.ExitCode} (port {port}); is the port taken?");
-            }
-            try
-            {
-                using var client = new TcpClient();
-                await client.ConnectAsync(IPAddress.Loopback, port).WaitAsync(TimeSpan.FromSeconds(1));
-                return server;
-            }
-            catch (Exception) when (DateTime.UtcNow < deadline)
-            {
-                await Task.Delay(50);
-            }
-        }
+        var listening = process.WaitUntilListeningAsync(port, TimeSpan.FromSeconds(15), () => $" (port {port}); is the port taken?", CancellationToken.None);
+        return await ChildProcess.ReadyOrDisposedAsync(server, listening);
     }
 
     /// <summary>Stops Redis at once, as a crash would (data of a server without persistence is lost).</summary>
-    public async Task KillAsync()
-    {
-        if (!_process.HasExited)
-        {
-            _process.Kill();
-            await _process.WaitForExitAsync().WaitAsync(TimeSpan.FromSeconds(15));
-        }
-    }
+    public Task KillAsync() => _process.KillAsync(TimeSpan.FromSeconds(15));
 
     public async ValueTask DisposeAsync()
     {
@@ -96,12 +52,5 @@ public sealed class RedisServer : IAsyncDisposable
         catch (IOException)
         {
         }
-    }
-
-    public static int FreePort()
-    {
-        using var listener = new TcpListener(IPAddress.Loopback, 0);
-        listener.Start();
-        return ((IPEndPoint)listener.LocalEndpoint).Port;
     }
 }

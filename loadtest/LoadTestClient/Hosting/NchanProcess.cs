@@ -1,4 +1,3 @@
-using System.Diagnostics;
 using System.Globalization;
 using System.Text.RegularExpressions;
 
@@ -14,12 +13,11 @@ internal sealed partial class NchanProcess : ITargetServer
     public const string ConfigRelativePath = "loadtest/peers/nchan.conf";
     public const string ModulePath = "/usr/lib/nginx/modules/ngx_nchan_module.so";
     public const string InstallHint = "install them with 'apt-get install -y nginx-light libnginx-mod-nchan' (Debian 12)";
-    private const int SigTerm = 15;
 
-    private readonly Process _process;
+    private readonly ChildProcess _process;
     private readonly string _prefix;
 
-    private NchanProcess(Process process, string prefix, Uri baseAddress, string commandLine)
+    private NchanProcess(ChildProcess process, string prefix, Uri baseAddress, string commandLine)
     {
         _process = process;
         _prefix = prefix;
@@ -55,7 +53,7 @@ internal sealed partial class NchanProcess : ITargetServer
         {
             throw new InvalidOperationException($"The nchan module {ModulePath} is missing: {InstallHint}.");
         }
-        var port = ServerProcess.FreeLoopbackPort();
+        var port = ChildProcess.FreeLoopbackPort();
         var configuration = Configure(File.ReadAllText(Path.Combine(repositoryRoot, ConfigRelativePath)), port, pollTimeoutSeconds);
         if (workerProcesses is { } workers)
         {
@@ -66,45 +64,21 @@ internal sealed partial class NchanProcess : ITargetServer
         var configFile = Path.Combine(prefix, "nchan.conf");
         File.WriteAllText(configFile, configuration);
 
-        var start = new ProcessStartInfo(nginx)
-        {
-            UseShellExecute = false,
-            RedirectStandardOutput = true,
-            RedirectStandardError = true,
-            WorkingDirectory = prefix,
-        };
-        start.Environment.Remove(ServerProcess.InlineCompletionsVariable);
-        string[] arguments = ["-p", prefix + "/", "-c", configFile];
-        foreach (var argument in arguments)
-        {
-            start.ArgumentList.Add(argument);
-        }
-        Process process;
+        ChildProcess process;
         try
         {
-            process = Process.Start(start) ?? throw new InvalidOperationException($"Could not start {nginx}.");
+            process = ChildProcess.Start("nginx", nginx, ["-p", prefix + "/", "-c", configFile], line => log.WriteLine("[nchan] " + line),
+                workingDirectory: prefix, environment: [new(ServerProcess.InlineCompletionsVariable, null)], installHint: InstallHint);
         }
-        catch (System.ComponentModel.Win32Exception exception)
+        catch (InvalidOperationException)
         {
             Directory.Delete(prefix, recursive: true);
-            throw new InvalidOperationException($"Could not start {nginx}: {exception.Message}. {InstallHint}.", exception);
-        }
-        process.OutputDataReceived += (_, e) => { if (e.Data is not null) log.WriteLine("[nchan] " + e.Data); };
-        process.ErrorDataReceived += (_, e) => { if (e.Data is not null) log.WriteLine("[nchan] " + e.Data); };
-        process.BeginOutputReadLine();
-        process.BeginErrorReadLine();
-        var server = new NchanProcess(process, prefix, new Uri($"http://127.0.0.1:{port}/"),
-            $"{nginx} -p {prefix}/ -c {configFile} ({ConfigRelativePath}, port {port}, nchan_subscriber_timeout {pollTimeoutSeconds}s)");
-        try
-        {
-            await server.WaitHealthyAsync(TimeSpan.FromSeconds(30), cancellationToken).ConfigureAwait(false);
-        }
-        catch
-        {
-            await server.DisposeAsync().ConfigureAwait(false);
             throw;
         }
-        return server;
+        var server = new NchanProcess(process, prefix, new Uri($"http://127.0.0.1:{port}/"),
+            $"{nginx} -p {prefix}/ -c {configFile} ({ConfigRelativePath}, port {port}, nchan_subscriber_timeout {pollTimeoutSeconds}s)");
+        var healthy = process.WaitUntilHealthyAsync(server.BaseAddress, TimeSpan.FromSeconds(30), () => "; see the [nchan] lines above.", cancellationToken);
+        return await ChildProcess.ReadyOrDisposedAsync(server, healthy).ConfigureAwait(false);
     }
 
     /// <summary>The configuration with the port and the poll timeout of this run.</summary>
@@ -117,21 +91,8 @@ internal sealed partial class NchanProcess : ITargetServer
 
     public async ValueTask DisposeAsync()
     {
-        if (!_process.HasExited)
-        {
-            // SIGTERM is nginx's fast shutdown: workers close their connections and exit.
-            _ = ServerProcess.SendSignal(_process.Id, SigTerm);
-            using var timeout = new CancellationTokenSource(TimeSpan.FromSeconds(15));
-            try
-            {
-                await _process.WaitForExitAsync(timeout.Token).ConfigureAwait(false);
-            }
-            catch (OperationCanceledException)
-            {
-                _process.Kill(entireProcessTree: true);
-                await _process.WaitForExitAsync(CancellationToken.None).WaitAsync(TimeSpan.FromSeconds(10)).ConfigureAwait(false);
-            }
-        }
+        // SIGTERM is nginx's fast shutdown: workers close their connections and exit.
+        await _process.StopAsync(TimeSpan.FromSeconds(15)).ConfigureAwait(false);
         _process.Dispose();
         try
         {
@@ -159,38 +120,6 @@ internal sealed partial class NchanProcess : ITargetServer
         var directories = new List<string> { "/usr/sbin" };
         directories.AddRange((Environment.GetEnvironmentVariable("PATH") ?? "").Split(':', StringSplitOptions.RemoveEmptyEntries));
         return directories.Select(d => Path.Combine(d, "nginx")).FirstOrDefault(File.Exists);
-    }
-
-    private async Task WaitHealthyAsync(TimeSpan timeout, CancellationToken cancellationToken)
-    {
-        using var client = new HttpClient { BaseAddress = BaseAddress, Timeout = TimeSpan.FromSeconds(5) };
-        var deadline = Stopwatch.StartNew();
-        while (true)
-        {
-            if (_process.HasExited)
-            {
-                throw new InvalidOperationException($"nginx exited at start with code {_process.ExitCode}; see the [nchan] lines above.");
-            }
-            try
-            {
-                using var response = await client.GetAsync("health", cancellationToken).ConfigureAwait(false);
-                if (response.IsSuccessStatusCode)
-                {
-                    return;
-                }
-            }
-            catch (HttpRequestException)
-            {
-            }
-            catch (TaskCanceledException) when (!cancellationToken.IsCancellationRequested)
-            {
-            }
-            if (deadline.Elapsed > timeout)
-            {
-                throw new TimeoutException($"nginx did not answer /health within {timeout.TotalSeconds:0} s; see the [nchan] lines above.");
-            }
-            await Task.Delay(50, cancellationToken).ConfigureAwait(false);
-        }
     }
 
     [GeneratedRegex(@"listen 127\.0\.0\.1:[0-9]+")]

@@ -1,7 +1,3 @@
-using System.Diagnostics;
-using System.Net;
-using System.Net.Sockets;
-
 namespace Laharsub.LoadTestClient.Hosting;
 
 /// <summary>
@@ -13,10 +9,10 @@ internal sealed class RedisProcess : IAsyncDisposable
 {
     public const string InstallHint = "install it with 'apt-get install -y redis-server' (./test.sh does), or give a running one with --redis HOST:PORT";
 
-    private readonly Process _process;
+    private readonly ChildProcess _process;
     private readonly string _directory;
 
-    private RedisProcess(Process process, string directory, int port, string commandLine)
+    private RedisProcess(ChildProcess process, string directory, int port, string commandLine)
     {
         _process = process;
         _directory = directory;
@@ -36,51 +32,31 @@ internal sealed class RedisProcess : IAsyncDisposable
     /// <exception cref="InvalidOperationException">redis-server is missing or did not start; the message says what to do.</exception>
     public static async Task<RedisProcess> StartAsync(TextWriter log, CancellationToken cancellationToken)
     {
-        var port = ServerProcess.FreeLoopbackPort();
+        var port = ChildProcess.FreeLoopbackPort();
         var directory = Directory.CreateTempSubdirectory("laharsub-loadtest-redis-").FullName;
         string[] arguments = ["--port", port.ToString(System.Globalization.CultureInfo.InvariantCulture), "--bind", "127.0.0.1", "--dir", directory,
             "--save", "", "--appendonly", "no", "--daemonize", "no"];
-        var start = new ProcessStartInfo("redis-server") { UseShellExecute = false, RedirectStandardOutput = true, RedirectStandardError = true };
-        foreach (var argument in arguments)
-        {
-            start.ArgumentList.Add(argument);
-        }
-        Process process;
+        ChildProcess process;
         try
         {
-            process = Process.Start(start) ?? throw new InvalidOperationException("Could not start redis-server.");
+            // Redis logs a few lines on standard output at start: only drained.
+            process = ChildProcess.Start("redis-server", "redis-server", arguments, line => log.WriteLine("[redis] " + line), standardOutput: false,
+                installHint: InstallHint);
         }
-        catch (System.ComponentModel.Win32Exception exception)
+        catch (InvalidOperationException)
         {
             Directory.Delete(directory, recursive: true);
-            throw new InvalidOperationException($"redis-server could not be started ({exception.Message}): {InstallHint}.", exception);
-        }
-        // Redis logs a few lines at start; only drained, so that a full pipe never blocks it.
-        process.OutputDataReceived += (_, _) => { };
-        process.ErrorDataReceived += (_, e) => { if (e.Data is not null) log.WriteLine("[redis] " + e.Data); };
-        process.BeginOutputReadLine();
-        process.BeginErrorReadLine();
-        var redis = new RedisProcess(process, directory, port, "redis-server " + string.Join(' ', arguments.Select(a => a.Length == 0 ? "''" : a)));
-        try
-        {
-            await redis.WaitListeningAsync(TimeSpan.FromSeconds(15), cancellationToken).ConfigureAwait(false);
-        }
-        catch
-        {
-            await redis.DisposeAsync().ConfigureAwait(false);
             throw;
         }
-        return redis;
+        var redis = new RedisProcess(process, directory, port, "redis-server " + string.Join(' ', arguments.Select(a => a.Length == 0 ? "''" : a)));
+        var listening = process.WaitUntilListeningAsync(port, TimeSpan.FromSeconds(15), () => $" (port {port}); see the [redis] lines above.", cancellationToken);
+        return await ChildProcess.ReadyOrDisposedAsync(redis, listening).ConfigureAwait(false);
     }
 
     public async ValueTask DisposeAsync()
     {
-        if (!_process.HasExited)
-        {
-            // Nothing in it is kept: no reason to wait for a clean shutdown.
-            _process.Kill();
-            await _process.WaitForExitAsync(CancellationToken.None).WaitAsync(TimeSpan.FromSeconds(15)).ConfigureAwait(false);
-        }
+        // Nothing in it is kept: no reason to wait for a clean shutdown.
+        await _process.KillAsync(TimeSpan.FromSeconds(15)).ConfigureAwait(false);
         _process.Dispose();
         try
         {
@@ -88,32 +64,6 @@ internal sealed class RedisProcess : IAsyncDisposable
         }
         catch (IOException)
         {
-        }
-    }
-
-    private async Task WaitListeningAsync(TimeSpan timeout, CancellationToken cancellationToken)
-    {
-        var deadline = Stopwatch.StartNew();
-        while (true)
-        {
-            if (_process.HasExited)
-            {
-                throw new InvalidOperationException($"redis-server exited at start with code {_process.ExitCode} (port {Port}); see the [redis] lines above.");
-            }
-            try
-            {
-                using var client = new TcpClient();
-                await client.ConnectAsync(IPAddress.Loopback, Port, cancellationToken).AsTask().WaitAsync(TimeSpan.FromSeconds(1), cancellationToken).ConfigureAwait(false);
-                return;
-            }
-            catch (Exception exception) when (exception is SocketException or TimeoutException && deadline.Elapsed < timeout)
-            {
-            }
-            if (deadline.Elapsed > timeout)
-            {
-                throw new TimeoutException($"redis-server did not listen on 127.0.0.1:{Port} within {timeout.TotalSeconds:0} s.");
-            }
-            await Task.Delay(50, cancellationToken).ConfigureAwait(false);
         }
     }
 }

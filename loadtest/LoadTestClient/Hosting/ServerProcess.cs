@@ -1,7 +1,4 @@
 using System.Diagnostics;
-using System.Net;
-using System.Net.Sockets;
-using System.Runtime.InteropServices;
 
 namespace Laharsub.LoadTestClient.Hosting;
 
@@ -9,17 +6,14 @@ namespace Laharsub.LoadTestClient.Hosting;
 /// This repository's server (its Release build) run as a separate process on a free loopback port
 /// for one run, configured like the original's tests (15 s message TTL), and stopped afterwards.
 /// </summary>
-internal sealed partial class ServerProcess : ITargetServer
+internal sealed class ServerProcess : ITargetServer
 {
-    private const string DllRelativePath = "src/Server/Host/bin/Release/net10.0/Laharsub.Server.Host.dll";
-    private const int SigTerm = 15;
-
     /// <summary>The generator's own socket tuning, which must not leak into the server it measures.</summary>
     public const string InlineCompletionsVariable = "DOTNET_SYSTEM_NET_SOCKETS_INLINE_COMPLETIONS";
 
-    private readonly Process _process;
+    private readonly ChildProcess _process;
 
-    private ServerProcess(Process process, Uri baseAddress)
+    private ServerProcess(ChildProcess process, Uri baseAddress)
     {
         _process = process;
         BaseAddress = baseAddress;
@@ -41,28 +35,15 @@ internal sealed partial class ServerProcess : ITargetServer
     public static async Task<ServerProcess> StartAsync(string repositoryRoot, IEnumerable<string> settings, IReadOnlyDictionary<string, string> environment,
         TextWriter log, CancellationToken cancellationToken)
     {
-        var dll = Path.Combine(repositoryRoot, DllRelativePath);
+        var dll = ChildProcess.HostDll(repositoryRoot, "Release");
         if (!File.Exists(dll))
         {
-            log.WriteLine($"{DllRelativePath} is missing.");
+            log.WriteLine($"{Path.GetRelativePath(repositoryRoot, dll)} is missing.");
             await BuildAsync(repositoryRoot, log, cancellationToken).ConfigureAwait(false);
         }
-        var port = FreeLoopbackPort();
-        var start = new ProcessStartInfo("dotnet")
-        {
-            UseShellExecute = false,
-            RedirectStandardOutput = true,
-            RedirectStandardError = true,
-            WorkingDirectory = Path.GetDirectoryName(dll)!,
-        };
-        start.Environment.Remove(InlineCompletionsVariable);
-        foreach (var (name, value) in environment)
-        {
-            start.Environment[name] = value;
-        }
+        var port = ChildProcess.FreeLoopbackPort();
         string[] arguments =
         [
-            dll, "--urls", $"http://127.0.0.1:{port}",
             // Per-request logging on the console would measure the console, not the server.
             "--Logging:LogLevel:Default=Warning",
             "--Logging:LogLevel:Microsoft.Hosting.Lifetime=Warning",
@@ -72,30 +53,16 @@ internal sealed partial class ServerProcess : ITargetServer
             "--Laharsub:Limits:MaxWaitingPollsPerClient=0",
             .. settings,
         ];
-        foreach (var argument in arguments)
-        {
-            start.ArgumentList.Add(argument);
-        }
-        var process = Process.Start(start) ?? throw new InvalidOperationException("Could not start dotnet for the server.");
-        // Drain its output so a chatty server never blocks on a full pipe.
-        process.OutputDataReceived += (_, e) => { if (e.Data is not null) log.WriteLine("[server] " + e.Data); };
-        process.ErrorDataReceived += (_, e) => { if (e.Data is not null) log.WriteLine("[server] " + e.Data); };
-        process.BeginOutputReadLine();
-        process.BeginErrorReadLine();
+        KeyValuePair<string, string?>[] variables =
+            [new(InlineCompletionsVariable, null), .. environment.Select(e => new KeyValuePair<string, string?>(e.Key, e.Value))];
+        var process = ChildProcess.StartHost(dll, port, arguments, line => log.WriteLine("[server] " + line), variables);
+        var shownArguments = new[] { dll, "--urls", $"http://127.0.0.1:{port}" }.Concat(arguments).Select(a => a.Replace(repositoryRoot + "/", "", StringComparison.Ordinal));
         var server = new ServerProcess(process, new Uri($"http://127.0.0.1:{port}/"))
         {
-            CommandLine = string.Concat(environment.Select(e => $"{e.Key}={e.Value} ")) + "dotnet " + string.Join(' ', arguments.Select(a => a.Replace(repositoryRoot + "/", "", StringComparison.Ordinal))),
+            CommandLine = string.Concat(environment.Select(e => $"{e.Key}={e.Value} ")) + "dotnet " + string.Join(' ', shownArguments),
         };
-        try
-        {
-            await server.WaitHealthyAsync(TimeSpan.FromSeconds(60), cancellationToken).ConfigureAwait(false);
-        }
-        catch
-        {
-            await server.DisposeAsync().ConfigureAwait(false);
-            throw;
-        }
-        return server;
+        var healthy = process.WaitUntilHealthyAsync(server.BaseAddress, TimeSpan.FromSeconds(60), () => "; see the [server] lines above.", cancellationToken);
+        return await ChildProcess.ReadyOrDisposedAsync(server, healthy).ConfigureAwait(false);
     }
 
     /// <summary>
@@ -109,78 +76,13 @@ internal sealed partial class ServerProcess : ITargetServer
     }
 
     /// <summary>The directory holding Laharsub.sln, searched upwards from here and from the tool's own location.</summary>
-    public static string? FindRepositoryRoot()
-    {
-        foreach (var start in new[] { Directory.GetCurrentDirectory(), AppContext.BaseDirectory })
-        {
-            for (var directory = new DirectoryInfo(start); directory is not null; directory = directory.Parent)
-            {
-                if (File.Exists(Path.Combine(directory.FullName, "Laharsub.sln")))
-                {
-                    return directory.FullName;
-                }
-            }
-        }
-        return null;
-    }
+    public static string? FindRepositoryRoot() => ChildProcess.FindRepositoryRoot(Directory.GetCurrentDirectory(), AppContext.BaseDirectory);
 
     public async ValueTask DisposeAsync()
     {
-        if (!_process.HasExited)
-        {
-            // SIGTERM lets Kestrel answer waiting polls and close; kill only if it does not exit.
-            _ = SendSignal(_process.Id, SigTerm);
-            using var timeout = new CancellationTokenSource(TimeSpan.FromSeconds(15));
-            try
-            {
-                await _process.WaitForExitAsync(timeout.Token).ConfigureAwait(false);
-            }
-            catch (OperationCanceledException)
-            {
-                _process.Kill(entireProcessTree: true);
-                await _process.WaitForExitAsync(CancellationToken.None).WaitAsync(TimeSpan.FromSeconds(10)).ConfigureAwait(false);
-            }
-        }
+        // SIGTERM lets Kestrel answer waiting polls and close; kill only if it does not exit.
+        await _process.StopAsync(TimeSpan.FromSeconds(15)).ConfigureAwait(false);
         _process.Dispose();
-    }
-
-    private async Task WaitHealthyAsync(TimeSpan timeout, CancellationToken cancellationToken)
-    {
-        using var client = new HttpClient { BaseAddress = BaseAddress, Timeout = TimeSpan.FromSeconds(5) };
-        var deadline = Stopwatch.StartNew();
-        while (true)
-        {
-            if (_process.HasExited)
-            {
-                throw new InvalidOperationException($"The server exited at start with code {_process.ExitCode}; see the [server] lines above.");
-            }
-            try
-            {
-                using var response = await client.GetAsync("health", cancellationToken).ConfigureAwait(false);
-                if (response.IsSuccessStatusCode)
-                {
-                    return;
-                }
-            }
-            catch (HttpRequestException)
-            {
-            }
-            catch (TaskCanceledException) when (!cancellationToken.IsCancellationRequested)
-            {
-            }
-            if (deadline.Elapsed > timeout)
-            {
-                throw new TimeoutException($"The server did not answer /health within {timeout.TotalSeconds:0} s.");
-            }
-            await Task.Delay(100, cancellationToken).ConfigureAwait(false);
-        }
-    }
-
-    internal static int FreeLoopbackPort()
-    {
-        using var socket = new Socket(AddressFamily.InterNetwork, SocketType.Stream, ProtocolType.Tcp);
-        socket.Bind(new IPEndPoint(IPAddress.Loopback, 0));
-        return ((IPEndPoint)socket.LocalEndPoint!).Port;
     }
 
     private static async Task RunToEndAsync(string file, string[] arguments, CancellationToken cancellationToken)
@@ -198,7 +100,4 @@ internal sealed partial class ServerProcess : ITargetServer
             throw new InvalidOperationException($"'{file} {string.Join(' ', arguments)}' failed with exit code {process.ExitCode}:{Environment.NewLine}{output}");
         }
     }
-
-    [LibraryImport("libc", EntryPoint = "kill", SetLastError = true)]
-    internal static partial int SendSignal(int pid, int signal);
 }

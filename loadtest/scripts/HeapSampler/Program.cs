@@ -135,16 +135,51 @@ static int RecordPauses(DiagnosticsClient client, TimeSpan duration)
     using var source = new EventPipeEventSource(session.EventStream);
     // A pause runs from SuspendEEStart to RestartEEStop; the GCs inside it name its generation. A
     // background gen-2 GC has pauses of its own (start and end), reported as "gen2 background".
-    double? suspendedAt = null;
+    // Each pause is split into what it spent: suspending the threads, the GC itself (GCStart to GCEnd),
+    // and inside the GC each mark phase per heap (MarkWithType fires as a phase ends: stack roots,
+    // finalization queue, handles, older generations' cards), with the bytes each phase kept alive.
+    double? suspendedAt = null, suspendDone = null, gcStartedAt = null, gcMs = null;
     string? kind = null;
+    var markPhases = new Dictionary<string, (double Ms, long Bytes)>(StringComparer.Ordinal);
+    var lastMarkByHeap = new Dictionary<int, double>();
+    GCHeapStatsTraceData? heapStats = null;
     var pauses = new List<(string Kind, double Milliseconds)>();
     source.Clr.GCSuspendEEStart += e =>
     {
         suspendedAt = e.TimeStampRelativeMSec;
+        suspendDone = gcStartedAt = gcMs = null;
         kind = null;
+        markPhases.Clear();
+        heapStats = null;
     };
+    source.Clr.GCSuspendEEStop += e => suspendDone ??= e.TimeStampRelativeMSec;
     source.Clr.GCStart += (GCStartTraceData e) =>
+    {
         kind ??= $"gen{e.Depth}{(e.Type == GCType.BackgroundGC ? " background" : e.Type == GCType.ForegroundGC ? " foreground" : "")}";
+        gcStartedAt = e.TimeStampRelativeMSec;
+        lastMarkByHeap.Clear();
+    };
+    source.Clr.GCMarkWithType += (GCMarkWithTypeTraceData e) =>
+    {
+        if (gcStartedAt is not { } gcStart)
+        {
+            return;
+        }
+        var since = lastMarkByHeap.TryGetValue(e.HeapNum, out var previous) ? previous : gcStart;
+        lastMarkByHeap[e.HeapNum] = e.TimeStampRelativeMSec;
+        var phase = MarkPhaseName(e.Type);
+        var entry = markPhases.GetValueOrDefault(phase);
+        // Heaps mark in parallel: keep the slowest heap's time for a phase, and the bytes of all heaps.
+        markPhases[phase] = (Math.Max(entry.Ms, e.TimeStampRelativeMSec - since), entry.Bytes + e.Promoted);
+    };
+    source.Clr.GCStop += e =>
+    {
+        if (gcStartedAt is { } gcStart)
+        {
+            gcMs = (gcMs ?? 0) + e.TimeStampRelativeMSec - gcStart;
+        }
+    };
+    source.Clr.GCHeapStats += e => heapStats = (GCHeapStatsTraceData)e.Clone();
     source.Clr.GCRestartEEStop += e =>
     {
         if (suspendedAt is { } start)
@@ -152,7 +187,20 @@ static int RecordPauses(DiagnosticsClient client, TimeSpan duration)
             var pause = e.TimeStampRelativeMSec - start;
             var name = kind ?? "gen2 background (other pause)";
             pauses.Add((name, pause));
-            Console.WriteLine(string.Create(CultureInfo.InvariantCulture, $"{e.TimeStampRelativeMSec / 1000:0.000} s  {name,-28} {pause,8:0.000} ms"));
+            var suspend = suspendDone is { } done ? done - start : double.NaN;
+            var line = string.Create(CultureInfo.InvariantCulture,
+                $"{e.TimeStampRelativeMSec / 1000:0.000} s  {name,-28} {pause,8:0.000} ms  (suspend {suspend:0.0}, gc {gcMs ?? double.NaN:0.0})");
+            if (heapStats is { } stats)
+            {
+                line += string.Create(CultureInfo.InvariantCulture,
+                    $"  promoted gen0 {stats.TotalPromotedSize0 / 1048576.0:0.0} MiB gen1 {stats.TotalPromotedSize1 / 1048576.0:0.0} MiB; pinned {stats.PinnedObjectCount}, handles {stats.GCHandleCount}");
+            }
+            Console.WriteLine(line);
+            if (markPhases.Count > 0)
+            {
+                Console.WriteLine("      mark: " + string.Join(", ", markPhases.Select(p =>
+                    string.Create(CultureInfo.InvariantCulture, $"{p.Key} {p.Value.Ms:0.0} ms {p.Value.Bytes / 1048576.0:0.0} MiB"))));
+            }
         }
         suspendedAt = null;
     };
@@ -168,6 +216,20 @@ static int RecordPauses(DiagnosticsClient client, TimeSpan duration)
     return 0;
 
     static double Percentile(double[] sorted, double quantile) => sorted[Math.Min(sorted.Length - 1, (int)Math.Ceiling(quantile * sorted.Length) - 1)];
+
+    // The runtime's GC_ROOT_KIND values, as MarkWithType reports them.
+    static string MarkPhaseName(int type) => type switch
+    {
+        0 => "stacks",
+        1 => "finalizer queue",
+        2 => "handles",
+        3 => "older generations (cards)",
+        4 => "sized refs",
+        5 => "overflow",
+        6 => "dependent handles",
+        7 => "new finalizable",
+        _ => $"kind {type}",
+    };
 }
 
 static int TypeHistogram(string dumpPath, int top)

@@ -111,7 +111,7 @@ internal sealed class AccessControl(
         }
         // Parsed a second time here (the endpoint parses it again) only when the caller's grant is
         // narrower than every topic; an invalid query is left to the endpoint's 400.
-        var query = SubscriptionQuery.Parse(http.Request.Query, laharsub.Value);
+        var query = SubscriptionQuery.Parse(http.Request.QueryString.Value, laharsub.Value);
         if (query.Error is not null)
         {
             return await next(invocation).ConfigureAwait(false);

@@ -91,9 +91,18 @@ public static partial class LaharsubAccess
         }
         else
         {
+            // WebApplication adds the authentication middleware by itself whenever authentication services
+            // are registered, which AddLaharsub does for Jwt mode. In Open mode it would authenticate
+            // nothing, yet cost every request a lookup of the schemes and a handler provider in the
+            // request's scope, kept by a waiting poll for its whole wait. The mark UseAuthentication leaves
+            // on the application tells WebApplication that it was placed already.
+            ((IApplicationBuilder)app).Properties.TryAdd(AuthenticationMiddlewareSetKey, true);
             Log.OpenMode(logger);
         }
     }
+
+    /// <summary>The key of ASP.NET Core's <c>AuthAppBuilderExtensions</c> (internal), checked by <c>InOpenModeNoRequestPassesTheAuthenticationMiddleware</c>.</summary>
+    private const string AuthenticationMiddlewareSetKey = "__AuthenticationMiddlewareSet";
 
     private static AccessRule Classify(EndpointBuilder endpoint)
     {

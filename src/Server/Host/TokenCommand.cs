@@ -22,10 +22,8 @@ internal static class TokenCommand
         var all = new Option<bool>("--all") { Description = "Grant every operation on every topic (an administrator's token)." };
         var subject = new Option<string>("--subject") { Description = "Who the token is for (sub); rate limits are counted per subject.", DefaultValueFactory = _ => "developer" };
         var ttl = new Option<string>("--ttl") { Description = "How long the token is valid: 90s, 30m, 1h, 7d (default 1h).", DefaultValueFactory = _ => "1h" };
-        var command = new RootCommand("Prints a bearer token for a Laharsub server in Jwt mode, signed with Laharsub:Auth:Jwt:SigningKey.")
-        {
-            TreatUnmatchedTokensAsErrors = false,
-        };
+        var command = new RootCommand("Prints a bearer token for a Laharsub server in Jwt mode, signed with Laharsub:Auth:Jwt:SigningKey. "
+            + "Configuration arguments (--Laharsub:Auth:Jwt:SigningKey=...) may stand anywhere.");
         foreach (var option in grantOptions.Values)
         {
             command.Options.Add(option);
@@ -33,13 +31,13 @@ internal static class TokenCommand
         command.Options.Add(all);
         command.Options.Add(subject);
         command.Options.Add(ttl);
+        var (commandArguments, configurationArguments) = SplitConfigurationArguments(args, command);
         command.SetAction(parsed =>
         {
-            // Configuration arguments (--Laharsub:Auth:Jwt:SigningKey=...) are left unmatched and read
-            // exactly as the server would read them.
+            // Read exactly as the server would read them.
             var builder = WebApplication.CreateBuilder(new WebApplicationOptions
             {
-                Args = [.. parsed.UnmatchedTokens],
+                Args = configurationArguments,
                 ApplicationName = typeof(StandaloneHost).Assembly.GetName().Name,
             });
             var auth = builder.Configuration.GetSection(LaharsubAuthOptions.SectionName).Get<LaharsubAuthOptions>() ?? new LaharsubAuthOptions();
@@ -72,6 +70,42 @@ internal static class TokenCommand
             }
             return 0;
         });
-        return command.Parse(args).Invoke();
+        return command.Parse(commandArguments).Invoke();
+    }
+
+    /// <summary>
+    /// Takes out the arguments meant for configuration: <c>--Laharsub:Auth:Jwt:SigningKey=...</c>,
+    /// <c>--environment Development</c>, <c>Key=value</c>, that is any <c>--name</c> that is not one of the
+    /// command's options (with the next argument as its value unless it has one after <c>=</c>). Left in,
+    /// one that follows a grant would be read as one more topic pattern, since a grant takes several.
+    /// </summary>
+    internal static (string[] Command, string[] Configuration) SplitConfigurationArguments(IReadOnlyList<string> args, Command command)
+    {
+        var names = command.Options.SelectMany(option => option.Aliases.Append(option.Name)).ToHashSet(StringComparer.Ordinal);
+        var commandArguments = new List<string>();
+        var configurationArguments = new List<string>();
+        for (var i = 0; i < args.Count; i++)
+        {
+            var argument = args[i];
+            var name = argument.Split('=', ':')[0];
+            if (argument.StartsWith("--", StringComparison.Ordinal) && argument.Length > 2 && !names.Contains(name))
+            {
+                configurationArguments.Add(argument);
+                if (!argument.Contains('=', StringComparison.Ordinal) && i + 1 < args.Count && !args[i + 1].StartsWith('-'))
+                {
+                    configurationArguments.Add(args[++i]);
+                }
+            }
+            else if (!argument.StartsWith('-') && argument.Contains('=', StringComparison.Ordinal)
+                && (commandArguments.Count == 0 || !names.Contains(commandArguments[^1])))
+            {
+                configurationArguments.Add(argument);
+            }
+            else
+            {
+                commandArguments.Add(argument);
+            }
+        }
+        return ([.. commandArguments], [.. configurationArguments]);
     }
 }

@@ -37,7 +37,9 @@ public interface ILaharsubStore
     /// <summary>
     /// Appends one message under the topic's next id and signals the topic. The body is copied, so the
     /// caller may reuse its buffer. With <paramref name="ifEpoch"/>, appends only to that incarnation of
-    /// the topic (<see cref="PublishStatus.EpochMismatch"/> otherwise, nothing stored).
+    /// the topic (<see cref="PublishStatus.EpochMismatch"/> otherwise, nothing stored). Bad input is a
+    /// status, not an exception: an empty or oversized body is <see cref="PublishStatus.InvalidSize"/>, a
+    /// content type that <see cref="Message.IsValidContentType"/> refuses is <see cref="PublishStatus.InvalidContentType"/>.
     /// </summary>
     ValueTask<PublishResult> PublishAsync(long topicId, ReadOnlyMemory<byte> body, string contentType, string? ifEpoch = null,
         CancellationToken cancellationToken = default);

@@ -28,6 +28,26 @@ public sealed class Message(long topicId, string epoch, long messageId, DateTime
     public ReadOnlyMemory<byte> Body { get; } = body;
 
     /// <summary>
+    /// Whether a store may keep <paramref name="contentType"/>: it is sent as a header of the message's
+    /// part in multipart poll answers, so it must not be empty nor hold a control character other than
+    /// tab (a line break would end the header and let the publisher write the part's other headers). A
+    /// store answers <see cref="PublishStatus.InvalidContentType"/> for any other.
+    /// </summary>
+    /// <param name="contentType">A content type such as <c>text/plain; charset=utf-8</c>.</param>
+    public static bool IsValidContentType(string contentType)
+    {
+        ArgumentNullException.ThrowIfNull(contentType);
+        foreach (var c in contentType)
+        {
+            if ((c < ' ' && c != '\t') || c == '\x7f')
+            {
+                return false;
+            }
+        }
+        return contentType.Length > 0;
+    }
+
+    /// <summary>
     /// This server instance's wire encodings of the message, made once on first delivery and then sent
     /// to every subscriber. Typed as object so that storage does not depend on the wire layer; a store
     /// that hands out the same <see cref="Message"/> object for the same message gets encode-once for free.

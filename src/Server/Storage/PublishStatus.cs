@@ -13,4 +13,9 @@ public enum PublishStatus
     StorageFull,
     /// <summary>The topic is another incarnation than the one asked for; nothing stored.</summary>
     EpochMismatch,
+    /// <summary>
+    /// The content type is empty or holds a line break or another control character (see
+    /// <see cref="Message.IsValidContentType"/>), which no part header of a poll answer can carry; nothing stored.
+    /// </summary>
+    InvalidContentType,
 }

@@ -17,15 +17,15 @@ internal sealed partial class PollAssembler(ILaharsubStore store, TopicSignals s
 
     /// <summary>
     /// Returns what the subscriptions can read now; if nothing, waits until a message or notice arrives
-    /// on any of them or <paramref name="cancellationToken"/> fires (then the result is empty).
+    /// on any of them or <paramref name="wait"/> is over (then the result is empty).
     /// </summary>
     /// <param name="subscriptions">The poll's topics, cursors and epochs.</param>
     /// <param name="answerBytes">
     /// What a message adds to the answer in the poll's format, so that <c>MaxBytesPerPoll</c> bounds the
     /// answer, not only its bodies; null counts bodies.
     /// </param>
-    /// <param name="cancellationToken">Ends the wait.</param>
-    public async ValueTask<PollResult> PollAsync(IReadOnlyList<Subscription> subscriptions, Func<Message, int>? answerBytes, CancellationToken cancellationToken)
+    /// <param name="wait">When to stop waiting: the timeout, the client gone, the server stopping.</param>
+    public async ValueTask<PollResult> PollAsync(IReadOnlyList<Subscription> subscriptions, Func<Message, int>? answerBytes, PollWait wait)
     {
         var poll = new PollState(subscriptions) { AnswerBytes = answerBytes };
         // Registered before the first read: a change that the read misses signals the waiter.
@@ -38,11 +38,11 @@ internal sealed partial class PollAssembler(ILaharsubStore store, TopicSignals s
                 {
                     return result;
                 }
-                if (cancellationToken.IsCancellationRequested)
+                if (wait.IsOver)
                 {
                     return PollResult.Empty;
                 }
-                await using (cancellationToken.UnsafeRegister(static state => ((PollWaiter)state!).Wake(), waiter).ConfigureAwait(false))
+                using (wait.Arm(waiter))
                 {
                     await waiter.Woken.ConfigureAwait(false);
                 }
@@ -54,7 +54,7 @@ internal sealed partial class PollAssembler(ILaharsubStore store, TopicSignals s
                 {
                     return woken;
                 }
-                if (cancellationToken.IsCancellationRequested)
+                if (wait.IsOver)
                 {
                     return PollResult.Empty;
                 }

@@ -26,7 +26,7 @@ internal static partial class SubscriptionEndpoints
         LaharsubMetrics metrics, TimeProvider timeProvider)
     {
         context.Response.Headers.CacheControl = "no-store";
-        var query = SubscriptionQuery.Parse(context.Request.Query, options.Value);
+        var query = SubscriptionQuery.Parse(context.Request.QueryString.Value, options.Value);
         if (query.Error is not null)
         {
             return Problems.Invalid(query.ErrorParameter!, query.Error);
@@ -40,7 +40,7 @@ internal static partial class SubscriptionEndpoints
         // One token for every reason to stop waiting; which one fired decides the answer.
         var clientGone = context.RequestAborted;
         var stopping = lifetime.ApplicationStopping;
-        using var wait = PollCancellation.Start(query.Timeout, timeProvider, clientGone, stopping);
+        var wait = new PollWait(query.Timeout, timeProvider, clientGone, stopping);
 
         PollResult? result = null;
         using var activity = LaharsubActivitySource.StartPoll(query.Subscriptions.Count);
@@ -48,7 +48,7 @@ internal static partial class SubscriptionEndpoints
         try
         {
             result = await assembler.PollAsync(query.Subscriptions,
-                format == PollFormat.Json ? wire.JsonAnswerBytes : wire.MultipartAnswerBytes, wait.Token).ConfigureAwait(false);
+                format == PollFormat.Json ? wire.JsonAnswerBytes : wire.MultipartAnswerBytes, wait).ConfigureAwait(false);
         }
         catch
         {

@@ -1,5 +1,5 @@
 using Laharsub.Server.Hosting;
-using Microsoft.AspNetCore.Http;
+using Microsoft.AspNetCore.WebUtilities;
 
 namespace Laharsub.Server.Subscriptions;
 
@@ -31,22 +31,32 @@ internal sealed class SubscriptionQuery
     public string? ErrorParameter { get; }
     public string? Error { get; }
 
-    public static SubscriptionQuery Parse(IQueryCollection query, LaharsubOptions options)
+    /// <summary>Parses a request's raw query string (<c>HttpRequest.QueryString.Value</c>, with or without its leading '?').</summary>
+    /// <remarks>
+    /// Reads the raw string rather than <c>HttpRequest.Query</c>: the parsed collection would stay on the
+    /// request, and a poll keeps its request for its whole wait, so every waiting poll would keep
+    /// about 0.5 KB of dictionary and strings for the GC to copy. Names compare as
+    /// <c>HttpRequest.Query</c> compares them: ignoring case, '+' and percent-escapes decoded.
+    /// </remarks>
+    public static SubscriptionQuery Parse(string? queryString, LaharsubOptions options)
     {
         // Slot N holds subs[N]'s values; N is bounded by MaxSubscriptionsPerPoll, so a list beats a dictionary.
         List<IndexedSubscription>? indexed = null;
         string? compact = null;
+        string? timeoutText = null;
         var timeout = options.DefaultPollTimeout;
 
-        foreach (var (key, values) in query)
+        foreach (var pair in new QueryStringEnumerable(queryString))
         {
-            if (values.Count > 1)
-            {
-                return Fail(key, $"'{key}' is given {values.Count} times; give it once.");
-            }
-            var value = values.ToString();
+            var key = pair.DecodeName().ToString();
+            var value = pair.DecodeValue().ToString();
             if (key.Equals("timeout", StringComparison.OrdinalIgnoreCase))
             {
+                if (timeoutText is not null)
+                {
+                    return GivenTwice(key);
+                }
+                timeoutText = value;
                 var maxSeconds = (int)options.MaxPollTimeout.TotalSeconds;
                 if (!PlainInteger.TryParse(value, out int seconds) || seconds > maxSeconds)
                 {
@@ -56,6 +66,10 @@ internal sealed class SubscriptionQuery
             }
             else if (key.Equals("topics", StringComparison.OrdinalIgnoreCase))
             {
+                if (compact is not null)
+                {
+                    return GivenTwice(key);
+                }
                 compact = value;
             }
             else if (key == "_")
@@ -300,4 +314,6 @@ internal sealed class SubscriptionQuery
         (parameter, $"At least {count} subscriptions exceed the limit of {options.MaxSubscriptionsPerPoll} per poll (Laharsub:MaxSubscriptionsPerPoll); spread them over several polls.");
 
     private static SubscriptionQuery Fail(string parameter, string message) => new(parameter, message);
+
+    private static SubscriptionQuery GivenTwice(string key) => Fail(key, $"'{key}' is given more than once; give it once.");
 }

@@ -34,19 +34,15 @@ internal static partial class TopicEndpoints
         // HEAD wherever GET: a client may check a topic exists without its body (Kestrel drops the body of a HEAD answer).
         topics.MapMethods("/", ReadMethods, ListTopics).DescribeListTopics();
         topics.MapMethods("/{topicId}", ReadMethods, GetTopic).DescribeGetTopic();
-        RouteHandlerBuilder[] changes =
-        [
-            topics.MapPost("/", CreateTopic).DescribeCreateTopic(),
-            topics.MapDelete("/{topicId}", DeleteTopic).DescribeDeleteTopic(),
-            topics.MapPost("/{topicId}", Publish).DescribePublish(),
-        ];
+        // Every state change shares the conventions of changing state: refused while the instance stops, and rate limited.
+        var changes = topics.MapGroup("").RefuseWhileStopping();
+        changes.MapPost("/", CreateTopic).DescribeCreateTopic();
+        changes.MapDelete("/{topicId}", DeleteTopic).DescribeDeleteTopic();
+        changes.MapPost("/{topicId}", Publish).DescribePublish();
         if (rateLimited)
         {
-            foreach (var endpoint in changes)
-            {
-                endpoint.RequireRateLimiting(LaharsubRateLimiterPolicy.Name)
-                    .AddEndpointFilter(LaharsubRateLimiterPolicy.WarnIfBypassedAsync);
-            }
+            changes.RequireRateLimiting(LaharsubRateLimiterPolicy.Name)
+                .AddEndpointFilter(LaharsubRateLimiterPolicy.WarnIfBypassedAsync);
         }
         return topics;
     }
@@ -138,7 +134,7 @@ internal static partial class TopicEndpoints
         var contentType = context.Request.ContentType ?? "application/octet-stream";
         if (contentType.Length > MaxContentTypeLength || !MediaTypeHeaderValue.TryParse(contentType, out _))
         {
-            return Problems.Invalid("Content-Type", $"'{contentType}' is not a media type such as text/plain or application/json (at most {MaxContentTypeLength} characters).");
+            return InvalidContentType(contentType);
         }
 
         if (!TryParseIfMatch(context.Request, out var ifEpoch, out var ifMatchError))
@@ -155,12 +151,10 @@ internal static partial class TopicEndpoints
         }
         try
         {
-            if (lifetime.ApplicationStopping.IsCancellationRequested)
+            // The body is read here, after StoppingRefusal's filter let the request in: shutdown may have begun meanwhile.
+            if (StoppingRefusal.IfStopping(context, lifetime.ApplicationStopping) is { } stopping)
             {
-                // The polls waiting here were answered when shutdown began; a message accepted now might
-                // reach nobody before this process (and, in memory, the message) is gone. Refused, the
-                // publisher retries, through its load balancer, at an instance that stays.
-                return ShuttingDown(context);
+                return stopping;
             }
             var result = await store.PublishAsync(id, body.Value.Memory, contentType, ifEpoch, cancellationToken).ConfigureAwait(false);
             if (result.Status == PublishStatus.Published)
@@ -175,6 +169,7 @@ internal static partial class TopicEndpoints
                 PublishStatus.TopicNotFound => Problems.TopicNotFound(id),
                 PublishStatus.StorageFull => StorageFull(context, options.Value, Logger(loggers), id, result.RetryAfter),
                 PublishStatus.EpochMismatch => EpochMismatch(context, id, ifEpoch!, result.Epoch!),
+                PublishStatus.InvalidContentType => InvalidContentType(contentType),
                 _ when body.Value.Memory.Length == 0 => Problems.Invalid("body", "The message body is empty: publish at least one byte."),
                 _ => TooLarge(maxBytes),
             };
@@ -185,13 +180,8 @@ internal static partial class TopicEndpoints
         }
     }
 
-    private static ProblemHttpResult ShuttingDown(HttpContext context)
-    {
-        context.Response.Headers.RetryAfter = "1";
-        context.Response.Headers.Connection = "close";
-        return Problems.Status(StatusCodes.Status503ServiceUnavailable, "Shutting down",
-            "This server instance is shutting down: nothing was published. Publish again in a moment; a new connection reaches an instance that stays.");
-    }
+    private static ValidationProblem InvalidContentType(string contentType) => Problems.Invalid("Content-Type",
+        $"'{contentType}' is not a media type such as text/plain or application/json (at most {MaxContentTypeLength} characters, no control characters).");
 
     private static ProblemHttpResult TooLarge(int maxBytes) => Problems.Status(StatusCodes.Status413PayloadTooLarge, "Message too large",
         $"Messages may be at most {maxBytes} bytes (Laharsub:MaxMessageBytes). Send a smaller message, or a reference to where the content is.");

@@ -107,6 +107,29 @@ describe('jquery.laharsub.js with access tokens', () => {
     await page.context().close();
   });
 
+  test('a poll whose token expired is refreshed once and the subscription goes on', async () => {
+    const topic = (await call('POST', '/topics')).topicId;
+    await call('POST', `/topics/${topic}`, { before: 'the refresh' });
+    const grant = { subscribe: [String(topic)] };
+    const page = await openWith('4.0.0', 'return function () { return window.tokens[Math.min(window.tokenCalls++, window.tokens.length - 1)]; };',
+      [token(grant, { expiresIn: -3600 }), token(grant)]);
+    const pollStatuses = [];
+    page.on('response', (r) => { if (r.url().includes('/ps/subscriptions')) { pollStatuses.push(r.status()); } });
+
+    // From message 1 the subscription starts with a poll, so the expired token meets the poll first.
+    await page.evaluate((id) => window.track(id, 1), topic);
+    const messages = await eventually(async () => {
+      const found = await page.evaluate(() => window.events.filter((e) => e.type === 'message'));
+      return found.length ? found : null;
+    }, 'the message polled with the refreshed token');
+
+    assert.deepEqual(messages[0].data, { before: 'the refresh' });
+    assert.deepEqual(pollStatuses.slice(0, 2), [401, 200]);
+    assert.equal(await page.evaluate(() => window.tokenCalls) >= 2, true);
+    assert.deepEqual(await page.evaluate(() => window.events.filter((e) => e.type === 'error')), []);
+    await page.context().close();
+  });
+
   test('a token that stays bad fails with 401 after one refresh, and onError gets the problem', async () => {
     const topic = (await call('POST', '/topics')).topicId;
     const page = await openWith('4.0.0', 'return function () { window.tokenCalls++; return window.tokens[0]; };',

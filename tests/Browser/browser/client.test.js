@@ -1,11 +1,10 @@
 'use strict';
 // jquery.laharsub.js in headless Chromium against the real server: one poll for many topics,
 // unsubscribe, payloads, errors, and cross-origin use.
-const http = require('node:http');
 const { describe, test, before, after } = require('node:test');
 const assert = require('node:assert/strict');
-const { startServer, freePort, api } = require('../support/server');
-const { launchBrowser, newPage, openHarness, harnessHtml, trackPolls, eventually } = require('../support/browser');
+const { startServer, api } = require('../support/server');
+const { launchBrowser, newPage, openHarness, serveHarness, trackPolls, eventually } = require('../support/browser');
 
 const versions = ['3.7.1', '4.0.0'];
 
@@ -126,17 +125,11 @@ describe('jquery.laharsub.js in a real browser', () => {
   }
 
   test('a page from another origin publishes and subscribes through CORS', async () => {
-    const port = await freePort();
-    const otherOrigin = `http://127.0.0.1:${port}`;
     // A real server on another port: Chromium lets a loopback page call another loopback origin
     // (subject to CORS), while a page without an address would be refused by Local Network Access.
-    const harness = { scriptBase: `${server.url}/demo`, api: server.api, version: '4.0.0' };
-    const pages = http.createServer((req, res) => {
-      const found = req.url === '/harness.html';
-      res.writeHead(found ? 200 : 404, { 'Content-Type': 'text/html; charset=utf-8' });
-      res.end(found ? harnessHtml({ ...harness, options: {} }) : '');
-    });
-    await new Promise((resolve) => pages.listen(port, '127.0.0.1', resolve));
+    const harness = { scriptBase: `${server.url}/demo`, api: server.api, version: '4.0.0', options: {} };
+    const pages = await serveHarness(harness);
+    const otherOrigin = pages.origin;
     try {
       const topic = (await api(server, 'POST', '/topics')).topicId;
       const page = await newPage(browser);
@@ -154,8 +147,7 @@ describe('jquery.laharsub.js in a real browser', () => {
       assert.deepEqual([...origins], [server.url]);
       await page.context().close();
     } finally {
-      pages.closeAllConnections();
-      await new Promise((resolve) => pages.close(resolve));
+      await pages.close();
     }
   });
 });

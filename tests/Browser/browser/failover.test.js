@@ -3,9 +3,8 @@
 // cursors, and is told when that instance's topic is another incarnation than the one it was reading.
 const { describe, test, after } = require('node:test');
 const assert = require('node:assert/strict');
-const http = require('node:http');
-const { startServer, freePort, api } = require('../support/server');
-const { launchBrowser, newPage, openHarness, harnessHtml, eventually } = require('../support/browser');
+const { startServer, api } = require('../support/server');
+const { launchBrowser, newPage, openHarness, serveHarness, eventually } = require('../support/browser');
 
 const events = (page, type) => page.evaluate((t) => window.events.filter((e) => e.type === t), type);
 
@@ -19,10 +18,7 @@ describe('failover', () => {
     for (const server of servers) {
       await server.stop();
     }
-    if (pages) {
-      pages.closeAllConnections();
-      await new Promise((resolve) => pages.close(resolve));
-    }
+    await pages?.close();
   });
 
   test('a page whose instance is killed moves to the next one and reports that its topic there is another incarnation', async () => {
@@ -33,18 +29,11 @@ describe('failover', () => {
     const onA = await api(a, 'POST', '/topics');
     const onB = await api(b, 'POST', '/topics');
     assert.equal(onA.topicId, onB.topicId);
-    // The page comes from a third origin, a real loopback address: Chromium's Local Network Access
-    // would refuse a page without one (a route-fulfilled page) its calls to the second instance.
+    // The page comes from a third origin, a real loopback address (see serveHarness for why).
     const harness = { scriptBase: `${b.url}/demo`, api: [a.api, b.api], version: '4.0.0', options: {} };
-    const port = await freePort();
-    pages = http.createServer((req, res) => {
-      const found = req.url === '/harness.html';
-      res.writeHead(found ? 200 : 404, { 'Content-Type': 'text/html; charset=utf-8' });
-      res.end(found ? harnessHtml(harness) : '');
-    });
-    await new Promise((resolve) => pages.listen(port, '127.0.0.1', resolve));
+    pages = await serveHarness(harness);
     const page = await newPage(browser);
-    await openHarness(page, { origin: `http://127.0.0.1:${port}`, served: true, ...harness });
+    await openHarness(page, { origin: pages.origin, served: true, ...harness });
     await page.evaluate((id) => window.track(id, 1), onA.topicId);
     await api(a, 'POST', `/topics/${onA.topicId}`, 'a 1');
     await api(a, 'POST', `/topics/${onA.topicId}`, 'a 2');

@@ -4,10 +4,9 @@
 // acknowledged message arrives exactly once, in order.
 const { describe, test, after } = require('node:test');
 const assert = require('node:assert/strict');
-const http = require('node:http');
-const { startServer, freePort, api } = require('../support/server');
+const { startServer, api } = require('../support/server');
 const { startRedis } = require('../support/redis');
-const { launchBrowser, newPage, openHarness, harnessHtml, eventually } = require('../support/browser');
+const { launchBrowser, newPage, openHarness, serveHarness, eventually } = require('../support/browser');
 
 describe('scale-out', () => {
   let browser;
@@ -20,10 +19,7 @@ describe('scale-out', () => {
     for (const server of servers) {
       await server.stop();
     }
-    if (pages) {
-      pages.closeAllConnections();
-      await new Promise((resolve) => pages.close(resolve));
-    }
+    await pages?.close();
     await redis?.stop();
   });
 
@@ -34,17 +30,11 @@ describe('scale-out', () => {
     servers.push(...await Promise.all([0, 1, 2].map(() => startServer({ settings }))));
     const [a, b, c] = servers;
     const topic = await api(c, 'POST', '/topics');
-    // The page comes from a loopback origin of its own (see failover.test.js for why).
+    // The page comes from a loopback origin of its own (see serveHarness for why).
     const harness = { scriptBase: `${c.url}/demo`, api: [a.api, b.api, c.api], version: '4.0.0', options: {} };
-    const port = await freePort();
-    pages = http.createServer((req, res) => {
-      const found = req.url === '/harness.html';
-      res.writeHead(found ? 200 : 404, { 'Content-Type': 'text/html; charset=utf-8' });
-      res.end(found ? harnessHtml(harness) : '');
-    });
-    await new Promise((resolve) => pages.listen(port, '127.0.0.1', resolve));
+    pages = await serveHarness(harness);
     const page = await newPage(browser);
-    await openHarness(page, { origin: `http://127.0.0.1:${port}`, served: true, ...harness });
+    await openHarness(page, { origin: pages.origin, served: true, ...harness });
     await page.evaluate((id) => window.track(id, 1), topic.topicId);
     await eventually(async () => (await api(a, 'GET', `/topics/${topic.topicId}`)).waitingPolls === 1, 'the page waiting on the first instance');
 

@@ -1,6 +1,7 @@
 'use strict';
 // Headless Chromium from Debian's package, driven by playwright-core (no browser download here).
 const fs = require('node:fs');
+const http = require('node:http');
 const path = require('node:path');
 const { chromium } = require('playwright-core');
 const paths = require('./paths');
@@ -80,6 +81,27 @@ function harnessHtml({ scriptBase, api, version, options }) {
 </body></html>`;
 }
 
+/**
+ * Serves harnessHtml(`harness`) at `origin`/harness.html from a loopback server of the test's own, for
+ * openHarness(page, { origin, served: true, ...harness }). A page that calls several instances needs such
+ * a real origin: Chromium's Local Network Access refuses a route-fulfilled page its calls to the second one.
+ */
+async function serveHarness(harness) {
+  const server = http.createServer((req, res) => {
+    const found = req.url === '/harness.html';
+    res.writeHead(found ? 200 : 404, { 'Content-Type': 'text/html; charset=utf-8' });
+    res.end(found ? harnessHtml(harness) : '');
+  });
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    origin: `http://127.0.0.1:${server.address().port}`,
+    async close() {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    },
+  };
+}
+
 /** Saves a screenshot under artifacts/ (ignored by git) for people to look at. */
 async function screenshot(page, name) {
   const dir = path.join(paths.repo, 'artifacts', 'browser');
@@ -120,4 +142,4 @@ async function eventually(condition, what, timeoutMs = 15000) {
   }
 }
 
-module.exports = { launchBrowser, newPage, openHarness, harnessHtml, screenshot, trackPolls, eventually };
+module.exports = { launchBrowser, newPage, openHarness, harnessHtml, serveHarness, screenshot, trackPolls, eventually };

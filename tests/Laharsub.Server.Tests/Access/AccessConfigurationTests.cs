@@ -124,6 +124,54 @@ public sealed class AccessConfigurationTests
     }
 
     [Fact]
+    public async Task InOpenModeNoRequestPassesTheAuthenticationMiddleware()
+    {
+        // ASP.NET Core adds the authentication middleware by itself when authentication services are
+        // registered; it would open a DI scope for every request, held by a waiting poll for its whole wait.
+        await using var open = await LaharsubTestServer.StartAsync(services: CountRequestsAuthenticated);
+        var schemes = (CountingSchemeProvider)open.Services.GetRequiredService<Microsoft.AspNetCore.Authentication.IAuthenticationSchemeProvider>();
+        using var client = open.CreateClient();
+        var topic = await client.CreateTopicAsync();
+
+        await client.PublishTextAsync(topic, "open");
+        var poll = await client.PollAsync($"topics={topic}:1&timeout=0");
+
+        Assert.Equal(["open"], poll.Messages.Select(m => m.Text));
+        Assert.Equal(0, schemes.RequestsAuthenticated);
+    }
+
+    [Fact]
+    public async Task InJwtModeTheAuthenticationMiddlewareRunsSoThatRateLimitsSeeTheSubject()
+    {
+        await using var jwt = await LaharsubTestServer.StartAsync(settings: TestTokens.JwtSettings(), services: CountRequestsAuthenticated);
+        var schemes = (CountingSchemeProvider)jwt.Services.GetRequiredService<Microsoft.AspNetCore.Authentication.IAuthenticationSchemeProvider>();
+        using var client = jwt.CreateClient();
+        client.DefaultRequestHeaders.Authorization = new("Bearer", TestTokens.Grant(JwtServerFixture.Everything));
+
+        await client.CreateTopicAsync();
+
+        Assert.True(schemes.RequestsAuthenticated > 0);
+    }
+
+    /// <summary>Counts the requests the authentication middleware sees (it asks for the request handler schemes once per request).</summary>
+    private static void CountRequestsAuthenticated(IServiceCollection services) =>
+        services.AddSingleton<Microsoft.AspNetCore.Authentication.IAuthenticationSchemeProvider, CountingSchemeProvider>();
+
+    private sealed class CountingSchemeProvider(IOptions<Microsoft.AspNetCore.Authentication.AuthenticationOptions> options)
+        : Microsoft.AspNetCore.Authentication.AuthenticationSchemeProvider(options)
+    {
+        private int _requests;
+
+        public int RequestsAuthenticated => Volatile.Read(ref _requests);
+
+        public override Task<IEnumerable<Microsoft.AspNetCore.Authentication.AuthenticationScheme>> GetRequestHandlerSchemesAsync()
+        {
+            Interlocked.Increment(ref _requests);
+            return base.GetRequestHandlerSchemesAsync();
+        }
+    }
+
+    [Fact]
     public async Task InJwtModeEveryLaharsubEndpointHasAnAccessRule()
     {
         await using var server = await LaharsubTestServer.StartAsync(settings: TestTokens.JwtSettings());

@@ -56,6 +56,8 @@ public sealed class AnonymousAccessTests
             Assert.Contains("Authorization: Bearer", problem.GetProperty("detail").GetString());
             var info = await admin.GetTopicAsync(topic);
             Assert.Equal(1, info.GetProperty("lastMessageId").GetInt64());
+            var listing = TestTokens.ParseJson(await admin.GetStringAsync("topics").WaitAsync(WireClient.Bound));
+            Assert.Equal([topic], listing.GetProperty("topics").EnumerateArray().Select(t => t.GetProperty("topicId").GetInt64()));
         }
         if (operation == "subscribe" && expected == HttpStatusCode.OK)
         {

@@ -34,8 +34,8 @@ public sealed class RedisStoreTests : IAsyncLifetime
         return store;
     }
 
-    [Fact]
-    public async Task APublishOnOneInstanceWakesAPollOnAnother()
+    /// <summary>Two instances sharing one Redis: a topic created at A, and a poll for it that waits at B.</summary>
+    private async Task<(RedisStore A, TopicInfo Topic, Task<PollResult> PollAtB)> PollWaitingAtBAsync(CancellationToken cancellationToken)
     {
         var redis = await SharedRedis.GetAsync();
         var prefix = SharedRedis.UniquePrefix();
@@ -43,12 +43,23 @@ public sealed class RedisStoreTests : IAsyncLifetime
         var a = Instance(redis.Configuration, prefix, new TopicSignals());
         var b = Instance(redis.Configuration, prefix, signalsB);
         var pollerB = new PollAssembler(b, signalsB, Options.Create(new LaharsubOptions()));
-        var topic = (await a.CreateTopicAsync())!.TopicId;
+        var topic = (await a.CreateTopicAsync(cancellationToken: cancellationToken))!;
+        var poll = pollerB.PollAsync([new Subscription(topic.TopicId, 1)], answerBytes: null, PollWait.Until(cancellationToken)).AsTask();
+        await Eventually.HoldsAsync(() => Task.FromResult(signalsB.WaitingOn(topic.TopicId) == 1), Bound, "the poll waits on B");
+        // A poll registers before its first read, so it can count as waiting while that read is still
+        // on its way to Redis; a delete that overtook the read would be answered 'no such topic'
+        // instead of the notice under test. A round trip on B's connection after the read was sent
+        // makes Redis run the read first.
+        await b.GetTopicAsync(topic.TopicId, cancellationToken);
+        return (a, topic, poll);
+    }
 
+    [Fact]
+    public async Task APublishOnOneInstanceWakesAPollOnAnother()
+    {
         using var timeout = new CancellationTokenSource(Bound);
-        var poll = pollerB.PollAsync([new Subscription(topic, 1)], answerBytes: null, timeout.Token).AsTask();
-        await Eventually.HoldsAsync(() => Task.FromResult(signalsB.WaitingOn(topic) == 1), Bound, "the poll waits on B");
-        await a.PublishAsync(topic, Encoding.UTF8.GetBytes("from A"), "text/plain");
+        var (a, topic, poll) = await PollWaitingAtBAsync(timeout.Token);
+        await a.PublishAsync(topic.TopicId, Encoding.UTF8.GetBytes("from A"), "text/plain");
 
         var result = await poll.WaitAsync(Bound);
         Assert.Equal("from A", Encoding.UTF8.GetString(Assert.Single(result.Messages).Body.Span));
@@ -57,17 +68,8 @@ public sealed class RedisStoreTests : IAsyncLifetime
     [Fact]
     public async Task ADeleteOnOneInstanceWakesAPollOnAnother()
     {
-        var redis = await SharedRedis.GetAsync();
-        var prefix = SharedRedis.UniquePrefix();
-        var signalsB = new TopicSignals();
-        var a = Instance(redis.Configuration, prefix, new TopicSignals());
-        var b = Instance(redis.Configuration, prefix, signalsB);
-        var pollerB = new PollAssembler(b, signalsB, Options.Create(new LaharsubOptions()));
-        var topic = (await a.CreateTopicAsync())!;
-
         using var timeout = new CancellationTokenSource(Bound);
-        var poll = pollerB.PollAsync([new Subscription(topic.TopicId, 1)], answerBytes: null, timeout.Token).AsTask();
-        await Eventually.HoldsAsync(() => Task.FromResult(signalsB.WaitingOn(topic.TopicId) == 1), Bound, "the poll waits on B");
+        var (a, topic, poll) = await PollWaitingAtBAsync(timeout.Token);
         await a.DeleteTopicAsync(topic.TopicId);
 
         var notice = Assert.Single((await poll.WaitAsync(Bound)).Notices);
@@ -105,7 +107,7 @@ public sealed class RedisStoreTests : IAsyncLifetime
         await store.PublishAsync(after!.TopicId, Encoding.UTF8.GetBytes("new 1"), "text/plain");
         await store.PublishAsync(after.TopicId, Encoding.UTF8.GetBytes("new 2"), "text/plain");
         using var timeout = new CancellationTokenSource(Bound);
-        var resumed = await poller.PollAsync([new Subscription(before.TopicId, 2, before.Epoch)], answerBytes: null, timeout.Token);
+        var resumed = await poller.PollAsync([new Subscription(before.TopicId, 2, before.Epoch)], answerBytes: null, PollWait.Until(timeout.Token));
 
         Assert.Equal("Redis", down.StoreName);
         Assert.Contains("Laharsub:Redis:Configuration", down.Message);

@@ -57,11 +57,11 @@ public abstract class StoreContractTests : IAsyncLifetime
         public async Task<PollResult> PollAsync(params Subscription[] subscriptions)
         {
             using var timeout = new CancellationTokenSource(Bound);
-            return await Poller.PollAsync(subscriptions, answerBytes: null, timeout.Token);
+            return await Poller.PollAsync(subscriptions, answerBytes: null, PollWait.Until(timeout.Token));
         }
 
         public async Task<PollResult> PollAtOnceAsync(params Subscription[] subscriptions) =>
-            await Poller.PollAsync(subscriptions, answerBytes: null, new CancellationToken(canceled: true)).AsTask().WaitAsync(Bound);
+            await Poller.PollAsync(subscriptions, answerBytes: null, PollWait.Until(new CancellationToken(canceled: true))).AsTask().WaitAsync(Bound);
 
         public async Task<TopicInfo> InfoAsync(long topic) => (await Store.GetTopicAsync(topic).AsTask().WaitAsync(Bound))!;
     }
@@ -395,7 +395,7 @@ public abstract class StoreContractTests : IAsyncLifetime
         var backend = await StartAsync();
         var topic = await backend.CreateAsync();
         using var cancel = new CancellationTokenSource();
-        var poll = backend.Poller.PollAsync([new Subscription(topic, 1)], answerBytes: null, cancel.Token).AsTask();
+        var poll = backend.Poller.PollAsync([new Subscription(topic, 1)], answerBytes: null, PollWait.Until(cancel.Token)).AsTask();
         await WaitUntilWaitingAsync(backend, topic, 1);
 
         await cancel.CancelAsync();
@@ -441,6 +441,26 @@ public abstract class StoreContractTests : IAsyncLifetime
         Assert.True(stored >= 1, "at least one message fits");
         Assert.Equal(stored, (await backend.PollAtOnceAsync(new Subscription(topic, 1))).Messages.Count);
         Assert.InRange((await backend.Store.GetStatisticsAsync()).RetainedBytes, stored * 500, 3000);
+    }
+
+    [Theory]
+    [InlineData("text/plain\r\nX-Injected: 1")]
+    [InlineData("text/plain\n")]
+    [InlineData("text/plain; a=\"\u0001\"")]
+    [InlineData("text/plain\u007f")]
+    [InlineData("")]
+    public async Task AContentTypeNoPartHeaderCanCarryIsRefusedAsAStatusAndNothingIsStored(string contentType)
+    {
+        var backend = await StartAsync();
+        var topic = await backend.CreateAsync();
+
+        var refused = await backend.Store.PublishAsync(topic, "x"u8.ToArray(), contentType).AsTask().WaitAsync(Bound);
+        var tabbed = await backend.Store.PublishAsync(topic, "y"u8.ToArray(), "text/plain;\tcharset=utf-8").AsTask().WaitAsync(Bound);
+
+        Assert.Equal(PublishStatus.InvalidContentType, refused.Status);
+        Assert.Equal(PublishStatus.Published, tabbed.Status);
+        var messages = (await backend.PollAtOnceAsync(new Subscription(topic, 1))).Messages;
+        Assert.Equal("text/plain;\tcharset=utf-8", Assert.Single(messages).ContentType);
     }
 
     [Fact]

@@ -124,6 +124,10 @@ internal sealed class InMemoryStore : ILaharsubStore, IDisposable
         {
             return ValueTask.FromResult(new PublishResult(PublishStatus.InvalidSize));
         }
+        if (!Message.IsValidContentType(contentType))
+        {
+            return ValueTask.FromResult(new PublishResult(PublishStatus.InvalidContentType));
+        }
         if (!_topics.TryGetValue(topicId, out var topic))
         {
             return ValueTask.FromResult(new PublishResult(PublishStatus.TopicNotFound));

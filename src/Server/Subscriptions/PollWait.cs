@@ -1,0 +1,65 @@
+using Laharsub.Server.Storage;
+
+namespace Laharsub.Server.Subscriptions;
+
+/// <summary>
+/// When a waiting poll stops waiting with nothing: its timeout passes on the host's
+/// <see cref="TimeProvider"/> (so tests move it with a fake clock instead of waiting), its client goes
+/// away, or the server stops. The endpoint reads which one it was from the two tokens afterwards.
+/// </summary>
+/// <remarks>
+/// Each cause wakes the poll's <see cref="PollWaiter"/> directly, as a publish does. The endpoint used
+/// to link the three into one cancellation source that the waiter then registered on: a source, its
+/// registration list and one more callback node per poll, which a waiting poll keeps for its whole wait
+/// and the GC copies (docs/performance.md, "What pauses the server"). PollTimeoutBenchmarks compares them.
+/// </remarks>
+internal readonly struct PollWait
+{
+    private readonly TimeProvider _clock;
+    private readonly long _started;
+
+    public PollWait(TimeSpan timeout, TimeProvider clock, CancellationToken clientGone, CancellationToken stopping)
+    {
+        Timeout = timeout;
+        _clock = clock;
+        _started = clock.GetTimestamp();
+        ClientGone = clientGone;
+        Stopping = stopping;
+    }
+
+    /// <summary>No timeout; only <paramref name="released"/> ends the wait (in-process callers and tests).</summary>
+    public static PollWait Until(CancellationToken released) =>
+        new(System.Threading.Timeout.InfiniteTimeSpan, TimeProvider.System, released, CancellationToken.None);
+
+    public TimeSpan Timeout { get; }
+    public CancellationToken ClientGone { get; }
+    public CancellationToken Stopping { get; }
+
+    /// <summary>Whether the poll should answer now with what it has (nothing).</summary>
+    public bool IsOver => ClientGone.IsCancellationRequested || Stopping.IsCancellationRequested || (!IsEndless && Remaining <= TimeSpan.Zero);
+
+    private bool IsEndless => Timeout == System.Threading.Timeout.InfiniteTimeSpan;
+
+    private TimeSpan Remaining => Timeout - _clock.GetElapsedTime(_started);
+
+    /// <summary>Wakes <paramref name="waiter"/> on the first cause, until the result is disposed.</summary>
+    public Armed Arm(PollWaiter waiter)
+    {
+        var timer = IsEndless ? null
+            : _clock.CreateTimer(static state => ((PollWaiter)state!).Wake(), waiter, Remaining > TimeSpan.Zero ? Remaining : TimeSpan.Zero, System.Threading.Timeout.InfiniteTimeSpan);
+        return new Armed(timer,
+            ClientGone.UnsafeRegister(static state => ((PollWaiter)state!).Wake(), waiter),
+            Stopping.UnsafeRegister(static state => ((PollWaiter)state!).Wake(), waiter));
+    }
+
+    /// <summary>The timer and registrations of one wait; disposing them first keeps a late cause from waking a poll that has moved on.</summary>
+    internal readonly struct Armed(ITimer? timer, CancellationTokenRegistration clientGone, CancellationTokenRegistration stopping) : IDisposable
+    {
+        public void Dispose()
+        {
+            timer?.Dispose();
+            clientGone.Dispose();
+            stopping.Dispose();
+        }
+    }
+}
