@@ -1,4 +1,6 @@
 using System.Net;
+using Laharsub.Server.Hosting;
+using Laharsub.Server.Redis;
 using Laharsub.Testing;
 
 namespace Laharsub.Client.Tests;
@@ -59,6 +61,63 @@ public sealed class EpochServerTests
         Assert.Equal(Enumerable.Range(1, 10).Select(i => $"new {i}"), events.Skip(1).Select(e => e.Text()));
         Assert.All(events.Skip(1), e => Assert.Equal(recreated.Epoch, e.Epoch));
         Assert.Equal(new TopicCursor(11, recreated.Epoch), resumed.Subscription.Cursors[topic.TopicId]);
+    }
+
+    [Fact]
+    public async Task OnARedisThatLostItsDataASavedCursorGetsAnEpochResetAndAPinnedPublisherA412()
+    {
+        // The same scenario on the Redis store: Laharsub keeps running, Redis (without persistence) is
+        // killed and started again empty, and the topic id is created again with 10 messages.
+        await using var redis = await RedisServer.StartAsync();
+        await using var server = await LaharsubTestServer.StartAsync(services: services => services.AddLaharsub().AddRedis(redis.Configuration));
+        await using var client = server.CreateLaharsubClient(PollFormat.Json);
+        await client.CreateTopicAsync().WaitAsync(TestSupport.Timeout);
+        var topic = await client.CreateTopicWithEpochAsync().WaitAsync(TestSupport.Timeout);
+        var pinned = new PublishOptions { ExpectedEpoch = topic.Epoch };
+        for (var i = 1; i <= 5; i++)
+        {
+            await client.PublishAsync(topic.TopicId, $"old {i}", "text/plain", pinned).WaitAsync(TestSupport.Timeout);
+        }
+        IReadOnlyDictionary<long, TopicCursor> saved;
+        await using (var reader = new EventReader(client.Subscribe([new(topic.TopicId, 1)])))
+        {
+            await reader.TakeAsync(5);
+            saved = reader.Subscription.Cursors;
+        }
+
+        await redis.KillAsync();
+        await using var emptied = await RedisServer.StartAsync(redis.Port);
+        CreatedTopic? recreated = null;
+        await Eventually.HoldsAsync(async () =>
+        {
+            try
+            {
+                recreated = await client.CreateTopicWithEpochAsync().WaitAsync(TestSupport.Timeout);
+                return recreated.TopicId >= topic.TopicId;
+            }
+            catch (LaharsubException e) when (e.StatusCode == HttpStatusCode.ServiceUnavailable)
+            {
+                return false;
+            }
+        }, TimeSpan.FromSeconds(30), "Laharsub reconnects to the restarted Redis and creates the topic id again");
+        for (var i = 1; i <= 10; i++)
+        {
+            await client.PublishAsync(topic.TopicId, $"new {i}").WaitAsync(TestSupport.Timeout);
+        }
+        var error = await Assert.ThrowsAsync<EpochMismatchException>(
+            () => client.PublishAsync(topic.TopicId, "meant for the first topic", "text/plain", pinned).WaitAsync(TestSupport.Timeout));
+        await using var resumed = new EventReader(client.Subscribe(saved));
+        var events = await resumed.TakeAsync(11);
+
+        Assert.Equal((topic.TopicId, topic.Epoch), (recreated!.TopicId, saved[topic.TopicId].Epoch));
+        Assert.NotEqual(topic.Epoch, recreated.Epoch);
+        Assert.Equal((HttpStatusCode.PreconditionFailed, topic.Epoch, recreated.Epoch), (error.StatusCode, error.ExpectedEpoch, error.CurrentEpoch));
+        var reset = Assert.IsType<ResetNotice>(events[0]);
+        Assert.True(reset.EpochChanged, reset.ToString());
+        Assert.Equal((recreated.Epoch, topic.Epoch, 6L, 1L, 10L),
+            (reset.Epoch, reset.RequestedEpoch, reset.RequestedFrom, reset.FirstMessageId, reset.LastMessageId));
+        Assert.Equal(Enumerable.Range(1, 10).Select(i => $"new {i}"), events.Skip(1).Select(e => e.Text()));
+        Assert.Equal(10, (await client.GetTopicAsync(topic.TopicId).WaitAsync(TestSupport.Timeout)).LastMessageId);
     }
 
     [Fact]

@@ -77,10 +77,16 @@ public sealed class EpochTests
         Assert.Equal(epoch, multipart.Notices.Single().Json.GetProperty("epoch").GetString());
         var message = JsonDocument.Parse(raw).RootElement.GetProperty("messages")[0];
         Assert.Equal(epoch, message.GetProperty("epoch").GetString());
-        Assert.Contains($"Laharsub-Epoch: {epoch}", await (await client.SendAsync(new HttpRequestMessage(HttpMethod.Get, $"subscriptions?topics={topic}:2")
+        // The multipart headers: on the gap notice's part and on the message's part.
+        var rawMultipart = await (await client.SendAsync(new HttpRequestMessage(HttpMethod.Get, $"subscriptions?topics={topic}:1")
         {
             Headers = { Accept = { new MediaTypeWithQualityHeaderValue("multipart/mixed") } },
-        })).Content.ReadAsStringAsync());
+        }).WaitAsync(WireClient.Bound)).Content.ReadAsStringAsync();
+        var partHeaders = rawMultipart.Split("\r\n--").Select(part => part.Split("\r\n\r\n")[0]).Where(h => h.Contains("Laharsub-Topic-Id")).ToList();
+        Assert.Equal(2, partHeaders.Count);
+        Assert.Contains("Laharsub-Notice: gap", partHeaders[0]);
+        Assert.Contains("Laharsub-Message-Id: 2", partHeaders[1]);
+        Assert.All(partHeaders, h => Assert.Contains($"\r\nLaharsub-Epoch: {epoch}", h));
     }
 
     [Fact]

@@ -32,7 +32,10 @@ internal sealed class LaharsubProtocol(LoadPlan plan) : TargetProtocol
 
     public override IPollWire CreatePollWire(IReadOnlyList<DeliveryVerifier> topics) => new Wire(topics, plan.PollTimeoutSeconds, plan.Format);
 
-    /// <summary><c>timeout=30&amp;topics=14:3,15:9</c>: every subscribed topic with its cursor, in the compact form.</summary>
+    /// <summary>
+    /// <c>timeout=30&amp;topics=14:3~9f3c0a1b2c3d4e5f,15:9</c>: every subscribed topic with its cursor and,
+    /// once an answer has named it, its epoch, in the compact form (as the .NET client sends them).
+    /// </summary>
     private sealed class Wire(IReadOnlyList<DeliveryVerifier> topics, int pollTimeoutSeconds, WireFormatKind format) : IPollWire
     {
         private byte[] _scratch = new byte[64];
@@ -54,7 +57,8 @@ internal sealed class LaharsubProtocol(LoadPlan plan) : TargetProtocol
                 if ((i > 0 && !Append(destination, ref written, ","u8))
                     || !Append(destination, ref written, topics[i].TopicId)
                     || !Append(destination, ref written, ":"u8)
-                    || !Append(destination, ref written, topics[i].Next))
+                    || !Append(destination, ref written, topics[i].Next)
+                    || (!topics[i].Epoch.IsEmpty && (!Append(destination, ref written, "~"u8) || !Append(destination, ref written, topics[i].Epoch))))
                 {
                     return false;
                 }

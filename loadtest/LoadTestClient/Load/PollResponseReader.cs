@@ -23,6 +23,14 @@ internal interface IPollResponseSink
     void OnReset(long topicId, long firstMessageId, bool epochChanged);
 
     void OnTopicDeleted(long topicId);
+
+    /// <summary>
+    /// The epoch a gap or reset notice, or the first of a run of messages, names for its topic (UTF-8,
+    /// checked to be one), reported before that notice or message; targets without epochs never report one.
+    /// </summary>
+    void OnEpoch(long topicId, ReadOnlySpan<byte> epoch)
+    {
+    }
 }
 
 /// <summary>
@@ -38,6 +46,7 @@ internal static class PollResponseReader
     public static void ReadJson(ReadOnlySpan<byte> json, IPollResponseSink sink, ref byte[] scratch)
     {
         var reader = new Utf8JsonReader(json, new JsonReaderOptions { MaxDepth = 8 });
+        long epochReportedFor = 0;
         Expect(reader.Read() && reader.TokenType == JsonTokenType.StartObject, "the response is not a JSON object");
         while (reader.Read() && reader.TokenType == JsonTokenType.PropertyName)
         {
@@ -54,7 +63,7 @@ internal static class PollResponseReader
             {
                 if (isMessages)
                 {
-                    ReadJsonMessage(ref reader, sink, ref scratch);
+                    ReadJsonMessage(ref reader, sink, ref scratch, ref epochReportedFor);
                 }
                 else
                 {
@@ -74,6 +83,7 @@ internal static class PollResponseReader
         var dashBoundary = delimiter[2..];
         Expect(content.StartsWith(dashBoundary), "the multipart body does not start with its boundary");
         var rest = content[dashBoundary.Length..];
+        long epochReportedFor = 0;
         while (true)
         {
             if (rest.StartsWith("--"u8))
@@ -93,6 +103,7 @@ internal static class PollResponseReader
 
             long topicId = 0, messageId = 0;
             var isNotice = false;
+            ReadOnlySpan<byte> epoch = default;
             foreach (var line in headers.Split(CrLf))
             {
                 var header = headers[line];
@@ -103,6 +114,10 @@ internal static class PollResponseReader
                 else if (TryHeaderValue(header, "Laharsub-Message-Id"u8, out value))
                 {
                     messageId = ParseLong(value);
+                }
+                else if (TryHeaderValue(header, "Laharsub-Epoch"u8, out value))
+                {
+                    epoch = value;
                 }
                 else if (TryHeaderValue(header, "Laharsub-Notice"u8, out _))
                 {
@@ -118,6 +133,7 @@ internal static class PollResponseReader
             else
             {
                 Expect(topicId > 0 && messageId > 0, "a message part lacks Laharsub-Topic-Id or Laharsub-Message-Id");
+                ReportEpoch(sink, topicId, epoch, ref epochReportedFor);
                 sink.OnMessage(topicId, messageId, body);
             }
         }
@@ -140,17 +156,24 @@ internal static class PollResponseReader
         return value;
     }
 
-    private static void ReadJsonMessage(ref Utf8JsonReader reader, IPollResponseSink sink, ref byte[] scratch)
+    private static void ReadJsonMessage(ref Utf8JsonReader reader, IPollResponseSink sink, ref byte[] scratch, ref long epochReportedFor)
     {
         long topicId = 0, messageId = 0;
         var base64 = false;
         var bodyLength = -1;
+        ReadOnlySpan<byte> epoch = default;
         while (reader.Read() && reader.TokenType == JsonTokenType.PropertyName)
         {
             if (reader.ValueTextEquals("topicId"u8))
             {
                 reader.Read();
                 topicId = reader.GetInt64();
+            }
+            else if (reader.ValueTextEquals("epoch"u8))
+            {
+                reader.Read();
+                ExpectPlainString(ref reader);
+                epoch = reader.ValueSpan;
             }
             else if (reader.ValueTextEquals("messageId"u8))
             {
@@ -188,6 +211,7 @@ internal static class PollResponseReader
             Expect(status == OperationStatus.Done, "a base64 message body does not decode");
             body = body[..written];
         }
+        ReportEpoch(sink, topicId, epoch, ref epochReportedFor);
         sink.OnMessage(topicId, messageId, body);
     }
 
@@ -196,6 +220,7 @@ internal static class PollResponseReader
         long topicId = 0, from = 0, to = 0, first = 0;
         var type = 0;
         var epochChanged = false;
+        ReadOnlySpan<byte> epoch = default;
         while (reader.Read() && reader.TokenType == JsonTokenType.PropertyName)
         {
             if (reader.ValueTextEquals("type"u8))
@@ -210,6 +235,13 @@ internal static class PollResponseReader
                 epochChanged = reader.TokenType == JsonTokenType.String && reader.ValueTextEquals("epochChanged"u8);
                 continue;
             }
+            if (reader.ValueTextEquals("epoch"u8))
+            {
+                reader.Read();
+                ExpectPlainString(ref reader);
+                epoch = reader.ValueSpan;
+                continue;
+            }
             var name = reader.ValueTextEquals("topicId"u8) ? 1 : reader.ValueTextEquals("fromMessageId"u8) ? 2
                 : reader.ValueTextEquals("toMessageId"u8) ? 3 : reader.ValueTextEquals("firstMessageId"u8) ? 4 : 0;
             reader.Read();
@@ -220,6 +252,12 @@ internal static class PollResponseReader
             }
             var value = reader.GetInt64();
             _ = name switch { 1 => topicId = value, 2 => from = value, 3 => to = value, _ => first = value };
+        }
+        // A deletion names the deleted incarnation's epoch, which nothing follows any more.
+        if (type is 1 or 2)
+        {
+            long notReported = 0;
+            ReportEpoch(sink, topicId, epoch, ref notReported);
         }
         switch (type)
         {
@@ -236,6 +274,30 @@ internal static class PollResponseReader
                 throw new FormatException("A notice has an unknown type.");
         }
     }
+
+    /// <summary>An epoch is read as the JSON holds it: servers issue them without escapes, and they go back verbatim.</summary>
+    private static void ExpectPlainString(ref Utf8JsonReader reader) =>
+        Expect(reader.TokenType == JsonTokenType.String && !reader.HasValueSequence && !reader.ValueIsEscaped, "an epoch is not a plain JSON string");
+
+    /// <summary>
+    /// Reports an epoch that is one (1 to 32 of <c>[0-9A-Za-z_-]</c>, docs/protocol.md): it goes back into
+    /// the next poll's query as it is, so anything else would break that request instead of this answer.
+    /// Messages come grouped by topic and share their topic's epoch within an answer (only a reset
+    /// notice, reported on its own, changes it), so a run of one topic's messages reports it once.
+    /// </summary>
+    private static void ReportEpoch(IPollResponseSink sink, long topicId, ReadOnlySpan<byte> epoch, ref long epochReportedFor)
+    {
+        if (epoch.IsEmpty || topicId == epochReportedFor)
+        {
+            return;
+        }
+        Expect(epoch.Length <= 32 && !epoch.ContainsAnyExcept(EpochCharacters), "an epoch is not 1 to 32 letters, digits, '-' or '_'");
+        sink.OnEpoch(topicId, epoch);
+        epochReportedFor = topicId;
+    }
+
+    private static readonly SearchValues<byte> EpochCharacters =
+        SearchValues.Create("0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz-_"u8);
 
     private static bool TryHeaderValue(ReadOnlySpan<byte> line, ReadOnlySpan<byte> name, out ReadOnlySpan<byte> value)
     {

@@ -107,6 +107,8 @@ internal sealed class SimulatedClient : IPollResponseSink, IRawPollHandler
 
     void IPollResponseSink.OnTopicDeleted(long topicId) => _engine.Counters.AddDeletedNotice();
 
+    void IPollResponseSink.OnEpoch(long topicId, ReadOnlySpan<byte> epoch) => Find(topicId)?.ObserveEpoch(epoch);
+
     private DeliveryVerifier? Find(long topicId)
     {
         if (_byTopicId is not null)

@@ -32,11 +32,28 @@ internal sealed class DeliveryVerifier(long topicId, bool consecutiveIds = true)
     private const int MaxRememberedMissing = 100_000;
 
     private HashSet<long>? _missing;
+    private byte[]? _epoch;
 
     public long TopicId { get; } = topicId;
 
     /// <summary>The smallest id not yet received: the cursor for the next poll.</summary>
     public long Next { get; private set; } = 1;
+
+    /// <summary>
+    /// The topic's epoch (UTF-8) as the server last named it, sent back with <see cref="Next"/> so that a
+    /// topic id that has come to name another topic is answered with an epoch reset; empty until an
+    /// answer named one, and always for targets without epochs.
+    /// </summary>
+    public ReadOnlySpan<byte> Epoch => _epoch;
+
+    /// <summary>Keeps the epoch an answer named for this topic; allocates only when it changes.</summary>
+    public void ObserveEpoch(ReadOnlySpan<byte> epoch)
+    {
+        if (!epoch.SequenceEqual(_epoch))
+        {
+            _epoch = epoch.ToArray();
+        }
+    }
 
     public DeliveryKind Observe(long messageId, DeliveryCounters counters)
     {
