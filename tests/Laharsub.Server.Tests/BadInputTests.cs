@@ -39,6 +39,8 @@ public sealed class BadInputTests : IAsyncLifetime
     [InlineData("topics=1,1", "topics")]
     [InlineData("topics=1,2,3,4", "topics")]
     [InlineData("topics=1&topics=2", "topics")]
+    [InlineData("topics=1&TOPICS=2", "TOPICS")]
+    [InlineData("topics=1&timeout=1&timeout=2", "timeout")]
     [InlineData("subs[0][topicid]=1&subs[1][topicid]=1", "subs[1][topicid]")]
     [InlineData("subs[0][topicid]=1&subs[2][topicid]=2", "subs[1]")]
     [InlineData("subs[1][topicid]=1", "subs[0]")]

@@ -45,8 +45,13 @@ internal readonly struct PollWait
     /// <summary>Wakes <paramref name="waiter"/> on the first cause, until the result is disposed.</summary>
     public Armed Arm(PollWaiter waiter)
     {
-        var timer = IsEndless ? null
-            : _clock.CreateTimer(static state => ((PollWaiter)state!).Wake(), waiter, Remaining > TimeSpan.Zero ? Remaining : TimeSpan.Zero, System.Threading.Timeout.InfiniteTimeSpan);
+        ITimer? timer = null;
+        if (!IsEndless)
+        {
+            var remaining = Remaining;
+            timer = _clock.CreateTimer(static state => ((PollWaiter)state!).Wake(), waiter,
+                remaining > TimeSpan.Zero ? remaining : TimeSpan.Zero, System.Threading.Timeout.InfiniteTimeSpan);
+        }
         return new Armed(timer,
             ClientGone.UnsafeRegister(static state => ((PollWaiter)state!).Wake(), waiter),
             Stopping.UnsafeRegister(static state => ((PollWaiter)state!).Wake(), waiter));

@@ -43,7 +43,7 @@ internal sealed class SubscriptionQuery
         // Slot N holds subs[N]'s values; N is bounded by MaxSubscriptionsPerPoll, so a list beats a dictionary.
         List<IndexedSubscription>? indexed = null;
         string? compact = null;
-        string? timeoutText = null;
+        var timeoutGiven = false;
         var timeout = options.DefaultPollTimeout;
 
         foreach (var pair in new QueryStringEnumerable(queryString))
@@ -52,11 +52,11 @@ internal sealed class SubscriptionQuery
             var value = pair.DecodeValue().ToString();
             if (key.Equals("timeout", StringComparison.OrdinalIgnoreCase))
             {
-                if (timeoutText is not null)
+                if (timeoutGiven)
                 {
                     return GivenTwice(key);
                 }
-                timeoutText = value;
+                timeoutGiven = true;
                 var maxSeconds = (int)options.MaxPollTimeout.TotalSeconds;
                 if (!PlainInteger.TryParse(value, out int seconds) || seconds > maxSeconds)
                 {
