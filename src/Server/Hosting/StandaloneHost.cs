@@ -1,15 +1,19 @@
 using Laharsub.Server.Access;
 using Laharsub.Server.Limits;
 using Microsoft.AspNetCore.Builder;
+using Microsoft.AspNetCore.Connections;
 using Microsoft.AspNetCore.Diagnostics.HealthChecks;
 using Microsoft.AspNetCore.Hosting;
 using Microsoft.AspNetCore.Http;
+using Microsoft.AspNetCore.Http.Metadata;
+using Microsoft.AspNetCore.Routing;
 using Microsoft.AspNetCore.Server.Kestrel.Core;
 using Microsoft.Extensions.Configuration;
 using Microsoft.Extensions.DependencyInjection;
 using Microsoft.Extensions.FileProviders;
 using Microsoft.Extensions.Logging;
 using Microsoft.Extensions.Options;
+using Microsoft.Net.Http.Headers;
 
 namespace Laharsub.Server.Hosting;
 
@@ -51,6 +55,13 @@ internal static class StandaloneHost
                 filters.Rules.Add(new LoggerFilterRule(providerName: null, RequestDiagnosticsCategory, LogLevel.None, filter: null));
             }
         });
+        // A held poll keeps whatever its request allocated for its whole wait, and the GC copies it
+        // (docs/performance.md). UseCors resolves its policy provider from the request's services, which
+        // opens a DI scope, and marks HttpContext.Items for EndpointMiddleware's check that CORS middleware
+        // ran, which creates the items dictionary: about 0.65 KB per request, cross-origin or not. Only
+        // requests that carry Origin go through it (below); the check would catch CORS middleware left out
+        // of the pipeline, and this host puts it in.
+        builder.Services.Configure<RouteOptions>(routes => routes.SuppressCheckForUnhandledSecurityMetadata = true);
         RaiseRequestLineLimit(builder);
         builder.LimitConnections();
         // Waiting polls are answered as soon as shutdown starts; the rest is connections draining.
@@ -60,8 +71,12 @@ internal static class StandaloneHost
         var app = builder.Build();
         LaharsubForwardedHeadersOptions.Apply(app);
         app.UseExceptionHandler();
-        app.UseStatusCodePages();
-        app.UseCors();
+        // Endpoints that write every answer's body themselves (the poll) say so with
+        // ISkipStatusCodePagesMetadata; the middleware would still keep a feature, an items dictionary and
+        // a state machine for each of their requests, for a held poll's whole wait.
+        app.UseWhen(static context => context.GetEndpoint()?.Metadata.GetMetadata<ISkipStatusCodePagesMetadata>() is null,
+            static pages => pages.UseStatusCodePages());
+        app.UseWhen(static context => context.Request.Headers.ContainsKey(HeaderNames.Origin), static cors => cors.UseCors());
         app.UseClientConnectionLimit();
         app.UseLaharsubAccess();
         app.UseRateLimiter();
@@ -69,6 +84,30 @@ internal static class StandaloneHost
         app.MapHealthChecks("/health", new HealthCheckOptions { ResponseWriter = HealthReportWriter.WriteAsync });
         MapDemo(app);
         return app;
+    }
+
+    /// <summary>
+    /// Builds the server with <paramref name="build"/> and runs it until it stops. A start that fails for a
+    /// reason the operator fixes (the address is taken, a setting is invalid) ends with one line saying
+    /// what to do and exit code 1, not a crash with a stack trace and a core dump.
+    /// </summary>
+    public static async Task<int> RunAsync(Func<WebApplication> build)
+    {
+        try
+        {
+            var app = build();
+            await app.RunAsync().ConfigureAwait(false);
+            return 0;
+        }
+        catch (IOException failure) when (failure.InnerException is AddressInUseException)
+        {
+            await Console.Error.WriteLineAsync($"{failure.Message} Another process is listening there (a Laharsub server already running?): stop it, or give this one another address, for example --urls http://localhost:5001.").ConfigureAwait(false);
+        }
+        catch (OptionsValidationException invalid)
+        {
+            await Console.Error.WriteLineAsync($"The server did not start: {invalid.Message}").ConfigureAwait(false);
+        }
+        return 1;
     }
 
     /// <summary>

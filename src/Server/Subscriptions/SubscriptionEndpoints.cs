@@ -5,7 +5,9 @@ using Laharsub.Server.Wire;
 using Microsoft.AspNetCore.Builder;
 using Microsoft.AspNetCore.Http;
 using Microsoft.AspNetCore.Http.HttpResults;
+using Microsoft.AspNetCore.Http.Metadata;
 using Microsoft.AspNetCore.Routing;
+using Microsoft.Extensions.DependencyInjection;
 using Microsoft.Extensions.Hosting;
 using Microsoft.Extensions.Options;
 using Microsoft.Net.Http.Headers;
@@ -17,16 +19,45 @@ internal static partial class SubscriptionEndpoints
 {
     public static RouteGroupBuilder MapSubscriptions(this RouteGroupBuilder group)
     {
-        group.MapGet("/subscriptions", Poll).LimitWaitingPollsPerClient().DescribePoll();
+        // The poll's services come from the application's services, not as handler parameters: minimal
+        // APIs resolve those from the request's services, which opens a DI scope per request, and a held
+        // poll keeps that scope for its whole wait (docs/performance.md). All of them are singletons,
+        // resolved on the first poll rather than here so that mapping does not construct the store.
+        var services = ((IEndpointRouteBuilder)group).ServiceProvider;
+        PollServices? resolved = null;
+        // A Delegate, not a RequestDelegate, so that its results are executed.
+        Delegate poll = (HttpContext context) => Poll(context, resolved ??= new PollServices(services));
+        group.MapGet("/subscriptions", poll)
+            .LimitWaitingPollsPerClient()
+            .WithMetadata(WritesEveryAnswer.Instance)
+            .DescribePoll();
         return group;
     }
 
-    private static async Task<Results<PollHttpResult, NoContent, EmptyHttpResult, ValidationProblem, ProblemHttpResult>> Poll(
-        HttpContext context, PollAssembler assembler, WireFormat wire, IOptions<LaharsubOptions> options, IHostApplicationLifetime lifetime,
-        LaharsubMetrics metrics, TimeProvider timeProvider)
+    private sealed class PollServices(IServiceProvider services)
+    {
+        public PollAssembler Assembler { get; } = services.GetRequiredService<PollAssembler>();
+        public WireFormat Wire { get; } = services.GetRequiredService<WireFormat>();
+        public LaharsubOptions Options { get; } = services.GetRequiredService<IOptions<LaharsubOptions>>().Value;
+        public IHostApplicationLifetime Lifetime { get; } = services.GetRequiredService<IHostApplicationLifetime>();
+        public LaharsubMetrics Metrics { get; } = services.GetRequiredService<LaharsubMetrics>();
+        public TimeProvider TimeProvider { get; } = services.GetRequiredService<TimeProvider>();
+    }
+
+    /// <summary>
+    /// Every answer of the poll, error or not, has the body it needs, so status code pages have nothing to
+    /// add; a host can leave such endpoints out of its <c>UseStatusCodePages()</c>, which otherwise keeps a
+    /// feature, an items dictionary and a state machine for each held poll's whole wait.
+    /// </summary>
+    private sealed class WritesEveryAnswer : ISkipStatusCodePagesMetadata
+    {
+        public static readonly WritesEveryAnswer Instance = new();
+    }
+
+    private static async Task<Results<PollHttpResult, NoContent, EmptyHttpResult, ValidationProblem, ProblemHttpResult>> Poll(HttpContext context, PollServices services)
     {
         context.Response.Headers.CacheControl = "no-store";
-        var query = SubscriptionQuery.Parse(context.Request.QueryString.Value, options.Value);
+        var query = SubscriptionQuery.Parse(context.Request.QueryString.Value, services.Options);
         if (query.Error is not null)
         {
             return Problems.Invalid(query.ErrorParameter!, query.Error);
@@ -39,16 +70,16 @@ internal static partial class SubscriptionEndpoints
 
         // One token for every reason to stop waiting; which one fired decides the answer.
         var clientGone = context.RequestAborted;
-        var stopping = lifetime.ApplicationStopping;
-        var wait = new PollWait(query.Timeout, timeProvider, clientGone, stopping);
+        var stopping = services.Lifetime.ApplicationStopping;
+        var wait = new PollWait(query.Timeout, services.TimeProvider, clientGone, stopping);
 
         PollResult? result = null;
         using var activity = LaharsubActivitySource.StartPoll(query.Subscriptions.Count);
-        metrics.PollStarted();
+        services.Metrics.PollStarted();
         try
         {
-            result = await assembler.PollAsync(query.Subscriptions,
-                format == PollFormat.Json ? wire.JsonAnswerBytes : wire.MultipartAnswerBytes, wait).ConfigureAwait(false);
+            result = await services.Assembler.PollAsync(query.Subscriptions,
+                format == PollFormat.Json ? services.Wire.JsonAnswerBytes : services.Wire.MultipartAnswerBytes, wait).ConfigureAwait(false);
         }
         catch
         {
@@ -63,7 +94,7 @@ internal static partial class SubscriptionEndpoints
         if (!result.IsEmpty)
         {
             Ended("answered");
-            return new PollHttpResult(result, format, wire, metrics);
+            return new PollHttpResult(result, format, services.Wire, services.Metrics);
         }
         if (clientGone.IsCancellationRequested)
         {
@@ -84,7 +115,7 @@ internal static partial class SubscriptionEndpoints
         void Ended(string outcome)
         {
             var messages = outcome == "answered" ? result!.Messages : null;
-            metrics.PollEnded(outcome, messages?.Count ?? 0);
+            services.Metrics.PollEnded(outcome, messages?.Count ?? 0);
             LaharsubActivitySource.PollEnded(activity, outcome, messages);
         }
     }
