@@ -11,15 +11,17 @@ if (args is ["token", ..])
     return TokenCommand.Run(args[1..]);
 }
 // The store is Redis when Laharsub:Redis:Configuration is set (several instances share topics), in memory otherwise.
-var app = StandaloneHost.Build(args, builder =>
+return await StandaloneHost.RunAsync(() =>
 {
-    builder.Services.AddLaharsub().AddRedisIfConfigured(builder.Configuration);
-    builder.AddLaharsubTelemetry();
-    builder.Services.AddLaharsubOpenApi();
-    builder.AddLaharsubAdmin();
+    var app = StandaloneHost.Build(args, builder =>
+    {
+        builder.Services.AddLaharsub().AddRedisIfConfigured(builder.Configuration);
+        builder.AddLaharsubTelemetry();
+        builder.Services.AddLaharsubOpenApi();
+        builder.AddLaharsubAdmin();
+    });
+    app.MapLaharsubTelemetry();
+    app.MapLaharsubOpenApi();
+    app.MapLaharsubAdmin();
+    return app;
 });
-app.MapLaharsubTelemetry();
-app.MapLaharsubOpenApi();
-app.MapLaharsubAdmin();
-await app.RunAsync();
-return 0;
