@@ -346,12 +346,14 @@ internal sealed class RunExecutor(LoadTestOptions options, TextWriter output, st
                     : $"Use --servers {needed} or more";
                 throw new UsageException($"{clients} clients on {instances} server process(es) means about {perServer} polls per server process, "
                     + $"but the open-file limit ({soft}) fits about {serverFit} per server process here ({options.PublishConnections} publish connections from "
-                    + $"each of {options.Processes} generator process(es), about {FileLimits.Reserve} open at its start and {FileLimits.ServerReserve(soft)} it keeps for itself besides). {how}. {FileLimits.HowToRaise(soft, hard)}");
+                    + $"each of {options.Processes} generator process(es), {FileLimits.ToolConnections} for this tool's own requests and about {FileLimits.Reserve} files open at its start). {how}. {FileLimits.HowToRaise(soft, hard)}");
             }
         }
     }
 
-    private List<string> ServerSettings(RunSpec spec)
+    private List<string> ServerSettings(RunSpec spec) => ServerSettings(options, spec, FileLimits.Read().Soft);
+
+    internal static List<string> ServerSettings(LoadTestOptions options, RunSpec spec, long openFileLimit)
     {
         var settings = new List<string>
         {
@@ -360,6 +362,13 @@ internal sealed class RunExecutor(LoadTestOptions options, TextWriter output, st
             $"--Laharsub:MaxSubscriptionsPerPoll={Math.Max(1000, options.TopicsPerClient)}",
             $"--Laharsub:MaxPollTimeout=00:{Math.Max(2, options.PollTimeoutSeconds / 60 + 1):00}:00",
         };
+        // More polls than the server's own reserve leaves room for (seed3-3900 on one process): size its
+        // connection limit to the run (FileLimits.ServerClientsPerProcess); the server logs that it is above its default.
+        var polls = (spec.Topics * (long)spec.ClientsPerTopic + options.Instances - 1) / options.Instances;
+        if (polls > FileLimits.ServerDefaultClientsPerProcess(openFileLimit, options.PublishConnections, options.Processes))
+        {
+            settings.Add($"--Kestrel:Limits:MaxConcurrentConnections={FileLimits.ServerConnectionLimit(polls, options.PublishConnections, options.Processes)}");
+        }
         settings.AddRange(options.ServerSettings.Select(s => "--Laharsub:" + s));
         return settings;
     }

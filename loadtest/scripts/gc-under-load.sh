@@ -8,6 +8,8 @@
 #       DELAY s in (default 35), induces a full GC, prints the heap and the polls waiting (their quotient is
 #       the live heap per held poll), and writes OUT_DIR/LABEL.dmp for
 #       'dotnet loadtest/scripts/HeapSampler/bin/Release/net10.0/Laharsub.HeapSampler.dll types OUT_DIR/LABEL.dmp 60'.
+# SERVER_ARGS adds to the server's arguments, e.g. SERVER_ARGS=--Kestrel:Limits:MaxConcurrentConnections=19628 for
+# seed3-3900, whose 19,500 polls need more connections than the server's own reserve leaves (FileLimits.cs).
 # Build first: dotnet build Laharsub.sln -c Release. The run itself is in OUT_DIR/LABEL/ (summary.csv).
 set -uo pipefail
 mode=$1; label=$2; dll=$(realpath "$3"); out=$4; shift 4; [ "${1:-}" = "--" ] && shift
@@ -19,7 +21,7 @@ port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); pr
 ( cd "$(dirname "$dll")" && exec dotnet "$dll" --urls "http://127.0.0.1:$port" \
     --Logging:LogLevel:Default=Warning --Laharsub:MessageTimeToLive=00:00:15 --Laharsub:MaxTopics=100000 \
     --Laharsub:MaxPollTimeout=00:02:00 --Laharsub:Limits:MaxConnectionsPerClient=0 --Laharsub:Limits:MaxWaitingPollsPerClient=0 \
-    --Laharsub:Demo:Enabled=false ) > "$out/server-$label.log" 2>&1 &
+    --Laharsub:Demo:Enabled=false ${SERVER_ARGS:-} ) > "$out/server-$label.log" 2>&1 &
 server_pid=$!
 for _ in $(seq 1 100); do curl -sf "http://127.0.0.1:$port/health" >/dev/null && break; sleep 0.2; done
 dotnet "$root/loadtest/LoadTestClient/bin/Release/net10.0/Laharsub.LoadTestClient.dll" --url "http://127.0.0.1:$port/" \

@@ -158,7 +158,7 @@ public sealed class CommandLineTests
 
     [Theory]
     // seed3 at 5,000 topics: 25,000 polls do not fit one server process (in memory, or one instance on Redis).
-    [InlineData("--preset seed3 --topics 5000 --processes 2", "about 25000 polls per server process, but the open-file limit (20000) fits about 18736 per server process here",
+    [InlineData("--preset seed3 --topics 5000 --processes 2", "about 25000 polls per server process, but the open-file limit (20000) fits about 19672 per server process here",
         "Spread them over several server processes on Redis with --servers 2 (or more)")]
     [InlineData("--preset seed3 --topics 5000 --processes 2 --servers 1", "about 25000 polls per server process", "Use --servers 2 or more")]
     // Nor 25,000 clients one generator process.
@@ -166,8 +166,8 @@ public sealed class CommandLineTests
         "plus 32 for publishing to each of 2 instance(s)")]
     [InlineData("--preset seed3 --topics 5000 --servers 2", "Use --processes 2 or more", "The hard limit (20000) can be raised only by root")]
     [InlineData("--preset seed3 --topics 20000 --processes 8 --servers 4", "about 25000 polls per server process", "Use --servers 6 or more")]
-    // One server process keeps a tenth of its limit for itself: 19,500 polls (seed3-3900) no longer fit one.
-    [InlineData("--preset seed3 --topics 3900", "about 19500 polls per server process", "fits about 18768 per server process here")]
+    // 20,000 polls and their publishers do not fit one server process, even with the connection limit sized to the run.
+    [InlineData("--preset seed3 --topics 4000 --processes 2", "about 20000 polls per server process", "fits about 19672 per server process here")]
     public void ARunThatCannotFitTheOpenFileLimitIsRefusedWithWhatToChange(string arguments, string message, string advice)
     {
         var options = LoadTestOptions.Parse(arguments.Split(' '));
@@ -184,12 +184,30 @@ public sealed class CommandLineTests
     [InlineData("--preset seed3 --topics 5000 --processes 2 --servers 2")]
     [InlineData("--preset seed3 --topics 20000 --processes 8 --servers 6")]
     [InlineData("--preset seed3 --topics 3500 --processes 1")]
+    // The shape: 19,500 polls on one server process, whose connection limit the tool sizes to the run.
+    [InlineData("--preset seed3 --topics 3900")]
     public void ARunThatFitsTheOpenFileLimitIsAccepted(string arguments)
     {
         var options = LoadTestOptions.Parse(arguments.Split(' '));
         var run = Assert.Single(options.Runs);
 
         RunExecutor.CheckFileLimits(options, run.Topics * run.ClientsPerTopic, run.Target, soft: 20_000, hard: 20_000);
+    }
+
+    [Theory]
+    // 19,500 polls, 32 publish connections and the tool's 64: beyond the server's own reserve, so the limit is the run's.
+    [InlineData("--preset seed3 --topics 3900", "--Kestrel:Limits:MaxConcurrentConnections=19596")]
+    [InlineData("--preset seed3 --topics 3900 --processes 2", "--Kestrel:Limits:MaxConcurrentConnections=19628")]
+    // Within the server's own reserve: its limit is left to it.
+    [InlineData("--preset seed3 --topics 3700", null)]
+    [InlineData("--preset seed1 --topics 200", null)]
+    public void AServerStartedForARunLargerThanItsDefaultsHasItsConnectionLimitSizedToTheRun(string arguments, string? expected)
+    {
+        var options = LoadTestOptions.Parse(arguments.Split(' '));
+
+        var settings = RunExecutor.ServerSettings(options, Assert.Single(options.Runs), openFileLimit: 20_000);
+
+        Assert.Equal(expected, settings.SingleOrDefault(s => s.StartsWith("--Kestrel:Limits:MaxConcurrentConnections=", StringComparison.Ordinal)));
     }
 
     [Fact]

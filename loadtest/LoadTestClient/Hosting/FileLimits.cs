@@ -34,16 +34,26 @@ internal static class FileLimits
     /// <summary>How many simulated clients one process can hold given its limit and its publish connections.</summary>
     public static long ClientsPerProcess(long limit, int publishConnections) => Math.Max(0, limit - Reserve - publishConnections);
 
-    /// <summary>How many polls one server process can hold given its limit and the publish connections of every generator process.</summary>
+    /// <summary>Connections of this tool to a server besides its clients' and publishers' (topic creation, health checks), with room to spare.</summary>
+    public const int ToolConnections = 64;
+
+    /// <summary>How many polls one server process that this tool starts can hold given its limit and the publish connections of every generator process.</summary>
     /// <remarks>
-    /// The server accepts connections up to its limit less the files open at its start (about
-    /// <see cref="Reserve"/>) and <see cref="ServerReserve"/> kept for itself (src/Server/Limits/ConnectionLimitSetup.cs).
+    /// On its own the server keeps a twentieth of its open-file limit for itself (src/Server/Limits/ConnectionLimitSetup.cs),
+    /// room a production server needs and a load test does not: when a run needs more, this tool sets the server's
+    /// <c>Kestrel:Limits:MaxConcurrentConnections</c> to what the run opens (<see cref="ServerConnectionLimit"/>), as an operator
+    /// would, so that only the files open at its start (about <see cref="Reserve"/>) are left out.
     /// </remarks>
     public static long ServerClientsPerProcess(long limit, int publishConnections, int generatorProcesses) =>
-        Math.Max(0, limit - Reserve - ServerReserve(limit) - (long)publishConnections * generatorProcesses);
+        Math.Max(0, limit - Reserve - ToolConnections - (long)publishConnections * generatorProcesses);
 
-    /// <summary>The descriptors the server keeps for itself beyond those open at start: a twentieth of its limit, at least 384.</summary>
-    public static long ServerReserve(long limit) => Math.Max(384, limit / 20);
+    /// <summary>The polls a server process holds on its own settings, below which this tool leaves its connection limit alone.</summary>
+    public static long ServerDefaultClientsPerProcess(long limit, int publishConnections, int generatorProcesses) =>
+        Math.Max(0, limit - Reserve - Math.Max(384, limit / 20) - (long)publishConnections * generatorProcesses);
+
+    /// <summary>Every connection a run opens to one server process: its polls, every generator process's publish connections, and this tool's own.</summary>
+    public static long ServerConnectionLimit(long polls, int publishConnections, int generatorProcesses) =>
+        polls + (long)publishConnections * generatorProcesses + ToolConnections;
 
     /// <summary>The line printed at start: the limit, how many clients fit, and how to raise it.</summary>
     public static string Describe(int generatorPublishConnections, int publishConnections, int processes, bool startsServer)

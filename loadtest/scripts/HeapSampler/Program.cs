@@ -17,6 +17,10 @@ const string Usage = """
           Watch the process for SECONDS and print every garbage collection's pause (execution engine
           suspended to restarted) by generation and kind, then the count, total, p50, p99 and longest
           pause of each generation: what a latency tail of the server has to be checked against.
+      Laharsub.HeapSampler allocs PID SECONDS [TOP]
+          Watch the process for SECONDS and print what it allocated by type, from the runtime's allocation
+          ticks (one event per ~100 KB allocated, naming the type of the object that crossed it): the TOP (40)
+          types' share of the bytes allocated. What drives how often the GC runs, where 'types' says what it keeps.
       Laharsub.HeapSampler types DUMP [TOP]
           The objects in a dump (createdump -f DUMP PID, after 'gc PID' so that little garbage is left) by
           type: bytes and count of the TOP (40) largest types. Divided by the polls held, it is the
@@ -45,6 +49,8 @@ switch (args[0])
         return InduceGc(client);
     case "gcs" when args.Length == 3:
         return RecordCollections(client, args[2]);
+    case "allocs" when args.Length >= 3 && int.TryParse(args[2], CultureInfo.InvariantCulture, out var allocSeconds) && allocSeconds > 0:
+        return RecordAllocations(client, TimeSpan.FromSeconds(allocSeconds), args.Length > 3 && int.TryParse(args[3], CultureInfo.InvariantCulture, out var allocTop) ? allocTop : 40);
     case "pauses" when args.Length == 3 && int.TryParse(args[2], CultureInfo.InvariantCulture, out var seconds) && seconds > 0:
         return RecordPauses(client, TimeSpan.FromSeconds(seconds));
     default:
@@ -125,6 +131,34 @@ static int RecordCollections(DiagnosticsClient client, string outPath)
         started = null;
     };
     source.Process();
+    return 0;
+}
+
+static int RecordAllocations(DiagnosticsClient client, TimeSpan duration, int top)
+{
+    // GC keyword at Verbose: GCAllocationTick, one per ~100 KB allocated on a heap, with the type of the
+    // object that crossed the threshold: a sample of allocations weighted by bytes.
+    var provider = new EventPipeProvider("Microsoft-Windows-DotNETRuntime", EventLevel.Verbose, 0x1);
+    using var session = client.StartEventPipeSession([provider], requestRundown: false);
+    using var source = new EventPipeEventSource(session.EventStream);
+    var byType = new Dictionary<string, (long Ticks, long Bytes)>(StringComparer.Ordinal);
+    var collections = 0;
+    source.Clr.GCAllocationTick += (GCAllocationTickTraceData e) =>
+    {
+        var name = e.TypeName ?? "?";
+        var entry = byType.GetValueOrDefault(name);
+        byType[name] = (entry.Ticks + 1, entry.Bytes + e.AllocationAmount64);
+    };
+    source.Clr.GCStart += _ => collections++;
+    var stop = Task.Delay(duration).ContinueWith(_ => session.Stop(), TaskScheduler.Default);
+    source.Process();
+    var total = byType.Values.Sum(v => v.Bytes);
+    Console.WriteLine(string.Create(CultureInfo.InvariantCulture,
+        $"{total / 1048576.0:0.0} MiB allocated in {duration.TotalSeconds:0} s ({total / 1048576.0 / duration.TotalSeconds:0.0} MiB/s, sampled), {collections} GCs"));
+    foreach (var (name, (ticks, bytes)) in byType.OrderByDescending(entry => entry.Value.Bytes).Take(top))
+    {
+        Console.WriteLine(string.Create(CultureInfo.InvariantCulture, $"  {100.0 * bytes / Math.Max(total, 1),5:0.0} %  {ticks,6} ticks  {name}"));
+    }
     return 0;
 }
 
