@@ -21,8 +21,8 @@ public class DeliveryLatencyBenchmarks
     private readonly List<IDisposable> _disposables = [];
     private PollResult _result = null!;
     private DefaultHttpContext _context = null!;
-    private SubscriptionEndpoints.PollHttpResult _unlistened = null!;
-    private SubscriptionEndpoints.PollHttpResult _listened = null!;
+    private LaharsubMetrics _unlistened = null!;
+    private LaharsubMetrics _listened = null!;
     private double _recorded;
 
     [GlobalSetup]
@@ -37,10 +37,10 @@ public class DeliveryLatencyBenchmarks
         }
         _context = new DefaultHttpContext();
         _context.Response.Body = Stream.Null;
-        _unlistened = new(_result, PollFormat.Json, _wire, Metrics(backend.Store));
+        _unlistened = Metrics(backend.Store);
 
         var listenedFactory = MeterFactory();
-        _listened = new(_result, PollFormat.Json, _wire, new LaharsubMetrics(listenedFactory, backend.Store, TimeProvider.System));
+        _listened = new LaharsubMetrics(listenedFactory, backend.Store, TimeProvider.System);
         var listener = new MeterListener
         {
             InstrumentPublished = (instrument, listener) =>
@@ -63,10 +63,10 @@ public class DeliveryLatencyBenchmarks
     public Task WriterOnly() => PollResponseWriter.WriteAsync(_context.Response, _result, PollFormat.Json, _wire, CancellationToken.None);
 
     [Benchmark]
-    public Task AnswerNobodyListening() => _unlistened.ExecuteAsync(_context);
+    public Task AnswerNobodyListening() => SubscriptionEndpoints.WriteAnswerAsync(_context.Response, _result, PollFormat.Json, _wire, _unlistened, CancellationToken.None);
 
     [Benchmark]
-    public Task AnswerListened() => _listened.ExecuteAsync(_context);
+    public Task AnswerListened() => SubscriptionEndpoints.WriteAnswerAsync(_context.Response, _result, PollFormat.Json, _wire, _listened, CancellationToken.None);
 
     private LaharsubMetrics Metrics(ILaharsubStore store) => new(MeterFactory(), store, TimeProvider.System);
 

@@ -54,18 +54,26 @@ internal static partial class SubscriptionEndpoints
         public static readonly WritesEveryAnswer Instance = new();
     }
 
-    private static async Task<Results<PollHttpResult, NoContent, EmptyHttpResult, ValidationProblem, ProblemHttpResult>> Poll(HttpContext context, PollServices services)
+    /// <remarks>
+    /// Returns a plain <see cref="Task"/> and executes its answer itself: for a handler that returns a
+    /// result, the request delegate awaits it in a state machine of its own, which a held poll keeps for its
+    /// whole wait. <see cref="DescribePoll"/> declares the answers.
+    /// </remarks>
+    private static async Task Poll(HttpContext context, PollServices services)
     {
         context.Response.Headers.CacheControl = "no-store";
         var query = SubscriptionQuery.Parse(context.Request.QueryString.Value, services.Options);
         if (query.Error is not null)
         {
-            return Problems.Invalid(query.ErrorParameter!, query.Error);
+            await Problems.Invalid(query.ErrorParameter!, query.Error).ExecuteAsync(context).ConfigureAwait(false);
+            return;
         }
         if (Negotiate(context.Request) is not { } format)
         {
-            return Problems.Status(StatusCodes.Status406NotAcceptable, "Not acceptable",
-                $"Polls answer in application/json (the default) or multipart/mixed; the request's Accept ('{Excerpt(context.Request.Headers.Accept.ToString())}') names neither, or is not a valid list of media types with q from 0 to 1.");
+            await Problems.Status(StatusCodes.Status406NotAcceptable, "Not acceptable",
+                $"Polls answer in application/json (the default) or multipart/mixed; the request's Accept ('{Excerpt(context.Request.Headers.Accept.ToString())}') names neither, or is not a valid list of media types with q from 0 to 1.")
+                .ExecuteAsync(context).ConfigureAwait(false);
+            return;
         }
 
         // One token for every reason to stop waiting; which one fired decides the answer.
@@ -89,28 +97,31 @@ internal static partial class SubscriptionEndpoints
         if (result.UnknownTopicId is { } unknown)
         {
             Ended("not_found");
-            return Problems.TopicNotFound(unknown);
+            await Problems.TopicNotFound(unknown).ExecuteAsync(context).ConfigureAwait(false);
         }
-        if (!result.IsEmpty)
+        else if (!result.IsEmpty)
         {
             Ended("answered");
-            return new PollHttpResult(result, format, services.Wire, services.Metrics);
+            await WriteAnswerAsync(context.Response, result, format, services.Wire, services.Metrics, clientGone).ConfigureAwait(false);
         }
-        if (clientGone.IsCancellationRequested)
+        else if (clientGone.IsCancellationRequested)
         {
+            // Nobody to answer.
             Ended("aborted");
-            return TypedResults.Empty;
         }
-        if (stopping.IsCancellationRequested)
+        else if (stopping.IsCancellationRequested)
         {
             Ended("shutdown");
             // Closing the connection makes the client's next poll open a new one, which a load
             // balancer can send to an instance that is not going away.
             context.Response.Headers.Connection = "close";
-            return TypedResults.NoContent();
+            context.Response.StatusCode = StatusCodes.Status204NoContent;
         }
-        Ended("timeout");
-        return TypedResults.NoContent();
+        else
+        {
+            Ended("timeout");
+            context.Response.StatusCode = StatusCodes.Status204NoContent;
+        }
 
         void Ended(string outcome)
         {
@@ -118,6 +129,13 @@ internal static partial class SubscriptionEndpoints
             services.Metrics.PollEnded(outcome, messages?.Count ?? 0);
             LaharsubActivitySource.PollEnded(activity, outcome, messages);
         }
+    }
+
+    /// <summary>A poll answer written from the messages' cached encodings; its delivery latencies are recorded once it is written.</summary>
+    internal static async Task WriteAnswerAsync(HttpResponse response, PollResult result, PollFormat format, WireFormat wire, LaharsubMetrics metrics, CancellationToken cancellationToken)
+    {
+        await PollResponseWriter.WriteAsync(response, result, format, wire, cancellationToken).ConfigureAwait(false);
+        metrics.AnswerWritten(result.Messages);
     }
 
     /// <summary>Chooses the response format from <c>Accept</c>: JSON by default, multipart when preferred, null if neither is acceptable.</summary>
@@ -192,15 +210,5 @@ internal static partial class SubscriptionEndpoints
             return PollFormat.Multipart;
         }
         return null;
-    }
-
-    /// <summary>A poll answer written from the messages' cached encodings; its delivery latencies are recorded once it is written.</summary>
-    internal sealed class PollHttpResult(PollResult result, PollFormat format, WireFormat wire, LaharsubMetrics metrics) : IResult
-    {
-        public async Task ExecuteAsync(HttpContext httpContext)
-        {
-            await PollResponseWriter.WriteAsync(httpContext.Response, result, format, wire, httpContext.RequestAborted).ConfigureAwait(false);
-            metrics.AnswerWritten(result.Messages);
-        }
     }
 }
