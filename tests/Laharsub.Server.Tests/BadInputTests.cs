@@ -156,6 +156,20 @@ public sealed class BadInputTests : IAsyncLifetime
         await AssertNothingChangedAsync();
     }
 
+    [Fact]
+    public async Task AContentTypeWithAControlCharacterIsRefusedBeforeTheBodyIsRead()
+    {
+        // The body is declared and never sent: the answer can come only from a check made before reading it.
+        var request = $"POST /ps/topics/{_topic} HTTP/1.1\r\nHost: x\r\nContent-Type: text/plain; a=\"\u0001\"\r\nContent-Length: 262144\r\nConnection: close\r\n\r\n";
+        using var timeout = new CancellationTokenSource(WireClient.Bound);
+
+        var response = await RawHttp.ExchangeAsync(_server.BaseAddress, System.Text.Encoding.Latin1.GetBytes(request), timeout.Token);
+
+        Assert.NotNull(response);
+        Assert.Equal(400, response.Status);
+        await AssertNothingChangedAsync();
+    }
+
     [Theory]
     [InlineData("PUT", "topics/1")]
     [InlineData("PATCH", "topics")]

@@ -132,7 +132,9 @@ internal static partial class TopicEndpoints
             return Problems.Invalid("topicId", Problems.NotAnId(topicId, "topic id"));
         }
         var contentType = context.Request.ContentType ?? "application/octet-stream";
-        if (contentType.Length > MaxContentTypeLength || !MediaTypeHeaderValue.TryParse(contentType, out _))
+        // Message.IsValidContentType is the stores' rule too; checked here as well so that a body is not
+        // read (up to MaxMessageBytes) only to be refused.
+        if (contentType.Length > MaxContentTypeLength || !MediaTypeHeaderValue.TryParse(contentType, out _) || !Message.IsValidContentType(contentType))
         {
             return InvalidContentType(contentType);
         }
