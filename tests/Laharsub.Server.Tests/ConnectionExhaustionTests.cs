@@ -111,6 +111,12 @@ public sealed partial class ConnectionExhaustionTests
         }
         await Eventually.HoldsAsync(async () => await HealthAsync(neighbour) == HttpStatusCode.OK, TimeSpan.FromSeconds(20),
             "connections are accepted again below the limit");
+
+        // The refusals are said once (at most once a minute), not in a line per connection as Kestrel says them.
+        var refusals = await server.WaitForOutputAsync(RefusalLine(), TimeSpan.FromSeconds(10));
+        Assert.InRange(int.Parse(refusals.Groups["refused"].Value), 1, int.MaxValue);
+        Assert.Single(RefusalLine().Matches(server.Output));
+        Assert.DoesNotContain("rejected because the maximum number of concurrent connections", server.Output, StringComparison.Ordinal);
     }
 
     [Fact]
@@ -157,6 +163,9 @@ public sealed partial class ConnectionExhaustionTests
 
     [GeneratedRegex(@"Kestrel:Limits:MaxConcurrentConnections is (?<connections>\d+): the open-file limit \(ulimit -n\) of (?<limit>\d+) minus (?<open>\d+) files open at start and (?<reserved>\d+) kept for the server itself; one client address may hold (?<perClient>\d+) of them")]
     private static partial Regex DerivedLine();
+
+    [GeneratedRegex(@"Kestrel:Limits:MaxConcurrentConnections \(20\) refused (?<refused>\d+) connections since this was last logged")]
+    private static partial Regex RefusalLine();
 
     [GeneratedRegex(@"Laharsub:Limits:MaxConnectionsPerClient is no limit \(of 20 connections in all\)")]
     private static partial Regex PerClientLine();

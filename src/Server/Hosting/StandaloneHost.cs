@@ -48,11 +48,16 @@ internal static class StandaloneHost
         // A configured tracer (OpenTelemetry) still gets its activities: it listens to the source. An
         // operator who sets a level for this category (to see request logs) keeps it: the rule is added
         // after configuration is read, and only when configuration has none.
+        // Kestrel's connections category logs only one thing at Warning: a line per connection refused at
+        // the connection limit, thousands under a flood. ConnectionRefusalLog says it once a minute instead.
         builder.Services.PostConfigure<LoggerFilterOptions>(filters =>
         {
-            if (!filters.Rules.Any(rule => rule.CategoryName == RequestDiagnosticsCategory))
+            foreach (var (category, level) in new[] { (RequestDiagnosticsCategory, LogLevel.None), (ConnectionRefusalLog.KestrelConnectionsCategory, LogLevel.Error) })
             {
-                filters.Rules.Add(new LoggerFilterRule(providerName: null, RequestDiagnosticsCategory, LogLevel.None, filter: null));
+                if (!filters.Rules.Any(rule => rule.CategoryName == category))
+                {
+                    filters.Rules.Add(new LoggerFilterRule(providerName: null, category, level, filter: null));
+                }
             }
         });
         // A held poll keeps whatever its request allocated for its whole wait, and the GC copies it

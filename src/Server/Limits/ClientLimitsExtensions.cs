@@ -30,6 +30,7 @@ internal static class ClientLimitsExtensions
     public static void LimitConnections(this WebApplicationBuilder builder)
     {
         builder.Services.AddSingleton<IConfigureOptions<KestrelServerOptions>, ConnectionLimitSetup>();
+        builder.Services.AddHostedService<ConnectionRefusalLog>();
         PaceAccepts(builder.Services);
     }
 

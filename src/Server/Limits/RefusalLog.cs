@@ -16,18 +16,39 @@ internal sealed partial class RefusalLog(string setting, int limit, TimeProvider
 
     public void Refused(IPAddress client)
     {
-        var refused = Interlocked.Increment(ref _refusedSinceLogged);
+        if (TakeTurn(1) is { } refused)
+        {
+            Refusing(logger, setting, limit, ClientAddress.Describe(client), refused);
+        }
+    }
+
+    /// <summary>Refusals counted by someone who does not say whom they refused (Kestrel's connection limit).</summary>
+    public void Refused(int count)
+    {
+        if (TakeTurn(count) is { } refused)
+        {
+            RefusingConnections(logger, setting, limit, refused);
+        }
+    }
+
+    /// <summary>Counts the refusals; returns how many since the last line when it is time for one.</summary>
+    private int? TakeTurn(int count)
+    {
+        Interlocked.Add(ref _refusedSinceLogged, count);
         var now = time.GetTimestamp();
         var next = Volatile.Read(ref _nextLogTimestamp);
         if (now < next || Interlocked.CompareExchange(ref _nextLogTimestamp, now + (long)(Interval.TotalSeconds * time.TimestampFrequency), next) != next)
         {
-            return;
+            return null;
         }
-        refused = Interlocked.Exchange(ref _refusedSinceLogged, 0);
-        Refusing(logger, setting, limit, ClientAddress.Describe(client), refused);
+        return Interlocked.Exchange(ref _refusedSinceLogged, 0);
     }
 
     [LoggerMessage(EventId = 34, Level = LogLevel.Warning,
         Message = "{Setting} ({Limit}) refused {Refused} requests or connections since this was last logged (at most once a minute), the latest from {Client}.")]
     private static partial void Refusing(ILogger logger, string setting, int limit, string client, int refused);
+
+    [LoggerMessage(EventId = 35, Level = LogLevel.Warning,
+        Message = "{Setting} ({Limit}) refused {Refused} connections since this was last logged (at most once a minute): the server holds as many as it has room for. Raise the open-file limit (ulimit -n) or add instances; the per-client caps (Laharsub:Limits) keep one client from taking them all.")]
+    private static partial void RefusingConnections(ILogger logger, string setting, int limit, int refused);
 }
