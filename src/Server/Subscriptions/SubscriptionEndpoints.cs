@@ -25,7 +25,8 @@ internal static partial class SubscriptionEndpoints
         // resolved on the first poll rather than here so that mapping does not construct the store.
         var services = ((IEndpointRouteBuilder)group).ServiceProvider;
         PollServices? resolved = null;
-        // A Delegate, not a RequestDelegate, so that its results are executed.
+        // A Delegate, not a RequestDelegate, so that it is a route handler: the waiting-poll limit is an
+        // endpoint filter, and those apply to route handlers only.
         Delegate poll = (HttpContext context) => Poll(context, resolved ??= new PollServices(services));
         group.MapGet("/subscriptions", poll)
             .LimitWaitingPollsPerClient()
