@@ -140,7 +140,10 @@ describe('recovery', () => {
     const gate = await gatePolls(page);
     await openHarness(page, { origin: server.url, scriptBase: '/demo', api: '/ps', version: '3.7.1' });
     await page.evaluate((id) => window.track(id, 1), topic);
-    await eventually(async () => (await api(server, 'GET', `/topics/${topic}`)).waitingPolls === 1, 'the page waiting');
+    // Connected first: the client's first poll asks for an answer at once (timeout=0), and the server
+    // may count it waiting for the moment it reads; message 1 must find the long poll that follows.
+    await eventually(async () => (await page.evaluate(() => window.statuses.includes('connected')))
+      && (await api(server, 'GET', `/topics/${topic}`)).waitingPolls === 1, 'the page connected and waiting');
 
     // The waiting poll takes message 1; the page's next poll is held back while 2 expires.
     gate.close();
