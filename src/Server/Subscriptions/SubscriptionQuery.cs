@@ -48,17 +48,20 @@ internal sealed class SubscriptionQuery
 
         foreach (var pair in new QueryStringEnumerable(queryString))
         {
-            var key = pair.DecodeName().ToString();
-            var value = pair.DecodeValue().ToString();
+            // Names and values stay slices of the query string (decoded only when escaped); a string is
+            // made for a value that is kept and for an error's message, not for every pair of every poll.
+            var name = pair.DecodeName();
+            var key = name.Span;
+            var value = pair.DecodeValue();
             if (key.Equals("timeout", StringComparison.OrdinalIgnoreCase))
             {
                 if (timeoutGiven)
                 {
-                    return GivenTwice(key);
+                    return GivenTwice(name.ToString());
                 }
                 timeoutGiven = true;
                 var maxSeconds = (int)options.MaxPollTimeout.TotalSeconds;
-                if (!PlainInteger.TryParse(value, out int seconds) || seconds > maxSeconds)
+                if (!PlainInteger.TryParse(value.Span, out int seconds) || seconds > maxSeconds)
                 {
                     return Fail("timeout", $"'{value}' is not a timeout: use whole seconds from 0 to {maxSeconds} (Laharsub:MaxPollTimeout).");
                 }
@@ -68,11 +71,11 @@ internal sealed class SubscriptionQuery
             {
                 if (compact is not null)
                 {
-                    return GivenTwice(key);
+                    return GivenTwice(name.ToString());
                 }
-                compact = value;
+                compact = value.ToString();
             }
-            else if (key == "_")
+            else if (key.SequenceEqual("_"))
             {
                 // jQuery's cache buster.
             }
@@ -90,13 +93,13 @@ internal sealed class SubscriptionQuery
                 var entry = indexed[index];
                 if (entry.Get(field) is not null)
                 {
-                    return Fail(key, $"'{key}' is given more than once (index {index} repeats); give each subscription one index.");
+                    return Fail(name.ToString(), $"'{name}' is given more than once (index {index} repeats); give each subscription one index.");
                 }
-                indexed[index] = entry.With(field, value);
+                indexed[index] = entry.With(field, value.ToString());
             }
             else
             {
-                return Fail(key, $"Unknown parameter '{key}'. {Usage}");
+                return Fail(name.ToString(), $"Unknown parameter '{name}'. {Usage}");
             }
         }
 
@@ -244,11 +247,11 @@ internal sealed class SubscriptionQuery
     }
 
     /// <summary>Recognises <c>subs[N][topicid]</c>, <c>subs[N][from]</c> and <c>subs[N][epoch]</c>, case-insensitively, with N in plain decimal.</summary>
-    private static bool TryParseIndexedKey(string key, out int index, out IndexedField field)
+    private static bool TryParseIndexedKey(ReadOnlySpan<char> key, out int index, out IndexedField field)
     {
         index = 0;
         field = IndexedField.TopicId;
-        var span = key.AsSpan();
+        var span = key;
         if (!span.StartsWith("subs[", StringComparison.OrdinalIgnoreCase))
         {
             return false;
