@@ -8,17 +8,21 @@
 #       DELAY s in (default 35), induces a full GC, prints the heap and the polls waiting (their quotient is
 #       the live heap per held poll), and writes OUT_DIR/LABEL.dmp for
 #       'dotnet loadtest/scripts/HeapSampler/bin/Release/net10.0/Laharsub.HeapSampler.dll types OUT_DIR/LABEL.dmp 60'.
+#   loadtest/scripts/gc-under-load.sh young LABEL SERVER_DLL OUT_DIR -- LOADTEST_ARGS...
+#       DELAY s in (default 35), writes OUT_DIR/LABEL.dmp without inducing a GC and prints what of generation 0
+#       is reachable (HeapSampler young): what the next gen0 collection copies, by type.
 # SERVER_ARGS adds to the server's arguments, e.g. SERVER_ARGS=--Kestrel:Limits:MaxConcurrentConnections=19628 for
 # seed3-3900, whose 19,500 polls need more connections than the server's own reserve leaves (FileLimits.cs).
+# SERVER_ENV sets environment variables for the server alone, e.g. SERVER_ENV=DOTNET_GCGen0MaxBudget=400000 (names are case-sensitive; values hex).
 # Build first: dotnet build Laharsub.sln -c Release. The run itself is in OUT_DIR/LABEL/ (summary.csv).
 set -uo pipefail
 mode=$1; label=$2; dll=$(realpath "$3"); out=$4; shift 4; [ "${1:-}" = "--" ] && shift
-case "$mode" in pauses|heap) ;; *) echo "mode must be pauses or heap" >&2; exit 2 ;; esac
+case "$mode" in pauses|heap|young) ;; *) echo "mode must be pauses, heap or young" >&2; exit 2 ;; esac
 root=$(cd "$(dirname "$0")/../.." && pwd)
 sampler="$root/loadtest/scripts/HeapSampler/bin/Release/net10.0/Laharsub.HeapSampler.dll"
 mkdir -p "$out"
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-( cd "$(dirname "$dll")" && exec dotnet "$dll" --urls "http://127.0.0.1:$port" \
+( cd "$(dirname "$dll")" && exec env ${SERVER_ENV:-} dotnet "$dll" --urls "http://127.0.0.1:$port" \
     --Logging:LogLevel:Default=Warning --Laharsub:MessageTimeToLive=00:00:15 --Laharsub:MaxTopics=100000 \
     --Laharsub:MaxPollTimeout=00:02:00 --Laharsub:Limits:MaxConnectionsPerClient=0 --Laharsub:Limits:MaxWaitingPollsPerClient=0 \
     --Laharsub:Demo:Enabled=false ${SERVER_ARGS:-} ) > "$out/server-$label.log" 2>&1 &
@@ -32,13 +36,14 @@ if [ "$mode" = pauses ]; then
   dotnet "$sampler" pauses "$server_pid" "${RECORD:-25}" > "$out/gc-$label.txt" 2>&1
 else
   sleep "${DELAY:-35}"
-  dotnet "$sampler" gc "$server_pid"
+  [ "$mode" = heap ] && dotnet "$sampler" gc "$server_pid"
   createdump="$(dotnet --list-runtimes | awk '/Microsoft.NETCore.App/ {v=$2; p=$3} END {gsub(/[\[\]]/,"",p); print p "/" v}')/createdump"
   "$createdump" -f "$out/$label.dmp" "$server_pid" | tail -1
   grep -o 'polls waiting *[0-9]*' "$out/load-$label.log" | tail -1
 fi
 wait "$load_pid"
 kill "$server_pid" 2>/dev/null; wait "$server_pid" 2>/dev/null
+[ "$mode" = young ] && dotnet "$sampler" young "$out/$label.dmp" "${TOP:-40}"
 if [ "$mode" = pauses ]; then
   grep -v '^ *mark:' "$out/gc-$label.txt" | tail -8
   python3 - "$out/$label/summary.csv" <<'PY'

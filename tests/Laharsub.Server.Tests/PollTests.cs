@@ -83,6 +83,30 @@ public sealed class PollTests
     }
 
     [Fact]
+    public async Task EachPollWaitsItsOwnTimeoutAfterAnEarlierOneTimedOut()
+    {
+        // The server reuses a finished poll's state and timer for the next poll (PollAssembler's pool).
+        var clock = new FakeTimeProvider();
+        await using var server = await LaharsubTestServer.StartAsync(services: s => s.AddSingleton<TimeProvider>(clock));
+        using var client = server.CreateClient();
+        var topic = await client.CreateTopicAsync();
+
+        var first = client.PollAsync($"topics={topic}&timeout=10");
+        await WaitForWaitersAsync(client, topic, 1);
+        clock.Advance(TimeSpan.FromSeconds(10));
+        Assert.Equal(HttpStatusCode.NoContent, (await first).Status);
+
+        var second = client.PollAsync($"topics={topic}&timeout=30");
+        await WaitForWaitersAsync(client, topic, 1);
+        clock.Advance(TimeSpan.FromSeconds(29));
+        Assert.False(second.IsCompleted, "the second poll must wait for its own 30 s, not the first poll's 10");
+        await client.PublishTextAsync(topic, "y");
+        var answered = await second;
+
+        Assert.Equal("y", Assert.Single(answered.Messages).Text);
+    }
+
+    [Fact]
     public async Task APollWithoutTimeoutWaitsTheConfiguredDefault()
     {
         var clock = new FakeTimeProvider();

@@ -25,11 +25,18 @@ const string Usage = """
           The objects in a dump (createdump -f DUMP PID, after 'gc PID' so that little garbage is left) by
           type: bytes and count of the TOP (40) largest types. Divided by the polls held, it is the
           memory per held poll, and says whose it is (Kestrel's connection or the poll's request).
+      Laharsub.HeapSampler young DUMP [TOP]
+          The objects in a dump taken under load WITHOUT an induced GC that are still in generation 0 and
+          reachable from the roots, by type: what the next gen0 collection would find alive and copy.
       Laharsub.HeapSampler gc PID
           Induce a blocking full GC in the process (the GCHeapCollect keyword, as dotnet-gcdump does) and
           print the heap's generation sizes after it.
     """;
 
+if (args is ["young", var youngDump, ..] && File.Exists(youngDump))
+{
+    return YoungHistogram(youngDump, args.Length > 2 && int.TryParse(args[2], CultureInfo.InvariantCulture, out var youngTop) ? youngTop : 40);
+}
 if (args is ["types", var dump, ..] && File.Exists(dump))
 {
     return TypeHistogram(dump, args.Length > 2 && int.TryParse(args[2], CultureInfo.InvariantCulture, out var top) ? top : 40);
@@ -285,6 +292,74 @@ static int TypeHistogram(string dumpPath, int top)
     }
     const double MiB = 1024 * 1024;
     Console.WriteLine(string.Create(CultureInfo.InvariantCulture, $"{total / MiB:0.0} MiB in {byType.Values.Sum(t => t.Count)} objects (live or not yet collected)"));
+    foreach (var (name, entry) in byType.OrderByDescending(t => t.Value.Bytes).Take(top))
+    {
+        Console.WriteLine(string.Create(CultureInfo.InvariantCulture, $"{entry.Bytes / MiB,9:0.00} MiB {entry.Count,9} {name}"));
+    }
+    return 0;
+}
+
+static int YoungHistogram(string dumpPath, int top)
+{
+    using var target = Microsoft.Diagnostics.Runtime.DataTarget.LoadDump(dumpPath);
+    var heap = target.ClrVersions[0].CreateRuntime().Heap;
+    // Marks from the roots as the GC would (old objects that are garbage but still refer to young ones are
+    // not counted, so this is a little under what a gen0 collection promotes).
+    var seen = new HashSet<ulong>();
+    var pending = new Stack<ulong>();
+    foreach (var root in heap.EnumerateRoots())
+    {
+        if (root.Object.Address != 0 && seen.Add(root.Object.Address))
+        {
+            pending.Push(root.Object.Address);
+        }
+    }
+    while (pending.TryPop(out var address))
+    {
+        var obj = heap.GetObjectType(address) is null ? default : heap.GetObject(address);
+        if (!obj.IsValid)
+        {
+            continue;
+        }
+        foreach (var child in obj.EnumerateReferenceAddresses(carefully: true, considerDependantHandles: true))
+        {
+            if (child != 0 && seen.Add(child))
+            {
+                pending.Push(child);
+            }
+        }
+    }
+    var byType = new Dictionary<string, (long Count, long Bytes)>(StringComparer.Ordinal);
+    var strings = new List<string>();
+    long total = 0, live = 0;
+    foreach (var address in seen)
+    {
+        var segment = heap.GetSegmentByAddress(address);
+        if (segment is null || segment.GetGeneration(address) != 0)
+        {
+            continue;
+        }
+        var obj = heap.GetObject(address);
+        if (!obj.IsValid || obj.Type?.Name is not { } name)
+        {
+            continue;
+        }
+        var size = (long)obj.Size;
+        total += size;
+        live++;
+        var entry = byType.GetValueOrDefault(name);
+        byType[name] = (entry.Count + 1, entry.Bytes + size);
+        if (name == "System.String" && strings.Count < 12 && live % 97 == 0)
+        {
+            strings.Add(obj.AsString(200) ?? "");
+        }
+    }
+    const double MiB = 1024 * 1024;
+    foreach (var sample in strings)
+    {
+        Console.WriteLine($"  a young string: {sample}");
+    }
+    Console.WriteLine(string.Create(CultureInfo.InvariantCulture, $"{total / MiB:0.0} MiB in {live} reachable objects in generation 0 ({seen.Count} reachable in all)"));
     foreach (var (name, entry) in byType.OrderByDescending(t => t.Value.Bytes).Take(top))
     {
         Console.WriteLine(string.Create(CultureInfo.InvariantCulture, $"{entry.Bytes / MiB,9:0.00} MiB {entry.Count,9} {name}"));

@@ -1,3 +1,7 @@
+using System.Buffers;
+using System.Runtime.CompilerServices;
+using System.Runtime.InteropServices;
+
 namespace Laharsub.Server.Storage;
 
 /// <summary>
@@ -29,27 +33,32 @@ public sealed class TopicSignals
     public void Signal(long topicId)
     {
         var stripe = StripeOf(topicId);
-        PollWaiter.Registration? registration;
+        PollWaiter[] woken;
+        int count;
         lock (stripe.Lock)
         {
             if (!stripe.Waiters.Remove(topicId, out var waiters))
             {
                 return;
             }
-            registration = waiters.First;
-            // Unlinked under the lock, so that a woken poll unregistering concurrently sees IsLinked false.
-            for (var node = registration; node is not null; node = node.Next)
+            // The nodes belong to their waiters, which reuse them as soon as they are unlinked: the list is
+            // copied and unlinked under the lock, and only the copy is used after it.
+            woken = ArrayPool<PollWaiter>.Shared.Rent(waiters.Count);
+            count = 0;
+            for (var node = waiters.First; node is not null;)
             {
+                var next = node.Next;
+                woken[count++] = node.Waiter;
+                node.Previous = node.Next = null;
                 node.IsLinked = false;
+                node = next;
             }
         }
-        while (registration is not null)
+        foreach (var waiter in woken.AsSpan(0, count))
         {
-            var next = registration.Next;
-            registration.Previous = registration.Next = null;
-            registration.Waiter.Wake();
-            registration = next;
+            waiter.Wake();
         }
+        ArrayPool<PollWaiter>.Shared.Return(woken, clearArray: true);
     }
 
     /// <summary>Wakes every waiting poll of this process (a store that lost track of changes, for example after reconnecting).</summary>
@@ -81,15 +90,13 @@ public sealed class TopicSignals
 
     internal void Register(PollWaiter waiter, int slot, long topicId)
     {
-        var registration = new PollWaiter.Registration(waiter, topicId);
+        var registration = waiter.Registrations[slot];
+        registration.TopicId = topicId;
         var stripe = StripeOf(topicId);
         lock (stripe.Lock)
         {
-            if (!stripe.Waiters.TryGetValue(topicId, out var waiters))
-            {
-                waiters = new TopicWaiters();
-                stripe.Waiters.Add(topicId, waiters);
-            }
+            ref var waiters = ref CollectionsMarshal.GetValueRefOrAddDefault(stripe.Waiters, topicId, out _);
+            registration.Previous = null;
             registration.Next = waiters.First;
             if (waiters.First is not null)
             {
@@ -99,7 +106,6 @@ public sealed class TopicSignals
             waiters.Count++;
             registration.IsLinked = true;
         }
-        waiter.Registrations[slot] = registration;
     }
 
     internal void Unregister(PollWaiter.Registration registration)
@@ -112,7 +118,12 @@ public sealed class TopicSignals
         var stripe = StripeOf(registration.TopicId);
         lock (stripe.Lock)
         {
-            if (!registration.IsLinked || !stripe.Waiters.TryGetValue(registration.TopicId, out var waiters))
+            if (!registration.IsLinked)
+            {
+                return;
+            }
+            ref var waiters = ref CollectionsMarshal.GetValueRefOrNullRef(stripe.Waiters, registration.TopicId);
+            if (Unsafe.IsNullRef(ref waiters))
             {
                 return;
             }
@@ -145,7 +156,11 @@ public sealed class TopicSignals
         public readonly Dictionary<long, TopicWaiters> Waiters = [];
     }
 
-    private sealed class TopicWaiters
+    /// <summary>
+    /// A topic's list, held by value in its stripe's dictionary: an object per list would be made each time
+    /// a topic gains its first waiter again, and be kept (and copied by the GC) while polls wait.
+    /// </summary>
+    private struct TopicWaiters
     {
         public PollWaiter.Registration? First;
         public int Count;

@@ -1,3 +1,4 @@
+using System.Collections.Concurrent;
 using System.Runtime.InteropServices;
 using Laharsub.Server.Storage;
 
@@ -7,35 +8,38 @@ internal sealed partial class PollAssembler
 {
     /// <summary>
     /// One poll's working state, kept across the reads of a long poll so that each read reuses it: per
-    /// subscription a <see cref="Slot"/> (cursor, followed epoch, what the topic took), and the batch
-    /// read's requests and results, which the store takes as arrays.
+    /// subscription a <see cref="Slot"/> (cursor, followed epoch, what the topic took), the batch read's
+    /// requests and results (which the store takes as arrays), the poll's waiter and its timeout timer.
     /// </summary>
     /// <remarks>
-    /// A waiting poll lives seconds, longer than the GC's youngest generation, so everything here is
-    /// copied by the GC once per poll: one array of slots instead of eight arrays keeps that small.
+    /// A waiting poll lives seconds, longer than the GC's youngest generation, so whatever it allocates for
+    /// its wait is copied by the next collection; at 19,500 held polls those collections are the server's
+    /// longest pauses (docs/performance.md). So the state is pooled (<see cref="PollStatePool"/>): a reused
+    /// state is old and is not copied. It also keeps no reference to a young object while the poll waits
+    /// (it copies the subscriptions, drops the request's epoch strings after the first read, and answers
+    /// with a copy of its message list): the GC finds young objects that old ones refer to by scanning the
+    /// old ones, and that scan, not the copying, was most of a pause (measured: pooling alone cut the bytes
+    /// copied by a quarter and left the pauses as long).
     /// </remarks>
-    private sealed class PollState
+    private sealed class PollState : IDisposable
     {
         private List<(int Slot, PollNotice Notice)>? _notices;
 
-        public PollState(IReadOnlyList<Subscription> subscriptions)
+        public PollState(int count)
         {
-            Subscriptions = subscriptions;
-            var count = subscriptions.Count;
+            Subscriptions = new Subscription[count];
             Slots = new Slot[count];
-            for (var i = 0; i < count; i++)
-            {
-                // 0 marks a cursor not yet resolved: message ids start at 1.
-                Slots[i].Cursor = subscriptions[i].From ?? 0;
-            }
             Requests = new TopicReadRequest[count];
             Results = new TopicReadResult[count];
+            Waiter = new PollWaiter(count);
+            Timer = new PollTimer(Waiter);
         }
 
-        public IReadOnlyList<Subscription> Subscriptions { get; }
+        /// <summary>The poll's subscriptions, copied: the request's own list is young, and this state old (remarks).</summary>
+        public Subscription[] Subscriptions { get; }
 
         /// <summary>A message's size in the answer's format, counted against <c>MaxBytesPerPoll</c>.</summary>
-        public Func<Message, int>? AnswerBytes { get; init; }
+        public Func<Message, int>? AnswerBytes { get; private set; }
         public int Count => Slots.Length;
 
         /// <summary>Each subscription's state, in subscription order.</summary>
@@ -44,9 +48,38 @@ internal sealed partial class PollAssembler
         public TopicReadRequest[] Requests { get; }
         public TopicReadResult[] Results { get; }
         public List<Message> Scratch { get; } = [];
+        public PollWaiter Waiter { get; }
+        public PollTimer Timer { get; }
 
         /// <summary>The topic that round one started from (not 0 only after a rotation).</summary>
         public int First { get; set; }
+
+        /// <summary>Takes the state for a poll of <see cref="Count"/> subscriptions.</summary>
+        public void Start(IReadOnlyList<Subscription> subscriptions, Func<Message, int>? answerBytes)
+        {
+            AnswerBytes = answerBytes;
+            First = 0;
+            for (var i = 0; i < Slots.Length; i++)
+            {
+                // 0 marks a cursor not yet resolved: message ids start at 1.
+                Subscriptions[i] = subscriptions[i];
+                Slots[i] = new Slot { Cursor = subscriptions[i].From ?? 0 };
+            }
+        }
+
+        /// <summary>Lets go of everything the poll referred to, so that a pooled state keeps no messages or epochs alive.</summary>
+        public void Clear()
+        {
+            AnswerBytes = null;
+            Array.Clear(Subscriptions);
+            Array.Clear(Slots);
+            Array.Clear(Requests);
+            Array.Clear(Results);
+            Scratch.Clear();
+            _notices?.Clear();
+        }
+
+        public void Dispose() => Timer.Dispose();
 
         public void ResetRound()
         {
@@ -77,9 +110,10 @@ internal sealed partial class PollAssembler
             if (Count == 1 && Slots[0] is { Extra.Count: 0, Taken: > 0, Segment: { Start: 0 } only } && ReferenceEquals(only.Source, Scratch))
             {
                 // The common one-topic answer: the read's own list becomes the answer's, trimmed to what was taken.
-                Scratch.RemoveRange(Slots[0].Taken, Scratch.Count - Slots[0].Taken);
-                Slots[0].Cursor = Scratch[^1].MessageId + 1;
-                messages = Scratch;
+                // A copy: the pooled state keeps its own list, which a young list in its place would make
+                // one more object for the GC to find through an old one (remarks).
+                messages = Scratch.GetRange(0, Slots[0].Taken);
+                Slots[0].Cursor = messages[^1].MessageId + 1;
             }
             else
             {
@@ -139,5 +173,54 @@ internal sealed partial class PollAssembler
 
         /// <summary>Round two's, when its share was full and the answer had room left.</summary>
         public Segment Extra;
+    }
+
+    /// <summary>
+    /// Poll states for reuse, by subscription count (the common small polls only). Bounded: after a burst
+    /// of polls the pool keeps at most <see cref="MaxRetainedPerCount"/> states of each count.
+    /// </summary>
+    private sealed class PollStatePool
+    {
+        private const int MaxPooledCount = 8;
+        private const int MaxRetainedPerCount = 4096;
+        private readonly ConcurrentQueue<PollState>[] _free = new ConcurrentQueue<PollState>[MaxPooledCount + 1];
+        private readonly int[] _retained = new int[MaxPooledCount + 1];
+
+        public PollStatePool()
+        {
+            for (var i = 0; i < _free.Length; i++)
+            {
+                _free[i] = new ConcurrentQueue<PollState>();
+            }
+        }
+
+        public PollState Rent(IReadOnlyList<Subscription> subscriptions, Func<Message, int>? answerBytes)
+        {
+            var count = subscriptions.Count;
+            PollState? state = null;
+            if (count <= MaxPooledCount && _free[count].TryDequeue(out state))
+            {
+                Interlocked.Decrement(ref _retained[count]);
+            }
+            state ??= new PollState(count);
+            state.Start(subscriptions, answerBytes);
+            return state;
+        }
+
+        public void Return(PollState state)
+        {
+            state.Clear();
+            var count = state.Count;
+            if (count <= MaxPooledCount)
+            {
+                if (Interlocked.Increment(ref _retained[count]) <= MaxRetainedPerCount)
+                {
+                    _free[count].Enqueue(state);
+                    return;
+                }
+                Interlocked.Decrement(ref _retained[count]);
+            }
+            state.Dispose();
+        }
     }
 }

@@ -13,6 +13,7 @@ namespace Laharsub.Server.Subscriptions;
 internal sealed partial class PollAssembler(ILaharsubStore store, TopicSignals signals, IOptions<LaharsubOptions> options)
 {
     private readonly LaharsubOptions _options = options.Value;
+    private readonly PollStatePool _pool = new();
     private uint _rotation;
 
     /// <summary>
@@ -25,71 +26,92 @@ internal sealed partial class PollAssembler(ILaharsubStore store, TopicSignals s
     /// answer, not only its bodies; null counts bodies.
     /// </param>
     /// <param name="wait">When to stop waiting: the timeout, the client gone, the server stopping.</param>
-    public async ValueTask<PollResult> PollAsync(IReadOnlyList<Subscription> subscriptions, Func<Message, int>? answerBytes, PollWait wait)
+    public ValueTask<PollResult> PollAsync(IReadOnlyList<Subscription> subscriptions, Func<Message, int>? answerBytes, PollWait wait) =>
+        new(PollAsync(subscriptions, answerBytes, wait, default(NoAnswer)));
+
+    /// <summary>As the other overload, then has <paramref name="answer"/> answer with the result, in the same state machine.</summary>
+    public async Task<PollResult> PollAsync<TAnswer>(IReadOnlyList<Subscription> subscriptions, Func<Message, int>? answerBytes, PollWait wait, TAnswer answer)
+        where TAnswer : struct, IPollAnswer
     {
-        var poll = new PollState(subscriptions) { AnswerBytes = answerBytes };
+        var poll = _pool.Rent(subscriptions, answerBytes);
+        // The state copied them. Parameters live in the state machine, which a waiting poll keeps: without
+        // this, the request's subscription list and epoch strings would stay alive, young, for the whole wait.
+        subscriptions = null!;
+        answerBytes = null;
+        PollResult? result;
         // Registered before the first read: a change that the read misses signals the waiter.
-        PollWaiter? waiter = Register(poll);
+        Register(poll);
+        var registered = true;
         try
         {
             while (true)
             {
-                if (await CollectAsync(poll).ConfigureAwait(false) is { } result)
+                if ((result = await CollectAsync(poll).ConfigureAwait(false)) is not null || wait.IsOver)
                 {
-                    return result;
+                    break;
                 }
-                if (wait.IsOver)
+                using (wait.Arm(poll.Waiter, poll.Timer))
                 {
-                    return PollResult.Empty;
+                    await poll.Waiter.WaitAsync().ConfigureAwait(false);
                 }
-                using (wait.Arm(waiter))
-                {
-                    await waiter.Woken.ConfigureAwait(false);
-                }
-                Unregister(waiter);
-                waiter = null;
+                Unregister(poll);
+                registered = false;
                 // Woken: usually by what it waits for, so read before registering again; a poll that is
                 // answered now leaves its topics once, not twice.
-                if (await CollectAsync(poll).ConfigureAwait(false) is { } woken)
+                if ((result = await CollectAsync(poll).ConfigureAwait(false)) is not null || wait.IsOver)
                 {
-                    return woken;
+                    break;
                 }
-                if (wait.IsOver)
-                {
-                    return PollResult.Empty;
-                }
-                // Nothing after all (the message expired, say): register, then read again before waiting.
-                waiter = Register(poll);
+                // Nothing after all (the message expired, or a late wake meant for an earlier wait):
+                // register, then read again before waiting.
+                Register(poll);
+                registered = true;
             }
+        }
+        catch
+        {
+            answer.Failed();
+            throw;
         }
         finally
         {
-            if (waiter is not null)
+            if (registered)
             {
-                Unregister(waiter);
+                Unregister(poll);
             }
+            _pool.Return(poll);
+        }
+        result ??= PollResult.Empty;
+        await answer.AnswerAsync(result).ConfigureAwait(false);
+        return result;
+    }
+
+    /// <summary>For callers that take the result themselves (in-process callers, tests, benchmarks).</summary>
+    private readonly struct NoAnswer : IPollAnswer
+    {
+        public Task AnswerAsync(PollResult result) => Task.CompletedTask;
+
+        public void Failed()
+        {
         }
     }
 
-    private PollWaiter Register(PollState poll)
+    private void Register(PollState poll)
     {
-        var waiter = new PollWaiter(poll.Count);
+        poll.Waiter.Open();
         for (var i = 0; i < poll.Count; i++)
         {
-            signals.Register(waiter, i, poll.Subscriptions[i].TopicId);
+            signals.Register(poll.Waiter, i, poll.Subscriptions[i].TopicId);
         }
-        return waiter;
     }
 
-    private void Unregister(PollWaiter waiter)
+    private void Unregister(PollState poll)
     {
-        foreach (var registration in waiter.Registrations)
+        foreach (var registration in poll.Waiter.Registrations)
         {
-            if (registration is not null)
-            {
-                signals.Unregister(registration);
-            }
+            signals.Unregister(registration);
         }
+        poll.Waiter.Close();
     }
 
     /// <summary>
@@ -180,6 +202,12 @@ internal sealed partial class PollAssembler(ILaharsubStore store, TopicSignals s
             return Inspection.Done;
         }
         state.Epoch = read.Epoch;
+        if (followed is null)
+        {
+            // The request's epoch string is young and the pooled state old: kept while the poll waits, it
+            // would be one more object for the GC to find through the state (PollState's remarks).
+            poll.Subscriptions[slot] = subscription with { Epoch = null };
+        }
         ref var cursor = ref state.Cursor;
         // The client's epoch is compared once, at the poll's first read of the topic (followed is null then).
         if (subscription.Epoch is { } requested && requested != read.Epoch && followed is null)

@@ -42,29 +42,64 @@ internal readonly struct PollWait
 
     private TimeSpan Remaining => Timeout - _clock.GetElapsedTime(_started);
 
-    /// <summary>Wakes <paramref name="waiter"/> on the first cause, until the result is disposed.</summary>
-    public Armed Arm(PollWaiter waiter)
+    /// <summary>Wakes <paramref name="waiter"/> on the first cause, until the result is disposed; <paramref name="timer"/> is the poll's own, reused.</summary>
+    public Armed Arm(PollWaiter waiter, PollTimer timer)
     {
-        ITimer? timer = null;
         if (!IsEndless)
         {
             var remaining = Remaining;
-            timer = _clock.CreateTimer(static state => ((PollWaiter)state!).Wake(), waiter,
-                remaining > TimeSpan.Zero ? remaining : TimeSpan.Zero, System.Threading.Timeout.InfiniteTimeSpan);
+            timer.Start(_clock, remaining > TimeSpan.Zero ? remaining : TimeSpan.Zero);
         }
-        return new Armed(timer,
+        return new Armed(IsEndless ? null : timer,
             ClientGone.UnsafeRegister(static state => ((PollWaiter)state!).Wake(), waiter),
             Stopping.UnsafeRegister(static state => ((PollWaiter)state!).Wake(), waiter));
     }
 
-    /// <summary>The timer and registrations of one wait; disposing them first keeps a late cause from waking a poll that has moved on.</summary>
-    internal readonly struct Armed(ITimer? timer, CancellationTokenRegistration clientGone, CancellationTokenRegistration stopping) : IDisposable
+    /// <summary>
+    /// The timer and registrations of one wait. Ending them before the poll moves on keeps most late causes
+    /// from waking a later wait; the few that still do (a timer that fired as it was stopped) cost that wait a read.
+    /// </summary>
+    internal readonly struct Armed(PollTimer? timer, CancellationTokenRegistration clientGone, CancellationTokenRegistration stopping) : IDisposable
     {
         public void Dispose()
         {
-            timer?.Dispose();
+            timer?.Stop();
             clientGone.Dispose();
             stopping.Dispose();
         }
+    }
+}
+
+/// <summary>
+/// A poll's timeout timer, made once and started again for each wait: a timer per wait would be
+/// allocated for each one and kept for its whole wait, which the GC then copies (see <see cref="PollWaiter"/>).
+/// </summary>
+/// <remarks>
+/// A timer stopped as it fires may still wake the waiter once more; the waiter tolerates such late wakes.
+/// </remarks>
+internal sealed class PollTimer(PollWaiter waiter) : IDisposable
+{
+    private ITimer? _timer;
+    private TimeProvider? _clock;
+
+    public void Start(TimeProvider clock, TimeSpan dueTime)
+    {
+        if (ReferenceEquals(_clock, clock))
+        {
+            _timer!.Change(dueTime, System.Threading.Timeout.InfiniteTimeSpan);
+            return;
+        }
+        _timer?.Dispose();
+        _clock = clock;
+        _timer = clock.CreateTimer(static state => ((PollWaiter)state!).Wake(), waiter, dueTime, System.Threading.Timeout.InfiniteTimeSpan);
+    }
+
+    public void Stop() => _timer?.Change(System.Threading.Timeout.InfiniteTimeSpan, System.Threading.Timeout.InfiniteTimeSpan);
+
+    public void Dispose()
+    {
+        _timer?.Dispose();
+        _timer = null;
+        _clock = null;
     }
 }

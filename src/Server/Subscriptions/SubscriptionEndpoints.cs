@@ -1,3 +1,4 @@
+using System.Diagnostics;
 using Laharsub.Server.Hosting;
 using Laharsub.Server.Limits;
 using Laharsub.Server.Storage;
@@ -56,77 +57,82 @@ internal static partial class SubscriptionEndpoints
     }
 
     /// <remarks>
-    /// Returns a plain <see cref="Task"/> and executes its answer itself: for a handler that returns a
-    /// result, the request delegate awaits it in a state machine of its own, which a held poll keeps for its
-    /// whole wait. <see cref="DescribePoll"/> declares the answers.
+    /// Not async: it validates, then returns the assembler's own task, in whose state machine
+    /// <see cref="PollAnswer"/> answers. A handler that awaited the assembler would keep a state machine of its
+    /// own for a held poll's whole wait, and one that returned a result would add the request delegate's.
+    /// <see cref="DescribePoll"/> declares the answers.
     /// </remarks>
-    private static async Task Poll(HttpContext context, PollServices services)
+    private static Task Poll(HttpContext context, PollServices services)
     {
         context.Response.Headers.CacheControl = "no-store";
         var query = SubscriptionQuery.Parse(context.Request.QueryString.Value, services.Options);
         if (query.Error is not null)
         {
-            await Problems.Invalid(query.ErrorParameter!, query.Error).ExecuteAsync(context).ConfigureAwait(false);
-            return;
+            return Problems.Invalid(query.ErrorParameter!, query.Error).ExecuteAsync(context);
         }
         if (Negotiate(context.Request) is not { } format)
         {
-            await Problems.Status(StatusCodes.Status406NotAcceptable, "Not acceptable",
+            return Problems.Status(StatusCodes.Status406NotAcceptable, "Not acceptable",
                 $"Polls answer in application/json (the default) or multipart/mixed; the request's Accept ('{Excerpt(context.Request.Headers.Accept.ToString())}') names neither, or is not a valid list of media types with q from 0 to 1.")
-                .ExecuteAsync(context).ConfigureAwait(false);
-            return;
+                .ExecuteAsync(context);
         }
 
-        // One token for every reason to stop waiting; which one fired decides the answer.
-        var clientGone = context.RequestAborted;
-        var stopping = services.Lifetime.ApplicationStopping;
-        var wait = new PollWait(query.Timeout, services.TimeProvider, clientGone, stopping);
-
-        PollResult? result = null;
-        using var activity = LaharsubActivitySource.StartPoll(query.Subscriptions.Count);
+        // Every reason to stop waiting wakes the poll; which one fired decides the answer.
+        var wait = new PollWait(query.Timeout, services.TimeProvider, context.RequestAborted, services.Lifetime.ApplicationStopping);
+        var activity = LaharsubActivitySource.StartPoll(query.Subscriptions.Count);
         services.Metrics.PollStarted();
-        try
+        return services.Assembler.PollAsync(query.Subscriptions,
+            format == PollFormat.Json ? services.Wire.JsonAnswerBytes : services.Wire.MultipartAnswerBytes, wait,
+            new PollAnswer(context, services, format, activity));
+    }
+
+    /// <summary>Answers a poll once it has stopped waiting, and records how it ended.</summary>
+    private readonly struct PollAnswer(HttpContext context, PollServices services, PollFormat format, Activity? activity) : IPollAnswer
+    {
+        public async Task AnswerAsync(PollResult result)
         {
-            result = await services.Assembler.PollAsync(query.Subscriptions,
-                format == PollFormat.Json ? services.Wire.JsonAnswerBytes : services.Wire.MultipartAnswerBytes, wait).ConfigureAwait(false);
+            using (activity)
+            {
+                var clientGone = context.RequestAborted;
+                if (result.UnknownTopicId is { } unknown)
+                {
+                    Ended("not_found");
+                    await Problems.TopicNotFound(unknown).ExecuteAsync(context).ConfigureAwait(false);
+                }
+                else if (!result.IsEmpty)
+                {
+                    Ended("answered", result.Messages);
+                    await WriteAnswerAsync(context.Response, result, format, services.Wire, services.Metrics, clientGone).ConfigureAwait(false);
+                }
+                else if (clientGone.IsCancellationRequested)
+                {
+                    // Nobody to answer.
+                    Ended("aborted");
+                }
+                else if (services.Lifetime.ApplicationStopping.IsCancellationRequested)
+                {
+                    Ended("shutdown");
+                    // Closing the connection makes the client's next poll open a new one, which a load
+                    // balancer can send to an instance that is not going away.
+                    context.Response.Headers.Connection = "close";
+                    context.Response.StatusCode = StatusCodes.Status204NoContent;
+                }
+                else
+                {
+                    Ended("timeout");
+                    context.Response.StatusCode = StatusCodes.Status204NoContent;
+                }
+            }
         }
-        catch
+
+        public void Failed()
         {
             Ended("error");
-            throw;
-        }
-        if (result.UnknownTopicId is { } unknown)
-        {
-            Ended("not_found");
-            await Problems.TopicNotFound(unknown).ExecuteAsync(context).ConfigureAwait(false);
-        }
-        else if (!result.IsEmpty)
-        {
-            Ended("answered");
-            await WriteAnswerAsync(context.Response, result, format, services.Wire, services.Metrics, clientGone).ConfigureAwait(false);
-        }
-        else if (clientGone.IsCancellationRequested)
-        {
-            // Nobody to answer.
-            Ended("aborted");
-        }
-        else if (stopping.IsCancellationRequested)
-        {
-            Ended("shutdown");
-            // Closing the connection makes the client's next poll open a new one, which a load
-            // balancer can send to an instance that is not going away.
-            context.Response.Headers.Connection = "close";
-            context.Response.StatusCode = StatusCodes.Status204NoContent;
-        }
-        else
-        {
-            Ended("timeout");
-            context.Response.StatusCode = StatusCodes.Status204NoContent;
+            activity?.Dispose();
         }
 
-        void Ended(string outcome)
+        private void Ended(string outcome, List<Message>? messages = null)
         {
-            var messages = outcome == "answered" ? result!.Messages : null;
             services.Metrics.PollEnded(outcome, messages?.Count ?? 0);
             LaharsubActivitySource.PollEnded(activity, outcome, messages);
         }

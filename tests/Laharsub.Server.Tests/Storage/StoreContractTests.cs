@@ -285,6 +285,28 @@ public abstract class StoreContractTests : IAsyncLifetime
     }
 
     [Fact]
+    public async Task APollAfterAnotherKnowsOnlyItsOwnTopics()
+    {
+        // The assembler reuses a finished poll's state for the next poll of as many topics: nothing of the
+        // first (its cursor, the epoch it followed) may reach the second.
+        var backend = await StartAsync();
+        var first = await backend.CreateAsync();
+        var second = await backend.CreateAsync();
+        await backend.PublishAsync(first, "a1");
+        await backend.PublishAsync(first, "a2");
+
+        var fromFirst = await backend.PollAsync(new Subscription(first, 2));
+        var fromSecond = await backend.PollAtOnceAsync(new Subscription(second, 1));
+        await backend.PublishAsync(second, "b1");
+        var again = await backend.PollAsync(new Subscription(second, 1));
+
+        Assert.Equal(["a2"], Texts(fromFirst));
+        Assert.Equal((0, 0), (fromSecond.Messages.Count, fromSecond.Notices.Count));
+        Assert.Equal(["b1"], Texts(again));
+        Assert.Empty(again.Notices);
+    }
+
+    [Fact]
     public async Task AWaitingPollIsWokenByAPublish()
     {
         var backend = await StartAsync();
