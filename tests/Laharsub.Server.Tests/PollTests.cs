@@ -82,25 +82,33 @@ public sealed class PollTests
         Assert.True(response.Response.Headers.CacheControl!.NoStore);
     }
 
-    [Fact]
-    public async Task EachPollWaitsItsOwnTimeoutAfterAnEarlierOneTimedOut()
+    [Theory]
+    [InlineData(1)]
+    [InlineData(9)]
+    public async Task EachPollWaitsItsOwnTimeoutAfterAnEarlierOneTimedOut(int topicCount)
     {
-        // The server reuses a finished poll's state and timer for the next poll (PollAssembler's pool).
+        // The server reuses a finished poll's state and timer for the next poll of as many topics, up to 8
+        // (PollAssembler's pool); a poll of 9 gets a state of its own, disposed after it.
         var clock = new FakeTimeProvider();
         await using var server = await LaharsubTestServer.StartAsync(services: s => s.AddSingleton<TimeProvider>(clock));
         using var client = server.CreateClient();
-        var topic = await client.CreateTopicAsync();
+        var topics = new List<long>();
+        for (var i = 0; i < topicCount; i++)
+        {
+            topics.Add(await client.CreateTopicAsync());
+        }
+        var list = string.Join(',', topics);
 
-        var first = client.PollAsync($"topics={topic}&timeout=10");
-        await WaitForWaitersAsync(client, topic, 1);
+        var first = client.PollAsync($"topics={list}&timeout=10");
+        await WaitForWaitersAsync(client, topics[^1], 1);
         clock.Advance(TimeSpan.FromSeconds(10));
         Assert.Equal(HttpStatusCode.NoContent, (await first).Status);
 
-        var second = client.PollAsync($"topics={topic}&timeout=30");
-        await WaitForWaitersAsync(client, topic, 1);
+        var second = client.PollAsync($"topics={list}&timeout=30");
+        await WaitForWaitersAsync(client, topics[^1], 1);
         clock.Advance(TimeSpan.FromSeconds(29));
         Assert.False(second.IsCompleted, "the second poll must wait for its own 30 s, not the first poll's 10");
-        await client.PublishTextAsync(topic, "y");
+        await client.PublishTextAsync(topics[^1], "y");
         var answered = await second;
 
         Assert.Equal("y", Assert.Single(answered.Messages).Text);

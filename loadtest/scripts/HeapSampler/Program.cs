@@ -316,7 +316,7 @@ static int YoungHistogram(string dumpPath, int top)
     }
     while (pending.TryPop(out var address))
     {
-        var obj = heap.GetObjectType(address) is null ? default : heap.GetObject(address);
+        var obj = heap.GetObject(address);
         if (!obj.IsValid)
         {
             continue;

@@ -95,13 +95,20 @@ public sealed class PollWaiterTests
             }
         })).ToArray();
 
-        for (var round = 0; round < 2000; round++)
+        try
         {
-            waiter.Open();
-            await waiter.WaitAsync().AsTask().WaitAsync(Bound);
-            waiter.Close();
+            for (var round = 0; round < 2000; round++)
+            {
+                waiter.Open();
+                await waiter.WaitAsync().AsTask().WaitAsync(Bound);
+                waiter.Close();
+            }
         }
-        await stop.CancelAsync();
+        finally
+        {
+            // Even when a round fails: the wakers would otherwise spin for the rest of the test run.
+            await stop.CancelAsync();
+        }
 
         // A waker that threw ends faulted, and this rethrows it.
         await Task.WhenAll(wakers).WaitAsync(Bound);
