@@ -15,28 +15,31 @@ using Microsoft.Extensions.Options;
 namespace Laharsub.Benchmarks;
 
 /// <summary>
-/// What each access mode costs a poll: one <c>GET /ps/subscriptions?topics=N:1&amp;timeout=0</c> answered
-/// with one retained message, through the standalone server's whole request pipeline (every middleware,
-/// the endpoint filter, the answer written), in process: a server that hands requests straight to the
-/// application stands in for Kestrel, so that sockets and the HTTP parser, the same for every mode, do not
-/// drown the difference.
+/// What each access mode costs a poll and a publish: one <c>GET /ps/subscriptions?topics=N:1&amp;timeout=0</c>
+/// answered with one retained message, and one 10-byte <c>POST /ps/topics/N</c> (the topic keeps its
+/// newest 1,000 messages, so publishing does not fill the store), each through the standalone server's
+/// whole request pipeline (every middleware, the endpoint filters, the answer written), in process: a
+/// server that hands requests straight to the application stands in for Kestrel, so that sockets and the
+/// HTTP parser, the same for every mode, do not drown the difference.
 /// </summary>
 [MemoryDiagnoser]
 public class AccessModePollBenchmarks
 {
     private const string Key = "benchmark-signing-key-0123456789abcdef";
+    private static readonly byte[] Message = BackendFactory.TenBytes.ToArray();
 
     private WebApplication _app = null!;
     private InProcessServer _server = null!;
     private string _query = null!;
+    private string _topicPath = null!;
     private string? _authorization;
 
     /// <summary>
     /// <c>Open</c>; <c>OpenAuthMiddleware</c>: Open with the authentication middleware that ASP.NET Core
     /// adds by itself when authentication services exist (what every Open server ran before f38a70a);
-    /// <c>JwtToken</c>: a cached token granting <c>subscribe: *</c>; <c>JwtLabel</c>: a cached token granting
-    /// <c>subscribe: bench-*</c>, so each poll looks up its topic's label; <c>JwtAnonymous</c>: no token,
-    /// <c>Laharsub:Auth:Anonymous=subscribe</c>.
+    /// <c>JwtToken</c>: a cached token granting <c>subscribe</c> and <c>publish</c> on <c>*</c>; <c>JwtLabel</c>:
+    /// a cached token granting them on <c>bench-*</c>, so each request looks up its topic's label;
+    /// <c>JwtAnonymous</c>: no token, <c>Laharsub:Auth:Anonymous=subscribe,publish</c>.
     /// </summary>
     [Params("Open", "OpenAuthMiddleware", "JwtToken", "JwtLabel", "JwtAnonymous")]
     public string Mode { get; set; } = "Open";
@@ -52,7 +55,7 @@ public class AccessModePollBenchmarks
             settings["Laharsub:Auth:Jwt:SigningKey"] = Key;
             settings["Laharsub:Auth:Jwt:Issuer"] = "bench";
             settings["Laharsub:Auth:Jwt:Audience"] = "laharsub";
-            settings["Laharsub:Auth:Anonymous"] = Mode == "JwtAnonymous" ? "subscribe" : "";
+            settings["Laharsub:Auth:Anonymous"] = Mode == "JwtAnonymous" ? "subscribe,publish" : "";
         }
         _app = StandaloneHost.Build([], builder =>
         {
@@ -72,19 +75,24 @@ public class AccessModePollBenchmarks
         var topic = store.CreateTopicAsync("bench-1").AsTask().GetAwaiter().GetResult()!.TopicId;
         store.PublishAsync(topic, BackendFactory.TenBytes, "application/octet-stream").AsTask().GetAwaiter().GetResult();
         _query = $"?topics={topic}:1&timeout=0";
+        _topicPath = $"/ps/topics/{topic}";
         if (Mode is "JwtToken" or "JwtLabel")
         {
             var auth = _app.Services.GetRequiredService<IOptions<LaharsubAuthOptions>>().Value;
+            IReadOnlyList<string> topics = [Mode == "JwtToken" ? "*" : "bench-*"];
             var token = DevelopmentTokens.Issue(auth, "bench-user",
-                new Dictionary<LaharsubOperation, IReadOnlyList<string>> { [LaharsubOperation.Subscribe] = [Mode == "JwtToken" ? "*" : "bench-*"] },
+                new Dictionary<LaharsubOperation, IReadOnlyList<string>> { [LaharsubOperation.Subscribe] = topics, [LaharsubOperation.Publish] = topics },
                 TimeSpan.FromHours(1), DateTimeOffset.UtcNow);
             _authorization = "Bearer " + token;
         }
-        // The first poll validates the token (later ones find it in the cache) and proves the setup.
-        var status = Poll().GetAwaiter().GetResult();
-        if (status != StatusCodes.Status200OK)
+        // The first requests validate the token (later ones find it in the cache) and prove the setup.
+        if (Poll().GetAwaiter().GetResult() is var polled and not StatusCodes.Status200OK)
         {
-            throw new InvalidOperationException($"The benchmark's poll was answered {status} in mode {Mode}.");
+            throw new InvalidOperationException($"The benchmark's poll was answered {polled} in mode {Mode}.");
+        }
+        if (Publish().GetAwaiter().GetResult() is var published and not StatusCodes.Status201Created)
+        {
+            throw new InvalidOperationException($"The benchmark's publish was answered {published} in mode {Mode}.");
         }
     }
 
@@ -97,9 +105,25 @@ public class AccessModePollBenchmarks
 
     /// <summary>One poll, from the request's features to the answer written; returns its status.</summary>
     [Benchmark]
-    public Task<int> Poll()
+    public Task<int> Poll() =>
+        Send(new HttpRequestFeature { Method = HttpMethods.Get, Scheme = "http", Protocol = "HTTP/1.1", Path = "/ps/subscriptions", QueryString = _query });
+
+    /// <summary>One 10-byte publish, from the request's features to the answer written; returns its status.</summary>
+    [Benchmark]
+    public Task<int> Publish()
     {
-        var request = new HttpRequestFeature { Method = HttpMethods.Get, Scheme = "http", Protocol = "HTTP/1.1", Path = "/ps/subscriptions", QueryString = _query };
+        var request = new HttpRequestFeature
+        {
+            Method = HttpMethods.Post, Scheme = "http", Protocol = "HTTP/1.1", Path = _topicPath,
+            Body = new MemoryStream(Message, writable: false),
+        };
+        request.Headers.ContentType = "text/plain";
+        request.Headers.ContentLength = Message.Length;
+        return Send(request);
+    }
+
+    private Task<int> Send(HttpRequestFeature request)
+    {
         request.Headers.Host = "127.0.0.1";
         if (_authorization is not null)
         {

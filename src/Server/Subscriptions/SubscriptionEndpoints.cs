@@ -6,7 +6,6 @@ using Laharsub.Server.Wire;
 using Microsoft.AspNetCore.Builder;
 using Microsoft.AspNetCore.Http;
 using Microsoft.AspNetCore.Http.HttpResults;
-using Microsoft.AspNetCore.Http.Metadata;
 using Microsoft.AspNetCore.Routing;
 using Microsoft.Extensions.DependencyInjection;
 using Microsoft.Extensions.Hosting;
@@ -44,16 +43,6 @@ internal static partial class SubscriptionEndpoints
         public IHostApplicationLifetime Lifetime { get; } = services.GetRequiredService<IHostApplicationLifetime>();
         public LaharsubMetrics Metrics { get; } = services.GetRequiredService<LaharsubMetrics>();
         public TimeProvider TimeProvider { get; } = services.GetRequiredService<TimeProvider>();
-    }
-
-    /// <summary>
-    /// Every answer of the poll, error or not, has the body it needs, so status code pages have nothing to
-    /// add; a host can leave such endpoints out of its <c>UseStatusCodePages()</c>, which otherwise keeps a
-    /// feature, an items dictionary and a state machine for each held poll's whole wait.
-    /// </summary>
-    private sealed class WritesEveryAnswer : ISkipStatusCodePagesMetadata
-    {
-        public static readonly WritesEveryAnswer Instance = new();
     }
 
     /// <remarks>

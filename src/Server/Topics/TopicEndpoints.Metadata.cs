@@ -6,7 +6,8 @@ namespace Laharsub.Server.Topics;
 /// <summary>
 /// What an API description (OpenAPI) cannot infer from the handlers' typed results: every
 /// <c>ProblemHttpResult</c> has one type whatever its status, so each status a handler answers with a
-/// problem is named here, next to the handlers that produce it.
+/// problem is named here, next to the handlers that produce it; and the publish writes its answers
+/// itself (<see cref="MapTopics"/> says why), so all of them are named.
 /// </summary>
 internal static partial class TopicEndpoints
 {
@@ -32,6 +33,8 @@ internal static partial class TopicEndpoints
     private static RouteHandlerBuilder DescribePublish(this RouteHandlerBuilder endpoint) => endpoint
         .WithSummary("Publish a message")
         .WithDescription("The request body, of any content type, becomes one message, kept byte for byte with its `Content-Type`.")
+        .Produces<Hosting.PublishedMessage>(StatusCodes.Status201Created)
+        .ProducesValidationProblem()
         .ProducesProblem(StatusCodes.Status404NotFound)
         .ProducesProblem(StatusCodes.Status412PreconditionFailed)
         .ProducesProblem(StatusCodes.Status413PayloadTooLarge)

@@ -1,4 +1,5 @@
 using System.Buffers;
+using System.Text.Json;
 using Laharsub.Server.Hosting;
 using Laharsub.Server.Storage;
 using Microsoft.AspNetCore.Builder;
@@ -6,6 +7,7 @@ using Microsoft.AspNetCore.Http;
 using Microsoft.AspNetCore.Http.Features;
 using Microsoft.AspNetCore.Http.HttpResults;
 using Microsoft.AspNetCore.Routing;
+using Microsoft.Extensions.DependencyInjection;
 using Microsoft.Extensions.Hosting;
 using Microsoft.Extensions.Logging;
 using Microsoft.Extensions.Options;
@@ -19,7 +21,9 @@ internal static partial class TopicEndpoints
     private const int MaxContentTypeLength = 256;
     private const int DefaultPageSize = 100;
     private const int MaxPageSize = 1000;
+    private const string JsonContentType = "application/json; charset=utf-8";
     private static readonly string[] ReadMethods = [HttpMethods.Get, HttpMethods.Head];
+    private static string? s_lastValidContentType;
 
     /// <summary>Maps the topic endpoints into <paramref name="group"/>.</summary>
     /// <param name="group">The group that MapLaharsub made for its prefix.</param>
@@ -38,7 +42,15 @@ internal static partial class TopicEndpoints
         var changes = topics.MapGroup("").RefuseWhileStopping();
         changes.MapPost("/", CreateTopic).DescribeCreateTopic();
         changes.MapDelete("/{topicId}", DeleteTopic).DescribeDeleteTopic();
-        changes.MapPost("/{topicId}", Publish).DescribePublish();
+        // Publishing, the hot change, takes its services from the application's services, resolved on the
+        // first publish, rather than as handler parameters: minimal APIs resolve those from a DI scope
+        // opened for each request. It writes its 201 itself for the same reason (a typed result resolves
+        // its JSON options and logger from that scope), and every answer it gives has a body, so status
+        // code pages keep no state for it either.
+        var services = ((IEndpointRouteBuilder)group).ServiceProvider;
+        PublishServices? resolved = null;
+        Delegate publish = (string topicId, HttpContext context) => Publish(topicId, context, resolved ??= new PublishServices(services));
+        changes.MapPost("/{topicId}", publish).WithMetadata(WritesEveryAnswer.Instance).DescribePublish();
         if (rateLimited)
         {
             changes.RequireRateLimiting(LaharsubRateLimiterPolicy.Name)
@@ -123,18 +135,33 @@ internal static partial class TopicEndpoints
         return TypedResults.NoContent();
     }
 
-    private static async Task<Results<Created<PublishedMessage>, ValidationProblem, ProblemHttpResult>> Publish(
-        string topicId, HttpContext context, ILaharsubStore store, IOptions<LaharsubOptions> options, ILoggerFactory loggers,
-        LaharsubMetrics metrics, IHostApplicationLifetime lifetime, CancellationToken cancellationToken)
+    private sealed class PublishServices(IServiceProvider services)
+    {
+        public ILaharsubStore Store { get; } = services.GetRequiredService<ILaharsubStore>();
+        public LaharsubOptions Options { get; } = services.GetRequiredService<IOptions<LaharsubOptions>>().Value;
+        public ILogger Logger { get; } = Logger(services.GetRequiredService<ILoggerFactory>());
+        public LaharsubMetrics Metrics { get; } = services.GetRequiredService<LaharsubMetrics>();
+        public IHostApplicationLifetime Lifetime { get; } = services.GetRequiredService<IHostApplicationLifetime>();
+    }
+
+    /// <remarks><see cref="DescribePublish"/> declares the answers, which this handler writes itself.</remarks>
+    private static async Task Publish(string topicId, HttpContext context, PublishServices services)
+    {
+        if (await PublishAsync(topicId, context, services).ConfigureAwait(false) is { } refusal)
+        {
+            await refusal.ExecuteAsync(context).ConfigureAwait(false);
+        }
+    }
+
+    /// <summary>Publishes the request's body and answers <c>201</c>; otherwise returns the refusal, having changed nothing.</summary>
+    private static async ValueTask<IResult?> PublishAsync(string topicId, HttpContext context, PublishServices services)
     {
         if (!Problems.TryParseId(topicId, out var id))
         {
             return Problems.Invalid("topicId", Problems.NotAnId(topicId, "topic id"));
         }
         var contentType = context.Request.ContentType ?? "application/octet-stream";
-        // Message.IsValidContentType is the stores' rule too; checked here as well so that a body is not
-        // read (up to MaxMessageBytes) only to be refused.
-        if (contentType.Length > MaxContentTypeLength || !MediaTypeHeaderValue.TryParse(contentType, out _) || !Message.IsValidContentType(contentType))
+        if (!IsValidContentType(contentType))
         {
             return InvalidContentType(contentType);
         }
@@ -145,41 +172,78 @@ internal static partial class TopicEndpoints
         }
 
         using var activity = LaharsubActivitySource.StartPublish(id);
-        var maxBytes = options.Value.MaxMessageBytes;
+        var maxBytes = services.Options.MaxMessageBytes;
+        var cancellationToken = context.RequestAborted;
         var body = await ReadBodyAsync(context, maxBytes, cancellationToken).ConfigureAwait(false);
         if (body is null)
         {
             return TooLarge(maxBytes);
         }
+        var bodyLength = body.Value.Memory.Length;
+        PublishResult result;
         try
         {
             // The body is read here, after StoppingRefusal's filter let the request in: shutdown may have begun meanwhile.
-            if (StoppingRefusal.IfStopping(context, lifetime.ApplicationStopping) is { } stopping)
+            if (StoppingRefusal.IfStopping(context, services.Lifetime.ApplicationStopping) is { } stopping)
             {
                 return stopping;
             }
-            var result = await store.PublishAsync(id, body.Value.Memory, contentType, ifEpoch, cancellationToken).ConfigureAwait(false);
-            if (result.Status == PublishStatus.Published)
-            {
-                metrics.Published();
-                LaharsubActivitySource.Published(activity, result.MessageId, result.Epoch!);
-                context.Response.Headers.ETag = EntityTag(result.Epoch!);
-            }
-            return result.Status switch
-            {
-                PublishStatus.Published => TypedResults.Created((string?)null, new PublishedMessage(id, result.MessageId, result.Epoch!)),
-                PublishStatus.TopicNotFound => Problems.TopicNotFound(id),
-                PublishStatus.StorageFull => StorageFull(context, options.Value, Logger(loggers), id, result.RetryAfter),
-                PublishStatus.EpochMismatch => EpochMismatch(context, id, ifEpoch!, result.Epoch!),
-                PublishStatus.InvalidContentType => InvalidContentType(contentType),
-                _ when body.Value.Memory.Length == 0 => Problems.Invalid("body", "The message body is empty: publish at least one byte."),
-                _ => TooLarge(maxBytes),
-            };
+            result = await services.Store.PublishAsync(id, body.Value.Memory, contentType, ifEpoch, cancellationToken).ConfigureAwait(false);
         }
         finally
         {
             body.Value.Dispose();
         }
+        if (result.Status == PublishStatus.Published)
+        {
+            services.Metrics.Published();
+            LaharsubActivitySource.Published(activity, result.MessageId, result.Epoch!);
+            await WritePublishedAsync(context.Response, new PublishedMessage(id, result.MessageId, result.Epoch!), cancellationToken).ConfigureAwait(false);
+            return null;
+        }
+        return result.Status switch
+        {
+            PublishStatus.TopicNotFound => Problems.TopicNotFound(id),
+            PublishStatus.StorageFull => StorageFull(context, services.Options, services.Logger, id, result.RetryAfter),
+            PublishStatus.EpochMismatch => EpochMismatch(context, id, ifEpoch!, result.Epoch!),
+            PublishStatus.InvalidContentType => InvalidContentType(contentType),
+            _ when bodyLength == 0 => Problems.Invalid("body", "The message body is empty: publish at least one byte."),
+            _ => TooLarge(maxBytes),
+        };
+    }
+
+    /// <summary>
+    /// The <c>201</c> answer, as <c>TypedResults.Created</c> would write it, with a known length and without
+    /// a writer or serializer state of its own (the serializer reuses a cached writer for a byte array).
+    /// </summary>
+    private static async ValueTask WritePublishedAsync(HttpResponse response, PublishedMessage published, CancellationToken cancellationToken)
+    {
+        var json = JsonSerializer.SerializeToUtf8Bytes(published, LaharsubJsonContext.Default.PublishedMessage);
+        response.StatusCode = StatusCodes.Status201Created;
+        response.Headers.ETag = EntityTag(published.Epoch);
+        response.ContentType = JsonContentType;
+        response.ContentLength = json.Length;
+        await response.BodyWriter.WriteAsync(json, cancellationToken).ConfigureAwait(false);
+    }
+
+    /// <summary>
+    /// Whether <paramref name="contentType"/> may be a message's: a media type of at most
+    /// <see cref="MaxContentTypeLength"/> characters that the stores accept. Checked here as well as in the
+    /// stores so that a body is not read (up to MaxMessageBytes) only to be refused. The last type found
+    /// valid is remembered: a publisher sends the same one again, and parsing it allocates.
+    /// </summary>
+    private static bool IsValidContentType(string contentType)
+    {
+        if (string.Equals(contentType, Volatile.Read(ref s_lastValidContentType), StringComparison.Ordinal))
+        {
+            return true;
+        }
+        if (contentType.Length > MaxContentTypeLength || !MediaTypeHeaderValue.TryParse(contentType, out _) || !Message.IsValidContentType(contentType))
+        {
+            return false;
+        }
+        Volatile.Write(ref s_lastValidContentType, contentType);
+        return true;
     }
 
     private static ValidationProblem InvalidContentType(string contentType) => Problems.Invalid("Content-Type",
@@ -243,7 +307,7 @@ internal static partial class TopicEndpoints
         signals.WaitingOn(topic.TopicId) is var waiting and > 0 ? topic with { WaitingPolls = waiting } : topic;
 
     /// <summary>Reads the whole body into a pooled buffer; <see langword="null"/> when it exceeds <paramref name="maxBytes"/>.</summary>
-    private static async Task<PooledBody?> ReadBodyAsync(HttpContext context, int maxBytes, CancellationToken cancellationToken)
+    private static async ValueTask<PooledBody?> ReadBodyAsync(HttpContext context, int maxBytes, CancellationToken cancellationToken)
     {
         if (context.Request.ContentLength > maxBytes)
         {
