@@ -55,7 +55,7 @@ internal sealed partial class PollAssembler
         public int First { get; set; }
 
         /// <summary>Takes the state for a poll of <see cref="Count"/> subscriptions.</summary>
-        public void Start(IReadOnlyList<Subscription> subscriptions, Func<Message, int>? answerBytes)
+        public void Start(ReadOnlySpan<Subscription> subscriptions, Func<Message, int>? answerBytes)
         {
             AnswerBytes = answerBytes;
             First = 0;
@@ -194,9 +194,9 @@ internal sealed partial class PollAssembler
             }
         }
 
-        public PollState Rent(IReadOnlyList<Subscription> subscriptions, Func<Message, int>? answerBytes)
+        public PollState Rent(ReadOnlySpan<Subscription> subscriptions, Func<Message, int>? answerBytes)
         {
-            var count = subscriptions.Count;
+            var count = subscriptions.Length;
             PollState? state = null;
             if (count <= MaxPooledCount && _free[count].TryDequeue(out state))
             {

@@ -1,3 +1,4 @@
+using System.Runtime.InteropServices;
 using Laharsub.Server.Hosting;
 using Laharsub.Server.Storage;
 using Microsoft.Extensions.Options;
@@ -27,17 +28,28 @@ internal sealed partial class PollAssembler(ILaharsubStore store, TopicSignals s
     /// </param>
     /// <param name="wait">When to stop waiting: the timeout, the client gone, the server stopping.</param>
     public ValueTask<PollResult> PollAsync(IReadOnlyList<Subscription> subscriptions, Func<Message, int>? answerBytes, PollWait wait) =>
-        new(PollAsync(subscriptions, answerBytes, wait, default(NoAnswer)));
+        new(PollAsync(AsSpan(subscriptions), answerBytes, wait, default(NoAnswer)));
 
-    /// <summary>As the other overload, then has <paramref name="answer"/> answer with the result, in the same state machine.</summary>
-    public async Task<PollResult> PollAsync<TAnswer>(IReadOnlyList<Subscription> subscriptions, Func<Message, int>? answerBytes, PollWait wait, TAnswer answer)
+    private static ReadOnlySpan<Subscription> AsSpan(IReadOnlyList<Subscription> subscriptions) => subscriptions switch
+    {
+        Subscription[] array => array,
+        List<Subscription> list => CollectionsMarshal.AsSpan(list),
+        _ => subscriptions.ToArray(),
+    };
+
+    /// <summary>
+    /// As the other overload, then has <paramref name="answer"/> answer with the result, in the same state
+    /// machine. The subscriptions are copied before this returns, so the caller may reuse their memory.
+    /// </summary>
+    public Task<PollResult> PollAsync<TAnswer>(ReadOnlySpan<Subscription> subscriptions, Func<Message, int>? answerBytes, PollWait wait, TAnswer answer)
+        where TAnswer : struct, IPollAnswer =>
+        // The state copies them: the request's subscription list and epoch strings are young, and the state
+        // machine, which a waiting poll keeps, holds only what its wait needs.
+        WaitAndAnswerAsync(_pool.Rent(subscriptions, answerBytes), wait, answer);
+
+    private async Task<PollResult> WaitAndAnswerAsync<TAnswer>(PollState poll, PollWait wait, TAnswer answer)
         where TAnswer : struct, IPollAnswer
     {
-        var poll = _pool.Rent(subscriptions, answerBytes);
-        // The state copied them. Parameters live in the state machine, which a waiting poll keeps: without
-        // this, the request's subscription list and epoch strings would stay alive, young, for the whole wait.
-        subscriptions = null!;
-        answerBytes = null;
         PollResult? result;
         // Registered before the first read: a change that the read misses signals the waiter.
         Register(poll);

@@ -1,4 +1,5 @@
 using System.Diagnostics;
+using System.Runtime.InteropServices;
 using Laharsub.Server.Hosting;
 using Laharsub.Server.Limits;
 using Laharsub.Server.Storage;
@@ -35,6 +36,9 @@ internal static partial class SubscriptionEndpoints
         return group;
     }
 
+    [ThreadStatic]
+    private static List<Subscription>? t_subscriptions;
+
     private sealed class PollServices(IServiceProvider services)
     {
         public PollAssembler Assembler { get; } = services.GetRequiredService<PollAssembler>();
@@ -53,8 +57,23 @@ internal static partial class SubscriptionEndpoints
     /// </remarks>
     private static Task Poll(HttpContext context, PollServices services)
     {
+        // The subscriptions are parsed into this thread's list, which the assembler copies before it
+        // returns: a poll allocates no list, array or query object of its own.
+        var subscriptions = t_subscriptions ??= [];
+        try
+        {
+            return StartPoll(context, services, SubscriptionQuery.Parse(context.Request.QueryString.Value, services.Options, subscriptions));
+        }
+        finally
+        {
+            // Lets go of the epoch strings.
+            subscriptions.Clear();
+        }
+    }
+
+    private static Task StartPoll(HttpContext context, PollServices services, SubscriptionQuery query)
+    {
         context.Response.Headers.CacheControl = "no-store";
-        var query = SubscriptionQuery.Parse(context.Request.QueryString.Value, services.Options);
         if (query.Error is not null)
         {
             return Problems.Invalid(query.ErrorParameter!, query.Error).ExecuteAsync(context);
@@ -70,7 +89,7 @@ internal static partial class SubscriptionEndpoints
         var wait = new PollWait(query.Timeout, services.TimeProvider, context.RequestAborted, services.Lifetime.ApplicationStopping);
         var activity = LaharsubActivitySource.StartPoll(query.Subscriptions.Count);
         services.Metrics.PollStarted();
-        return services.Assembler.PollAsync(query.Subscriptions,
+        return services.Assembler.PollAsync(CollectionsMarshal.AsSpan(query.Subscriptions),
             format == PollFormat.Json ? services.Wire.JsonAnswerBytes : services.Wire.MultipartAnswerBytes, wait,
             new PollAnswer(context, services, format, activity));
     }
