@@ -26,6 +26,9 @@ internal static class StandaloneHost
     /// <summary>ASP.NET Core's per-request log category ("Request starting", "Request finished").</summary>
     internal const string RequestDiagnosticsCategory = "Microsoft.AspNetCore.Hosting.Diagnostics";
 
+    /// <summary>ASP.NET Core's log categories, all under this prefix.</summary>
+    internal const string FrameworkCategory = "Microsoft.AspNetCore";
+
     /// <summary>Builds the standalone server; <paramref name="configure"/> may adjust the builder (tests use it to add services or options).</summary>
     public static WebApplication Build(string[] args, Action<WebApplicationBuilder>? configure = null)
     {
@@ -38,21 +41,22 @@ internal static class StandaloneHost
         builder.Services.AddProblemDetails(problems => problems.CustomizeProblemDetails = StatusCodeProblemDetails.Customize);
         builder.Services.AddOptions<LaharsubForwardedHeadersOptions>().BindConfiguration(LaharsubForwardedHeadersOptions.SectionName).ValidateOnStart();
         builder.Services.AddSingleton<IValidateOptions<LaharsubForwardedHeadersOptions>, LaharsubForwardedHeadersOptions.Validator>();
-        // Per-request framework logs cost more than a poll itself; keep them off wherever the host is
-        // started from, even when appsettings.json is not in the working directory.
-        builder.Logging.AddFilter("Microsoft.AspNetCore", LogLevel.Warning);
-        // ASP.NET Core starts an Activity and a log scope for every request whenever this category logs
-        // at any level, tracing or not: about 0.5 KB that a held poll keeps for its whole wait, and that
-        // the GC copies once per poll (docs/performance.md, "What pauses the server"). It logs nothing
-        // at Warning or above that the host does not report otherwise (a failed start still throws).
-        // A configured tracer (OpenTelemetry) still gets its activities: it listens to the source. An
-        // operator who sets a level for this category (to see request logs) keeps it: the rule is added
-        // after configuration is read, and only when configuration has none.
-        // Kestrel's connections category logs only one thing at Warning: a line per connection refused at
-        // the connection limit, thousands under a flood. ConnectionRefusalLog says it once a minute instead.
+        // Defaults for three log categories, each added after configuration is read and only when
+        // configuration sets no level for it, so that an operator's own level wins (appsettings.json, the
+        // command line, the environment):
+        // - Microsoft.AspNetCore at Warning: per-request framework logs cost more than a poll itself, and
+        //   appsettings.json may not be in the working directory.
+        // - Request diagnostics off: ASP.NET Core starts an Activity and a log scope for every request
+        //   whenever that category logs at any level, tracing or not: about 0.5 KB that a held poll keeps for
+        //   its whole wait, and that the GC copies once per poll (docs/performance.md, "What pauses the
+        //   server"). It logs nothing at Warning or above that the host does not report otherwise (a failed
+        //   start still throws). A configured tracer (OpenTelemetry) still gets its activities: it listens
+        //   to the source.
+        // - Kestrel's connections at Error: at Warning it logs a line per connection refused at the
+        //   connection limit, thousands under a flood; ConnectionRefusalLog says it once a minute instead.
         builder.Services.PostConfigure<LoggerFilterOptions>(filters =>
         {
-            foreach (var (category, level) in new[] { (RequestDiagnosticsCategory, LogLevel.None), (ConnectionRefusalLog.KestrelConnectionsCategory, LogLevel.Error) })
+            foreach (var (category, level) in new[] { (FrameworkCategory, LogLevel.Warning), (RequestDiagnosticsCategory, LogLevel.None), (ConnectionRefusalLog.KestrelConnectionsCategory, LogLevel.Error) })
             {
                 if (!filters.Rules.Any(rule => rule.CategoryName == category))
                 {

@@ -8,7 +8,8 @@ namespace Laharsub.Server.Tests.Standalone;
 
 /// <summary>
 /// ASP.NET Core's per-request log category is off by default (while it can log, every request gets an
-/// Activity and a log scope, which a waiting poll keeps), and an operator's own level for it wins.
+/// Activity and a log scope, which a waiting poll keeps), the rest of ASP.NET Core logs at Warning, and an
+/// operator's own level for either wins.
 /// </summary>
 public sealed class RequestLoggingTests
 {
@@ -32,8 +33,29 @@ public sealed class RequestLoggingTests
         Assert.Equal([LogLevel.Information], RequestDiagnosticsLevels(server));
     }
 
-    private static LogLevel?[] RequestDiagnosticsLevels(LaharsubTestServer server) =>
+    [Fact]
+    public async Task TheFrameworkLogsAtWarningByDefault()
+    {
+        await using var server = await LaharsubTestServer.StartAsync();
+
+        Assert.Equal([LogLevel.Warning], Levels(server, StandaloneHost.FrameworkCategory));
+    }
+
+    [Fact]
+    public async Task AnOperatorsLevelForTheFrameworkIsKept()
+    {
+        await using var server = await LaharsubTestServer.StartAsync(settings: new Dictionary<string, string?>
+        {
+            [$"Logging:LogLevel:{StandaloneHost.FrameworkCategory}"] = "Information",
+        });
+
+        Assert.Equal([LogLevel.Information], Levels(server, StandaloneHost.FrameworkCategory));
+    }
+
+    private static LogLevel?[] RequestDiagnosticsLevels(LaharsubTestServer server) => Levels(server, StandaloneHost.RequestDiagnosticsCategory);
+
+    private static LogLevel?[] Levels(LaharsubTestServer server, string category) =>
         [.. server.Services.GetRequiredService<IOptions<LoggerFilterOptions>>().Value.Rules
-            .Where(rule => rule.CategoryName == StandaloneHost.RequestDiagnosticsCategory)
+            .Where(rule => rule.CategoryName == category)
             .Select(rule => rule.LogLevel)];
 }
