@@ -14,7 +14,7 @@ internal static class HealthReportWriter
 {
     public static async Task WriteAsync(HttpContext context, HealthReport report)
     {
-        context.Response.ContentType = "application/json; charset=utf-8";
+        context.Response.ContentType = Wire.WireFormat.JsonContentType;
         context.Response.Headers.CacheControl = "no-store";
         await using var json = new Utf8JsonWriter(context.Response.BodyWriter);
         json.WriteStartObject();

@@ -114,16 +114,15 @@ internal readonly struct SubscriptionQuery
         {
             return Fail("topics", "Both subs[N][...] and topics are given; use one form per poll.");
         }
-        var subscriptions = into;
-        subscriptions.EnsureCapacity(indexed?.Count ?? (compact is not { } items ? 0 : Math.Min(items.Span.Count(','), options.MaxSubscriptionsPerPoll) + 1));
-        var error = indexed is not null ? ParseIndexed(indexed, subscriptions)
-            : compact is not null ? ParseCompact(compact.Value, options, subscriptions)
+        into.EnsureCapacity(indexed?.Count ?? (compact is not { } items ? 0 : Math.Min(items.Span.Count(','), options.MaxSubscriptionsPerPoll) + 1));
+        var error = indexed is not null ? ParseIndexed(indexed, into)
+            : compact is not null ? ParseCompact(compact.Value, options, into)
             : ("subs", $"No subscription: name at least one topic, e.g. ?topics=14 or ?subs[0][topicid]=14. {Usage}");
         if (error is { } failure)
         {
             return Fail(failure.Parameter, failure.Message);
         }
-        return new SubscriptionQuery(subscriptions, timeout);
+        return new SubscriptionQuery(into, timeout);
     }
 
     private static (string Parameter, string Message)? ParseIndexed(List<IndexedSubscription> indexed, List<Subscription> subscriptions)

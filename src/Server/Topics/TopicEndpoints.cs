@@ -21,7 +21,6 @@ internal static partial class TopicEndpoints
     private const int MaxContentTypeLength = 256;
     private const int DefaultPageSize = 100;
     private const int MaxPageSize = 1000;
-    private const string JsonContentType = "application/json; charset=utf-8";
     private static readonly string[] ReadMethods = [HttpMethods.Get, HttpMethods.Head];
     private static string? s_lastValidContentType;
 
@@ -221,7 +220,7 @@ internal static partial class TopicEndpoints
         var json = JsonSerializer.SerializeToUtf8Bytes(published, LaharsubJsonContext.Default.PublishedMessage);
         response.StatusCode = StatusCodes.Status201Created;
         response.Headers.ETag = EntityTag(published.Epoch);
-        response.ContentType = JsonContentType;
+        response.ContentType = Wire.WireFormat.JsonContentType;
         response.ContentLength = json.Length;
         await response.BodyWriter.WriteAsync(json, cancellationToken).ConfigureAwait(false);
     }

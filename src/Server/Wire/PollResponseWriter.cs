@@ -56,7 +56,7 @@ internal static class PollResponseWriter
             length += wire.JsonElement(messages[i]).Length;
         }
 
-        response.ContentType = "application/json; charset=utf-8";
+        response.ContentType = WireFormat.JsonContentType;
         response.ContentLength = length;
         var writer = response.BodyWriter;
         writer.Write(JsonStart);

@@ -44,6 +44,9 @@ internal sealed class WireFormat
     /// <summary>The random multipart boundary of this server instance.</summary>
     public string Boundary { get; }
 
+    /// <summary>The media type of every JSON answer the server writes itself (polls, publishes, health).</summary>
+    public const string JsonContentType = "application/json; charset=utf-8";
+
     /// <summary><c>multipart/mixed</c> with this server's boundary.</summary>
     public string MultipartContentType { get; }
 
