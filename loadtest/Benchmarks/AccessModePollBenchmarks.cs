@@ -1,12 +1,13 @@
 using System.Net;
 using BenchmarkDotNet.Attributes;
 using Laharsub.Server.Access;
+using Laharsub.Server.Host.Composition;
 using Laharsub.Server.Hosting;
 using Laharsub.Server.Storage;
 using Microsoft.AspNetCore.Builder;
 using Microsoft.AspNetCore.Hosting.Server;
-using Microsoft.AspNetCore.Http;
 using Microsoft.AspNetCore.Http.Features;
+using Microsoft.AspNetCore.Http;
 using Microsoft.Extensions.Configuration;
 using Microsoft.Extensions.DependencyInjection;
 using Microsoft.Extensions.Logging;

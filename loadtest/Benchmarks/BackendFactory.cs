@@ -1,19 +1,19 @@
+using Laharsub.Server.Delivery;
 using Laharsub.Server.Hosting;
-using Laharsub.Server.Storage;
 using Laharsub.Server.Storage.InMemory;
-using Laharsub.Server.Subscriptions;
+using Laharsub.Server.Storage;
 using Microsoft.Extensions.Options;
 using Microsoft.Extensions.Time.Testing;
 
 namespace Laharsub.Benchmarks;
 
 /// <summary>The real in-memory store and the shared poll assembly over it, wired as the server wires them.</summary>
-internal sealed record Backend(InMemoryStore Store, PollAssembler Poller, TopicSignals Signals)
+internal sealed record Backend(InMemoryStore Store, SubscriptionRunner Poller, TopicSignals Signals)
 {
     public ValueTask<PollResult> PollAsync(Subscription[] subscriptions, CancellationToken cancellationToken) =>
-        Poller.PollAsync(subscriptions, answerBytes: null, PollWait.Until(cancellationToken));
+        Poller.PollAsync(subscriptions, answerBytes: null, SubscriptionWait.Until(cancellationToken));
 
-    public ValueTask<PollResult> PollAsync(Subscription[] subscriptions, PollWait wait) =>
+    public ValueTask<PollResult> PollAsync(Subscription[] subscriptions, SubscriptionWait wait) =>
         Poller.PollAsync(subscriptions, answerBytes: null, wait);
 
     public ValueTask<PublishResult> PublishAsync(long topicId, ReadOnlyMemory<byte> body, string contentType) =>
@@ -32,10 +32,10 @@ internal static class BackendFactory
     /// </summary>
     public static Backend Create(FakeTimeProvider? clock = null, LaharsubOptions? options = null)
     {
-        var settings = Options.Create(options ?? new LaharsubOptions { MessageTimeToLive = TimeSpan.FromSeconds(15), RetentionSweepInterval = TimeSpan.FromHours(1) });
+        var settings = options ?? new LaharsubOptions { MessageTimeToLive = TimeSpan.FromSeconds(15), RetentionSweepInterval = TimeSpan.FromHours(1) };
         var signals = new TopicSignals();
-        var store = new InMemoryStore(settings, signals, clock ?? new FakeTimeProvider());
-        return new Backend(store, new PollAssembler(store, signals, settings), signals);
+        var store = new InMemoryStore(Options.Create(settings.Store), signals, clock ?? new FakeTimeProvider());
+        return new Backend(store, new SubscriptionRunner(store, signals, Options.Create(settings.Delivery)), signals);
     }
 
     public static long[] CreateTopics(Backend backend, int count) =>

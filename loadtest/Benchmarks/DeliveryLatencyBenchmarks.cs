@@ -1,8 +1,10 @@
 using System.Diagnostics.Metrics;
 using BenchmarkDotNet.Attributes;
+using Laharsub.Server.Delivery;
+using Laharsub.Server.Diagnostics;
+using Laharsub.Server.Endpoints;
 using Laharsub.Server.Hosting;
 using Laharsub.Server.Storage;
-using Laharsub.Server.Subscriptions;
 using Laharsub.Server.Wire;
 using Microsoft.AspNetCore.Http;
 using Microsoft.Extensions.DependencyInjection;
@@ -33,7 +35,7 @@ public class DeliveryLatencyBenchmarks
         _result = new PollResult([], Enumerable.Range(1, 4).Select(i => new Message(14, "0123456789abcdef", i, now, "application/octet-stream", BackendFactory.TenBytes)).ToList(), unknownTopicId: null);
         foreach (var message in _result.Messages)
         {
-            _wire.JsonElement(message);
+            WireFormat.JsonElement(message);
         }
         _context = new DefaultHttpContext();
         _context.Response.Body = Stream.Null;

@@ -1,8 +1,9 @@
 using BenchmarkDotNet.Attributes;
 using Laharsub.Client.Wire;
 using Laharsub.LoadTestClient.Load;
+using Laharsub.Server.Delivery;
+using Laharsub.Server.Endpoints;
 using Laharsub.Server.Storage;
-using Laharsub.Server.Subscriptions;
 using Laharsub.Server.Wire;
 using Microsoft.AspNetCore.Http;
 

@@ -1,7 +1,7 @@
 using BenchmarkDotNet.Attributes;
+using Laharsub.Server.Delivery;
 using Laharsub.Server.Hosting;
 using Laharsub.Server.Storage;
-using Laharsub.Server.Subscriptions;
 
 namespace Laharsub.Benchmarks;
 

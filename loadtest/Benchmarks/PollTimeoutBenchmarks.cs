@@ -1,12 +1,12 @@
 using BenchmarkDotNet.Attributes;
-using Laharsub.Server.Subscriptions;
+using Laharsub.Server.Delivery;
 
 namespace Laharsub.Benchmarks;
 
 /// <summary>
 /// The token a waiting poll waits on, made and released once per poll: the linked source with
 /// <c>CancelAfter</c> (system clock only) that the endpoint used first, against
-/// <see cref="PollWait"/> (a timer on the host's TimeProvider and the two tokens, each waking the
+/// <see cref="SubscriptionWait"/> (a timer on the host's TimeProvider and the two tokens, each waking the
 /// waiter directly), each around a poll that registers on one topic and is released by its client
 /// going away.
 /// </summary>
@@ -43,7 +43,7 @@ public class PollTimeoutBenchmarks
     public async Task<bool> WakeTheWaiterDirectly()
     {
         using var client = new CancellationTokenSource();
-        var poll = _backend.PollAsync(_subscriptions, new PollWait(Timeout, TimeProvider.System, client.Token, _stopping.Token));
+        var poll = _backend.PollAsync(_subscriptions, new SubscriptionWait(Timeout, TimeProvider.System, client.Token, _stopping.Token));
         client.Cancel();
         return (await poll).IsEmpty;
     }

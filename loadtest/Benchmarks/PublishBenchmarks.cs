@@ -1,6 +1,6 @@
 using BenchmarkDotNet.Attributes;
+using Laharsub.Server.Delivery;
 using Laharsub.Server.Storage;
-using Laharsub.Server.Subscriptions;
 
 namespace Laharsub.Benchmarks;
 

@@ -1,6 +1,8 @@
 using BenchmarkDotNet.Attributes;
+using Laharsub.Server.Delivery;
+using Laharsub.Server.Endpoints;
 using Laharsub.Server.Hosting;
-using Laharsub.Server.Subscriptions;
+using Laharsub.Server.Storage.InMemory;
 
 namespace Laharsub.Benchmarks;
 
@@ -33,5 +35,5 @@ public class SubscriptionQueryBenchmarks
     /// measured the same here through ASP.NET Core's QueryCollection.)
     /// </summary>
     [Benchmark]
-    public int ParseFromQueryString() => SubscriptionQuery.Parse(_queryString, _options, _subscriptions).Subscriptions.Count;
+    public int ParseFromQueryString() => SubscriptionQuery.Parse(_queryString, _options.Delivery, _subscriptions).Subscriptions.Count;
 }

@@ -1,8 +1,7 @@
-using Laharsub.Server.Hosting;
 using Laharsub.Server.Storage;
 using Microsoft.Extensions.Configuration;
-using Microsoft.Extensions.DependencyInjection;
 using Microsoft.Extensions.DependencyInjection.Extensions;
+using Microsoft.Extensions.DependencyInjection;
 
 namespace Laharsub.Server.Redis;
 

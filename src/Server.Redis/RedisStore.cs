@@ -2,7 +2,6 @@ using System.Globalization;
 using System.Net;
 using System.Security.Cryptography;
 using System.Text;
-using Laharsub.Server.Hosting;
 using Laharsub.Server.Storage;
 using Microsoft.Extensions.Logging;
 using Microsoft.Extensions.Options;
@@ -14,7 +13,7 @@ namespace Laharsub.Server.Redis;
 /// Keeps topics and messages in Redis, so that any number of stateless Laharsub instances serve the
 /// same topics. Ids are assigned and messages appended by Lua scripts (<see cref="RedisScripts"/>),
 /// atomically; a publish or delete is announced on one Redis channel, to which each instance holds one
-/// subscription that wakes its own waiting polls through <see cref="TopicSignals"/>.
+/// subscription that wakes its own waiting polls through <see cref="ITopicSignals"/>.
 /// </summary>
 /// <remarks>
 /// One <see cref="ConnectionMultiplexer"/> per process, as StackExchange.Redis intends: concurrent
@@ -31,9 +30,9 @@ internal sealed partial class RedisStore : ILaharsubStore, IAsyncDisposable, IDi
     /// <summary>Lua numbers are doubles: larger integers lose their exactness.</summary>
     private const long MaxExactLuaInteger = (1L << 53) - 1;
 
-    private readonly LaharsubOptions _options;
+    private readonly LaharsubStoreOptions _options;
     private readonly LaharsubRedisOptions _redisOptions;
-    private readonly TopicSignals _signals;
+    private readonly ITopicSignals _signals;
     private readonly ILogger<RedisStore> _logger;
     private readonly ConnectionMultiplexer _redis;
     private readonly RedisChannel _channel;
@@ -49,7 +48,7 @@ internal sealed partial class RedisStore : ILaharsubStore, IAsyncDisposable, IDi
     private int _sweeping;
 
     /// <summary>Connects to Redis (without waiting for it: a server may start before its Redis) and subscribes to topic changes.</summary>
-    public RedisStore(IOptions<LaharsubOptions> options, IOptions<LaharsubRedisOptions> redisOptions, TopicSignals signals,
+    public RedisStore(IOptions<LaharsubStoreOptions> options, IOptions<LaharsubRedisOptions> redisOptions, ITopicSignals signals,
         TimeProvider timeProvider, ILogger<RedisStore> logger)
     {
         _options = options.Value;

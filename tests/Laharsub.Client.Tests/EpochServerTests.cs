@@ -1,6 +1,8 @@
 using System.Net;
+using Laharsub.Server.Endpoints;
 using Laharsub.Server.Hosting;
 using Laharsub.Server.Redis;
+using Laharsub.Server.Wire;
 using Laharsub.Testing;
 
 namespace Laharsub.Client.Tests;

@@ -1,12 +1,14 @@
 using System.Diagnostics;
 using System.Net;
+using Laharsub.Server.Delivery;
 using Laharsub.Server.Hosting;
-using Laharsub.Server.Storage;
 using Laharsub.Server.Storage.InMemory;
+using Laharsub.Server.Storage;
+using Laharsub.Server.Wire;
 using Laharsub.Testing;
-using Microsoft.Extensions.Time.Testing;
 using Microsoft.Extensions.DependencyInjection;
 using Microsoft.Extensions.Options;
+using Microsoft.Extensions.Time.Testing;
 
 namespace Laharsub.Client.Tests;
 
@@ -71,7 +73,7 @@ public sealed class ReliabilityTests
         await first.StopAsync();
         // A server without persistence comes back with only what was created since: topic 1 again, with one message.
         var signals = new TopicSignals();
-        using var fresh = new InMemoryStore(Options.Create(new LaharsubOptions()), signals, TimeProvider.System);
+        using var fresh = new InMemoryStore(Options.Create(new LaharsubStoreOptions()), signals, TimeProvider.System);
         Assert.Equal(recreated, (await fresh.CreateTopicAsync())!.TopicId);
         await fresh.PublishAsync(recreated, TestSupport.Utf8("new 1"), "text/plain");
         await using var second = await LaharsubTestServer.StartAsync(

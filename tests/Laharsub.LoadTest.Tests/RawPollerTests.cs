@@ -1,6 +1,7 @@
 using System.Text;
 using System.Threading.Channels;
 using Laharsub.LoadTestClient.Load;
+using Laharsub.Server.Storage.InMemory;
 using Laharsub.Server.Storage;
 using Laharsub.Server.Wire;
 using Laharsub.Testing;

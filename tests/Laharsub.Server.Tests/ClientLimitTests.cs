@@ -1,5 +1,5 @@
-using System.Net;
 using System.Net.Sockets;
+using System.Net;
 using System.Text.Json;
 using Laharsub.Server.Limits;
 using Laharsub.Server.Tests.Support;

@@ -1,5 +1,6 @@
 using System.Collections.Concurrent;
 using System.Net;
+using Laharsub.Server.Storage.InMemory;
 using Laharsub.Server.Tests.Support;
 using Laharsub.Testing;
 

@@ -1,6 +1,7 @@
-using System.Net;
 using System.Net.Sockets;
+using System.Net;
 using System.Text.RegularExpressions;
+using Laharsub.Server.Limits;
 using Laharsub.Server.Tests.Support;
 using Laharsub.Testing;
 

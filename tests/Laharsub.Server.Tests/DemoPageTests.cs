@@ -1,4 +1,5 @@
 using System.Net;
+using Laharsub.Server.Host.Composition;
 using Laharsub.Server.Hosting;
 using Laharsub.Testing;
 

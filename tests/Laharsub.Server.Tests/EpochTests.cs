@@ -1,6 +1,7 @@
-using System.Net;
 using System.Net.Http.Headers;
+using System.Net;
 using System.Text.Json;
+using Laharsub.Server.Storage.InMemory;
 using Laharsub.Server.Tests.Support;
 using Laharsub.Testing;
 

@@ -1,5 +1,5 @@
-using System.Text;
 using System.Text.Json;
+using System.Text;
 using Laharsub.Server.Tests.Support;
 using Laharsub.Testing;
 using Microsoft.AspNetCore.Server.Kestrel.Core;

@@ -1,5 +1,6 @@
 using System.Collections.Concurrent;
 using System.Diagnostics.Metrics;
+using Laharsub.Server.Diagnostics;
 using Laharsub.Server.Hosting;
 using Laharsub.Server.Tests.Support;
 using Laharsub.Testing;

@@ -88,7 +88,7 @@ public sealed class PollTests
     public async Task EachPollWaitsItsOwnTimeoutAfterAnEarlierOneTimedOut(int topicCount)
     {
         // The server reuses a finished poll's state and timer for the next poll of as many topics, up to 8
-        // (PollAssembler's pool); a poll of 9 gets a state of its own, disposed after it.
+        // (SubscriptionRunner's pool); a poll of 9 gets a state of its own, disposed after it.
         var clock = new FakeTimeProvider();
         await using var server = await LaharsubTestServer.StartAsync(services: s => s.AddSingleton<TimeProvider>(clock));
         using var client = server.CreateClient();

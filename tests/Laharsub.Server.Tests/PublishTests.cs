@@ -1,8 +1,8 @@
-using Microsoft.Extensions.DependencyInjection;
 using System.Net;
 using System.Text;
 using Laharsub.Server.Tests.Support;
 using Laharsub.Testing;
+using Microsoft.Extensions.DependencyInjection;
 
 namespace Laharsub.Server.Tests;
 

@@ -1,18 +1,18 @@
 using System.Collections.Concurrent;
 using System.Net;
 using System.Text;
-using Laharsub.Server.Tests.Support;
 using Laharsub.Server.Hosting;
+using Laharsub.Server.Tests.Support;
 using Laharsub.Testing;
 using Microsoft.AspNetCore.Builder;
-using Microsoft.AspNetCore.Hosting;
-using Microsoft.AspNetCore.Hosting.Server;
 using Microsoft.AspNetCore.Hosting.Server.Features;
+using Microsoft.AspNetCore.Hosting.Server;
+using Microsoft.AspNetCore.Hosting;
 using Microsoft.AspNetCore.Http.Features;
-using Microsoft.Extensions.Logging;
 using Microsoft.AspNetCore.RateLimiting;
 using Microsoft.AspNetCore.Routing;
 using Microsoft.Extensions.DependencyInjection;
+using Microsoft.Extensions.Logging;
 
 namespace Laharsub.Server.Tests;
 

@@ -1,6 +1,7 @@
 using System.Diagnostics;
 using System.Net;
 using System.Text;
+using Laharsub.Server.Diagnostics;
 using Laharsub.Server.Hosting;
 using Laharsub.Server.Tests.Support;
 using Laharsub.Testing;

@@ -1,5 +1,6 @@
+using Laharsub.Server.Delivery;
+using Laharsub.Server.Endpoints;
 using Laharsub.Server.Hosting;
-using Laharsub.Server.Subscriptions;
 
 namespace Laharsub.Server.Tests;
 
@@ -9,7 +10,7 @@ namespace Laharsub.Server.Tests;
 /// </summary>
 public sealed class SubscriptionQueryReuseTests
 {
-    private readonly LaharsubOptions _options = new();
+    private readonly LaharsubDeliveryOptions _options = new();
 
     [Fact]
     public void APollParsedIntoAListThatHeldAnotherPollsSubscriptionsHasOnlyItsOwn()

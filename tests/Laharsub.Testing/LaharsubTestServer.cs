@@ -1,8 +1,10 @@
+using Laharsub.Server.Delivery;
+using Laharsub.Server.Host.Composition;
 using Laharsub.Server.Hosting;
 using Laharsub.Server.Storage;
 using Microsoft.AspNetCore.Builder;
-using Microsoft.AspNetCore.Hosting.Server;
 using Microsoft.AspNetCore.Hosting.Server.Features;
+using Microsoft.AspNetCore.Hosting.Server;
 using Microsoft.AspNetCore.Http.Features;
 using Microsoft.Extensions.Configuration;
 using Microsoft.Extensions.DependencyInjection;

@@ -1,7 +1,5 @@
-using Laharsub.Server.Hosting;
 using Laharsub.Server.Storage;
-using Laharsub.Server.Subscriptions;
-using Laharsub.Server.Topics;
+using Laharsub.Server.Wire;
 using Microsoft.AspNetCore.Authentication;
 using Microsoft.AspNetCore.Http;
 using Microsoft.Extensions.Options;
@@ -15,20 +13,20 @@ namespace Laharsub.Server.Access;
 /// request changes nothing. In Open mode it is not attached at all.
 /// </summary>
 internal sealed class AccessControl(
-    IOptions<LaharsubAuthOptions> auth, IOptions<LaharsubOptions> laharsub, TopicLabelLookup labels, AccessMetrics metrics)
+    IOptions<LaharsubAuthOptions> auth, TopicLabelLookup labels, AccessMetrics metrics)
 {
     private readonly LaharsubPermissions _anonymous = ParseAnonymous(auth.Value.Anonymous);
 
     public LaharsubPermissions Anonymous => _anonymous;
 
-    public ValueTask<object?> InvokeAsync(AccessRule rule, EndpointFilterInvocationContext invocation, EndpointFilterDelegate next) => rule switch
+    public ValueTask<object?> InvokeAsync(AccessRule rule, SubscribedTopics? topics, EndpointFilterInvocationContext invocation, EndpointFilterDelegate next) => rule switch
     {
         AccessRule.CreateTopic => CreateAsync(invocation, next),
         AccessRule.ListTopics => ListAsync(invocation, next),
         AccessRule.TopicInfo => OneTopicAsync(invocation, next, LaharsubOperation.List, LaharsubOperation.Subscribe),
         AccessRule.Publish => OneTopicAsync(invocation, next, LaharsubOperation.Publish, null),
         AccessRule.DeleteTopic => OneTopicAsync(invocation, next, LaharsubOperation.Delete, null),
-        AccessRule.Poll => PollAsync(invocation, next),
+        AccessRule.Poll when topics is not null => PollAsync(topics, invocation, next),
         _ => ValueTask.FromResult<object?>(AccessResults.NoRule(invocation.HttpContext, metrics)),
     };
 
@@ -39,8 +37,8 @@ internal sealed class AccessControl(
         {
             return caller.Refusal;
         }
-        var request = invocation.Arguments.OfType<CreateTopicRequest>().FirstOrDefault();
-        if (request is null || request.Error is not null || caller.Permissions.AllowsLabel(LaharsubOperation.Create, request.Label))
+        var request = invocation.Arguments.OfType<ILabelledRequest>().FirstOrDefault();
+        if (request is null || !request.IsValid || caller.Permissions.AllowsLabel(LaharsubOperation.Create, request.Label))
         {
             // A malformed body is refused by the endpoint itself (400), which reveals nothing.
             return await next(invocation).ConfigureAwait(false);
@@ -76,7 +74,7 @@ internal sealed class AccessControl(
         {
             return caller.Refusal;
         }
-        if (!Problems.TryParseId(http.Request.RouteValues["topicId"] as string, out var topicId))
+        if (!PlainInteger.TryParseId(http.Request.RouteValues["topicId"] as string, out var topicId))
         {
             return await next(invocation).ConfigureAwait(false);
         }
@@ -96,7 +94,7 @@ internal sealed class AccessControl(
         return Refuse(http, caller, operation, topicId, label: null);
     }
 
-    private async ValueTask<object?> PollAsync(EndpointFilterInvocationContext invocation, EndpointFilterDelegate next)
+    private async ValueTask<object?> PollAsync(SubscribedTopics topics, EndpointFilterInvocationContext invocation, EndpointFilterDelegate next)
     {
         var http = invocation.HttpContext;
         var caller = await IdentifyAsync(http).ConfigureAwait(false);
@@ -109,18 +107,17 @@ internal sealed class AccessControl(
         {
             return await next(invocation).ConfigureAwait(false);
         }
-        // Parsed a second time here (the endpoint parses it again) only when the caller's grant is
-        // narrower than every topic; an invalid query is left to the endpoint's 400.
-        var query = SubscriptionQuery.Parse(http.Request.QueryString.Value, laharsub.Value);
-        if (query.Error is not null)
+        // Read a second time here (the endpoint parses the request again) only when the caller's grant is
+        // narrower than every topic; an invalid request is left to the endpoint's 400.
+        var topicIds = new List<long>();
+        if (!topics(http, topicIds))
         {
             return await next(invocation).ConfigureAwait(false);
         }
         // The first forbidden topic, in the poll's order, refuses the whole poll: answering the allowed
         // topics alone would let a client believe it is subscribed to all of them.
-        foreach (var subscription in query.Subscriptions)
+        foreach (var topicId in topicIds)
         {
-            var topicId = subscription.TopicId;
             if (permissions.AllowsById(LaharsubOperation.Subscribe, topicId))
             {
                 continue;

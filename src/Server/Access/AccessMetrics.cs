@@ -1,5 +1,5 @@
 using System.Diagnostics.Metrics;
-using Laharsub.Server.Hosting;
+using Laharsub.Server.Diagnostics;
 using Microsoft.Extensions.Options;
 
 namespace Laharsub.Server.Access;

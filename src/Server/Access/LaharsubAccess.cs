@@ -1,12 +1,11 @@
-using Laharsub.Server.Hosting;
-using Microsoft.AspNetCore.Authentication;
+using Laharsub.Server.Storage;
 using Microsoft.AspNetCore.Authentication.JwtBearer;
+using Microsoft.AspNetCore.Authentication;
 using Microsoft.AspNetCore.Builder;
 using Microsoft.AspNetCore.Http;
 using Microsoft.AspNetCore.Routing;
-using Microsoft.AspNetCore.Routing.Patterns;
-using Microsoft.Extensions.DependencyInjection;
 using Microsoft.Extensions.DependencyInjection.Extensions;
+using Microsoft.Extensions.DependencyInjection;
 using Microsoft.Extensions.Logging;
 using Microsoft.Extensions.Options;
 
@@ -49,8 +48,9 @@ public static partial class LaharsubAccess
     }
 
     /// <summary>
-    /// In Jwt mode, gives every endpoint of <paramref name="group"/> its <see cref="AccessRule"/> (from its
-    /// method and route, which are the protocol) and the filter that enforces it. In Open mode, nothing.
+    /// In Jwt mode, gives every endpoint of <paramref name="group"/> the filter that enforces the
+    /// <see cref="AccessRule"/> it declared where it was mapped (<see cref="EndpointAccess.RequireAccess"/>);
+    /// an endpoint that declared none is refused. In Open mode, nothing.
     /// </summary>
     internal static RouteGroupBuilder RequireLaharsubAccess(this RouteGroupBuilder group, IServiceProvider services)
     {
@@ -63,15 +63,22 @@ public static partial class LaharsubAccess
         // Instantiated now so that the mode gauge exists from the start.
         services.GetRequiredService<AccessMetrics>();
         ((IEndpointConventionBuilder)group).Add(endpoint =>
-        {
-            var rule = Classify(endpoint);
-            if (rule == AccessRule.Unclassified)
+            // The factory runs when the endpoint's request delegate is built, after the endpoint's own
+            // conventions (which run after the group's) have declared its rule.
+            endpoint.FilterFactories.Add((_, next) =>
             {
-                Log.EndpointWithoutRule(logger, endpoint.DisplayName);
-            }
-            endpoint.Metadata.Add(rule);
-            endpoint.FilterFactories.Add((_, next) => invocation => access.InvokeAsync(rule, invocation, next));
-        });
+                var declared = endpoint.Metadata.OfType<AccessRequirement>().LastOrDefault();
+                var rule = declared?.Rule ?? AccessRule.Unclassified;
+                if (rule == AccessRule.Unclassified)
+                {
+                    Log.EndpointWithoutRule(logger, endpoint.DisplayName);
+                }
+                return invocation => access.InvokeAsync(rule, declared?.Topics, invocation, next);
+            }));
+        // The rule each endpoint enforces, as metadata, once every convention has run: what Jwt mode adds to
+        // an endpoint is visible on it.
+        ((IEndpointConventionBuilder)group).Finally(endpoint =>
+            endpoint.Metadata.Add(endpoint.Metadata.OfType<AccessRequirement>().LastOrDefault()?.Rule ?? AccessRule.Unclassified));
         return group;
     }
 
@@ -103,39 +110,6 @@ public static partial class LaharsubAccess
 
     /// <summary>The key of ASP.NET Core's <c>AuthAppBuilderExtensions</c> (internal), checked by <c>InOpenModeNoRequestPassesTheAuthenticationMiddleware</c>.</summary>
     private const string AuthenticationMiddlewareSetKey = "__AuthenticationMiddlewareSet";
-
-    private static AccessRule Classify(EndpointBuilder endpoint)
-    {
-        if (endpoint is not RouteEndpointBuilder { RoutePattern: var pattern }
-            || endpoint.Metadata.OfType<HttpMethodMetadata>().FirstOrDefault() is not { HttpMethods: var methods }
-            // HEAD reads what GET reads, so it needs the same permission; any other pair is unclassified.
-            || methods.Where(m => m != HttpMethods.Head || methods.Count == 1).ToList() is not [var method])
-        {
-            return AccessRule.Unclassified;
-        }
-        var segments = pattern.PathSegments;
-        var last = segments.Count > 0 ? segments[^1] : null;
-        var previous = segments.Count > 1 ? segments[^2] : null;
-        if (IsLiteral(last, "subscriptions"))
-        {
-            return method == HttpMethods.Get ? AccessRule.Poll : AccessRule.Unclassified;
-        }
-        if (IsLiteral(last, "topics"))
-        {
-            return method == HttpMethods.Get ? AccessRule.ListTopics : method == HttpMethods.Post ? AccessRule.CreateTopic : AccessRule.Unclassified;
-        }
-        if (IsLiteral(previous, "topics") && last is { Parts: [RoutePatternParameterPart { Name: "topicId" }] })
-        {
-            return method == HttpMethods.Get ? AccessRule.TopicInfo
-                : method == HttpMethods.Post ? AccessRule.Publish
-                : method == HttpMethods.Delete ? AccessRule.DeleteTopic
-                : AccessRule.Unclassified;
-        }
-        return AccessRule.Unclassified;
-    }
-
-    private static bool IsLiteral(RoutePatternPathSegment? segment, string text) =>
-        segment is { Parts: [RoutePatternLiteralPart literal] } && literal.Content == text;
 
     private static partial class Log
     {

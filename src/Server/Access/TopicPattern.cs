@@ -1,5 +1,5 @@
 using System.Globalization;
-using Laharsub.Server.Topics;
+using Laharsub.Server.Wire;
 
 namespace Laharsub.Server.Access;
 

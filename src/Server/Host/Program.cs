@@ -1,7 +1,8 @@
-using Laharsub.Server.Host;
 using Laharsub.Server.Host.Admin;
+using Laharsub.Server.Host.Composition;
 using Laharsub.Server.Host.OpenApi;
 using Laharsub.Server.Host.Telemetry;
+using Laharsub.Server.Host;
 using Laharsub.Server.Hosting;
 using Laharsub.Server.Redis;
 

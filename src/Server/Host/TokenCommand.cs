@@ -1,5 +1,6 @@
 using System.CommandLine;
 using Laharsub.Server.Access;
+using Laharsub.Server.Host.Composition;
 using Laharsub.Server.Hosting;
 using Microsoft.AspNetCore.Builder;
 

@@ -1,11 +1,10 @@
 using Laharsub.Server.Access;
-using Laharsub.Server.Subscriptions;
-using Laharsub.Server.Topics;
+using Laharsub.Server.Endpoints;
 using Microsoft.AspNetCore.Builder;
-using Microsoft.AspNetCore.Routing;
-using Microsoft.AspNetCore.Http;
 using Microsoft.AspNetCore.Http.Metadata;
+using Microsoft.AspNetCore.Http;
 using Microsoft.AspNetCore.Mvc;
+using Microsoft.AspNetCore.Routing;
 using Microsoft.Extensions.DependencyInjection;
 using Microsoft.Extensions.Options;
 

@@ -1,68 +1,63 @@
-using System.ComponentModel.DataAnnotations;
+using Laharsub.Server.Delivery;
+using Laharsub.Server.Limits;
+using Laharsub.Server.Storage;
 
 namespace Laharsub.Server.Hosting;
 
 /// <summary>
-/// Retention, limits and timeouts of a Laharsub server, bound from the <c>Laharsub</c> configuration
-/// section and validated when the host starts (a bad value stops the server with a message).
+/// The <c>Laharsub</c> configuration section as operators and hosts write it, validated when the host
+/// starts (a bad value stops the server with a message). Each part is read by the code it governs:
+/// <see cref="Store"/> by the store, <see cref="Delivery"/> by the delivery core, <see cref="RateLimit"/>
+/// by the limits, <see cref="Cors"/> by the host's CORS policy. The flat properties are the section's
+/// keys (<c>Laharsub:MaxTopics</c>), kept flat so that no setting moved when the parts were split out.
 /// </summary>
 public sealed class LaharsubOptions
 {
     /// <summary>The configuration section these options are bound from.</summary>
     public const string SectionName = "Laharsub";
 
-    /// <summary>How long a message is retained after it is published.</summary>
-    [Range(typeof(TimeSpan), "00:00:00.001", "365.00:00:00")]
-    public TimeSpan MessageTimeToLive { get; set; } = TimeSpan.FromMinutes(5);
+    /// <summary>Retention and store limits, as the store reads them.</summary>
+    public LaharsubStoreOptions Store { get; } = new();
 
-    /// <summary>Messages retained per topic; when full, the oldest is dropped (readers behind it get a gap notice).</summary>
-    [Range(1, 10_000_000)]
-    public int MaxMessagesPerTopic { get; set; } = 1000;
+    /// <summary>Poll limits and timeouts, as the delivery core reads them.</summary>
+    public LaharsubDeliveryOptions Delivery { get; } = new();
 
-    /// <summary>Message body bytes retained by the whole server; when full, publishing answers 507 rather than dropping anything.</summary>
-    [Range(1L, long.MaxValue)]
-    public long MaxRetainedBytes { get; set; } = 256L * 1024 * 1024;
+    /// <inheritdoc cref="LaharsubStoreOptions.MessageTimeToLive"/>
+    public TimeSpan MessageTimeToLive { get => Store.MessageTimeToLive; set => Store.MessageTimeToLive = value; }
 
-    /// <summary>Largest message body accepted (413 above it).</summary>
-    [Range(1, 1024 * 1024 * 1024)]
-    public int MaxMessageBytes { get; set; } = 256 * 1024;
+    /// <inheritdoc cref="LaharsubStoreOptions.MaxMessagesPerTopic"/>
+    public int MaxMessagesPerTopic { get => Store.MaxMessagesPerTopic; set => Store.MaxMessagesPerTopic = value; }
 
-    /// <summary>Most topics that may exist at once (409 when creating more).</summary>
-    [Range(1, int.MaxValue)]
-    public int MaxTopics { get; set; } = 100_000;
+    /// <inheritdoc cref="LaharsubStoreOptions.MaxRetainedBytes"/>
+    public long MaxRetainedBytes { get => Store.MaxRetainedBytes; set => Store.MaxRetainedBytes = value; }
 
-    /// <summary>Most subscriptions in one poll (400 above it).</summary>
-    [Range(1, 100_000)]
-    public int MaxSubscriptionsPerPoll { get; set; } = 1000;
+    /// <inheritdoc cref="LaharsubStoreOptions.MaxMessageBytes"/>
+    public int MaxMessageBytes { get => Store.MaxMessageBytes; set => Store.MaxMessageBytes = value; }
 
-    /// <summary>How long a poll waits when it does not name a <c>timeout</c>.</summary>
-    [Range(typeof(TimeSpan), "00:00:00", "01:00:00")]
-    public TimeSpan DefaultPollTimeout { get; set; } = TimeSpan.FromSeconds(30);
+    /// <inheritdoc cref="LaharsubStoreOptions.MaxTopics"/>
+    public int MaxTopics { get => Store.MaxTopics; set => Store.MaxTopics = value; }
 
-    /// <summary>The largest <c>timeout</c> a poll may ask for.</summary>
-    [Range(typeof(TimeSpan), "00:00:00", "01:00:00")]
-    public TimeSpan MaxPollTimeout { get; set; } = TimeSpan.FromMinutes(2);
+    /// <inheritdoc cref="LaharsubStoreOptions.RetentionSweepInterval"/>
+    public TimeSpan RetentionSweepInterval { get => Store.RetentionSweepInterval; set => Store.RetentionSweepInterval = value; }
 
-    /// <summary>Most messages in one poll response; the client polls again for the rest.</summary>
-    [Range(1, 1_000_000)]
-    public int MaxMessagesPerPoll { get; set; } = 1000;
+    /// <inheritdoc cref="LaharsubStoreOptions.TopicIdleTimeToLive"/>
+    /// <remarks>Must exceed <see cref="MaxPollTimeout"/>, so that a waiting poll always counts as use.</remarks>
+    public TimeSpan TopicIdleTimeToLive { get => Store.TopicIdleTimeToLive; set => Store.TopicIdleTimeToLive = value; }
 
-    /// <summary>Most message body bytes in one poll response (one message is always delivered, however large).</summary>
-    [Range(1, int.MaxValue)]
-    public int MaxBytesPerPoll { get; set; } = 1024 * 1024;
+    /// <inheritdoc cref="LaharsubDeliveryOptions.MaxSubscriptionsPerPoll"/>
+    public int MaxSubscriptionsPerPoll { get => Delivery.MaxSubscriptionsPerPoll; set => Delivery.MaxSubscriptionsPerPoll = value; }
 
-    /// <summary>How often expired messages are swept from idle topics (active topics also drop them as they are used).</summary>
-    [Range(typeof(TimeSpan), "00:00:00.010", "01:00:00")]
-    public TimeSpan RetentionSweepInterval { get; set; } = TimeSpan.FromSeconds(1);
+    /// <inheritdoc cref="LaharsubDeliveryOptions.DefaultPollTimeout"/>
+    public TimeSpan DefaultPollTimeout { get => Delivery.DefaultPollTimeout; set => Delivery.DefaultPollTimeout = value; }
 
-    /// <summary>
-    /// Deletes a topic that has had no message and no poll for this long (0, the default, keeps topics
-    /// until they are deleted). Must exceed <see cref="MaxPollTimeout"/>, so that a waiting poll always
-    /// counts as use. Lets abandoned topics go without anyone deleting them; together with
-    /// <c>RateLimit</c> it keeps one client from filling <see cref="MaxTopics"/> for good.
-    /// </summary>
-    [Range(typeof(TimeSpan), "00:00:00", "3650.00:00:00")]
-    public TimeSpan TopicIdleTimeToLive { get; set; } = TimeSpan.Zero;
+    /// <inheritdoc cref="LaharsubDeliveryOptions.MaxPollTimeout"/>
+    public TimeSpan MaxPollTimeout { get => Delivery.MaxPollTimeout; set => Delivery.MaxPollTimeout = value; }
+
+    /// <inheritdoc cref="LaharsubDeliveryOptions.MaxMessagesPerPoll"/>
+    public int MaxMessagesPerPoll { get => Delivery.MaxMessagesPerPoll; set => Delivery.MaxMessagesPerPoll = value; }
+
+    /// <inheritdoc cref="LaharsubDeliveryOptions.MaxBytesPerPoll"/>
+    public int MaxBytesPerPoll { get => Delivery.MaxBytesPerPoll; set => Delivery.MaxBytesPerPoll = value; }
 
     /// <summary>Cross-origin access.</summary>
     public LaharsubCorsOptions Cors { get; set; } = new();

@@ -28,13 +28,19 @@ internal sealed class LaharsubOptionsValidator : IValidateOptions<LaharsubOption
                 failures.Add($"Laharsub:Cors:AllowedOrigins contains '{origin}', which is neither \"*\" nor an absolute origin such as https://app.example.com.");
             }
         }
-        // Data annotations on LaharsubOptions do not reach into nested sections.
-        var rateLimitErrors = new List<ValidationResult>();
-        if (!Validator.TryValidateObject(options.RateLimit, new ValidationContext(options.RateLimit), rateLimitErrors, validateAllProperties: true))
-        {
-            failures.AddRange(rateLimitErrors.Select(error =>
-                $"Laharsub:RateLimit:{string.Join(",", error.MemberNames)}: {error.ErrorMessage}"));
-        }
+        // Data annotations live on the parts, which the annotations of this class would not reach.
+        Validate(options.Store, "Laharsub:", failures);
+        Validate(options.Delivery, "Laharsub:", failures);
+        Validate(options.RateLimit, "Laharsub:RateLimit:", failures);
         return failures.Count == 0 ? ValidateOptionsResult.Success : ValidateOptionsResult.Fail(failures);
+    }
+
+    private static void Validate(object part, string prefix, List<string> failures)
+    {
+        var errors = new List<ValidationResult>();
+        if (!Validator.TryValidateObject(part, new ValidationContext(part), errors, validateAllProperties: true))
+        {
+            failures.AddRange(errors.Select(error => $"{prefix}{string.Join(",", error.MemberNames)}: {error.ErrorMessage}"));
+        }
     }
 }

@@ -1,14 +1,16 @@
 using Laharsub.Server.Access;
+using Laharsub.Server.Delivery;
+using Laharsub.Server.Diagnostics;
+using Laharsub.Server.Endpoints;
 using Laharsub.Server.Limits;
-using Laharsub.Server.Storage;
 using Laharsub.Server.Storage.InMemory;
-using Laharsub.Server.Subscriptions;
+using Laharsub.Server.Storage;
 using Laharsub.Server.Wire;
 using Microsoft.AspNetCore.Builder;
-using Microsoft.AspNetCore.Diagnostics;
 using Microsoft.AspNetCore.Cors.Infrastructure;
-using Microsoft.Extensions.DependencyInjection;
+using Microsoft.AspNetCore.Diagnostics;
 using Microsoft.Extensions.DependencyInjection.Extensions;
+using Microsoft.Extensions.DependencyInjection;
 using Microsoft.Extensions.Options;
 
 namespace Laharsub.Server.Hosting;
@@ -39,20 +41,25 @@ public static class LaharsubServiceCollectionExtensions
         services.AddSingleton(builder);
         var options = services.AddOptions<LaharsubOptions>()
             .BindConfiguration(LaharsubOptions.SectionName)
-            .ValidateDataAnnotations()
             .ValidateOnStart();
         if (configure is not null)
         {
             options.Configure(configure);
         }
         services.TryAddEnumerable(ServiceDescriptor.Singleton<IValidateOptions<LaharsubOptions>, LaharsubOptionsValidator>());
+        // Each part is read by the code it governs, which sees only its own part (the store its limits,
+        // the delivery core its caps): the parts of the one validated Laharsub section.
+        services.TryAddSingleton<IOptions<LaharsubStoreOptions>>(static services => Part(services, static options => options.Store));
+        services.TryAddSingleton<IOptions<LaharsubDeliveryOptions>>(static services => Part(services, static options => options.Delivery));
+        services.TryAddSingleton<IOptions<LaharsubRateLimitOptions>>(static services => Part(services, static options => options.RateLimit));
         services.AddClientLimits();
 
         services.TryAddSingleton(TimeProvider.System);
         services.TryAddSingleton<WireFormat>();
         services.TryAddSingleton<TopicSignals>();
+        services.TryAddSingleton<ITopicSignals>(static services => services.GetRequiredService<TopicSignals>());
         services.TryAddSingleton<ILaharsubStore, InMemoryStore>();
-        services.TryAddSingleton<PollAssembler>();
+        services.TryAddSingleton<SubscriptionRunner>();
         services.AddExceptionHandler<StoreUnavailableHandler>();
 
         services.AddMetrics();
@@ -68,6 +75,9 @@ public static class LaharsubServiceCollectionExtensions
         services.ConfigureHttpJsonOptions(json => json.SerializerOptions.TypeInfoResolverChain.Insert(0, LaharsubJsonContext.Default));
         return builder;
     }
+
+    private static IOptions<TPart> Part<TPart>(IServiceProvider services, Func<LaharsubOptions, TPart> part) where TPart : class =>
+        Options.Create(part(services.GetRequiredService<IOptions<LaharsubOptions>>().Value));
 
     private sealed class LaharsubBuilder(IServiceCollection services) : ILaharsubBuilder
     {

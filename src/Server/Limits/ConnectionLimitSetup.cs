@@ -1,3 +1,4 @@
+using Laharsub.Server.Storage;
 using Microsoft.AspNetCore.Server.Kestrel.Core;
 using Microsoft.Extensions.Configuration;
 using Microsoft.Extensions.Logging;

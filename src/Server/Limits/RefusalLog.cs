@@ -1,4 +1,5 @@
 using System.Net;
+using Laharsub.Server.Storage;
 using Microsoft.Extensions.Logging;
 
 namespace Laharsub.Server.Limits;

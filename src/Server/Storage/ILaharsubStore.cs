@@ -3,7 +3,7 @@ namespace Laharsub.Server.Storage;
 /// <summary>
 /// Where topics and raw messages live: the seam between Laharsub and a storage engine. The endpoints,
 /// the poll assembly (fair sharing, caps, notices) and the wire encoding are shared by every store, so
-/// a store only keeps topics and messages, assigns ids, and tells <see cref="TopicSignals"/> when a
+/// a store only keeps topics and messages, assigns ids, and tells <see cref="ITopicSignals"/> when a
 /// topic changes. Register one with <c>AddLaharsub().AddRedis(...)</c> or any extension that replaces
 /// this service; in-process code may resolve it to create topics and publish from C#.
 /// </summary>
@@ -15,7 +15,7 @@ namespace Laharsub.Server.Storage;
 /// <item>Every topic has an <see cref="TopicInfo.Epoch"/> fixed at creation that differs between any two
 /// incarnations of a topic id (for example after the store lost its data).</item>
 /// <item>After a publish or a delete is visible to <see cref="ReadAsync"/> on any instance, the store
-/// calls <see cref="TopicSignals.Signal"/> for that topic on every instance.</item>
+/// calls <see cref="ITopicSignals.Signal"/> for that topic on every instance.</item>
 /// <item>A store that cannot reach its engine throws <see cref="LaharsubStoreUnavailableException"/>;
 /// the server answers 503 with Retry-After.</item>
 /// </list>

@@ -8,7 +8,6 @@ namespace Laharsub.Server.Storage;
 /// <param name="FirstRetainedMessageId">The oldest id still retained; <c>LastMessageId + 1</c> when none is.</param>
 /// <param name="RetainedMessages">How many messages are retained.</param>
 /// <param name="RetainedBytes">The body bytes of the retained messages.</param>
-/// <param name="WaitingPolls">Long polls waiting on this topic at the server instance that answers (stores leave it 0; the server fills it in).</param>
 /// <param name="Label">The label given at creation (a human name that access patterns such as <c>orders-*</c> match), or <see langword="null"/>.</param>
 public sealed record TopicInfo(
     long TopicId,
@@ -18,5 +17,4 @@ public sealed record TopicInfo(
     long FirstRetainedMessageId,
     int RetainedMessages,
     long RetainedBytes,
-    int WaitingPolls = 0,
-    [property: System.Text.Json.Serialization.JsonIgnore(Condition = System.Text.Json.Serialization.JsonIgnoreCondition.WhenWritingNull)] string? Label = null);
+    string? Label = null);

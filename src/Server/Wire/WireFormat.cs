@@ -1,12 +1,11 @@
 using System.Buffers;
 using System.Globalization;
 using System.Security.Cryptography;
-using System.Text;
 using System.Text.Encodings.Web;
 using System.Text.Json;
 using System.Text.Unicode;
+using System.Text;
 using Laharsub.Server.Storage;
-using Laharsub.Server.Subscriptions;
 
 namespace Laharsub.Server.Wire;
 
@@ -54,7 +53,7 @@ internal sealed class WireFormat
     internal byte[] CloseDelimiterBytes { get; }
 
     /// <summary>The message as one element of the JSON <c>messages</c> array, encoded on first use and then cached on the message.</summary>
-    internal byte[] JsonElement(Message message)
+    internal static byte[] JsonElement(Message message)
     {
         var cache = CacheOf(message);
         // The polls that a publish wakes together may race to encode it: each encodes, the first result

@@ -1,6 +1,6 @@
 using System.Net;
-using System.Text;
 using System.Text.Json;
+using System.Text;
 using Laharsub.Server.Tests.Support;
 using Laharsub.Testing;
 

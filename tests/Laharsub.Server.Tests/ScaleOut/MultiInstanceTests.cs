@@ -1,7 +1,8 @@
 using System.Net;
-using Laharsub.Server.Tests.Storage;
 using Laharsub.Server.Tests.Support;
 using Laharsub.Testing;
+
+using Laharsub.Server.Tests.Storage;
 
 namespace Laharsub.Server.Tests.ScaleOut;
 

@@ -1,3 +1,4 @@
+using Laharsub.Server.Host.Composition;
 using Laharsub.Server.Hosting;
 using Laharsub.Testing;
 using Microsoft.Extensions.DependencyInjection;

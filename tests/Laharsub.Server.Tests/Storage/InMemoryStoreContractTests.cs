@@ -1,9 +1,10 @@
+using Laharsub.Server.Delivery;
 using Laharsub.Server.Hosting;
-using Laharsub.Server.Storage;
 using Laharsub.Server.Storage.InMemory;
+using Laharsub.Server.Storage;
 using Laharsub.Testing;
-using Microsoft.Extensions.Time.Testing;
 using Microsoft.Extensions.Options;
+using Microsoft.Extensions.Time.Testing;
 
 namespace Laharsub.Server.Tests.Storage;
 
@@ -14,8 +15,8 @@ public sealed class InMemoryStoreContractTests : StoreContractTests
 
     protected override TimeSpan ShortTimeToLive => TimeSpan.FromSeconds(10);
 
-    protected override Task<ILaharsubStore> CreateStoreAsync(LaharsubOptions options, TopicSignals signals) =>
-        Task.FromResult<ILaharsubStore>(new InMemoryStore(Options.Create(options), signals, _clock));
+    private protected override Task<ILaharsubStore> CreateStoreAsync(LaharsubOptions options, TopicSignals signals) =>
+        Task.FromResult<ILaharsubStore>(new InMemoryStore(Options.Create(options.Store), signals, _clock));
 
     protected override async Task LetTimePassAsync(TimeSpan time)
     {

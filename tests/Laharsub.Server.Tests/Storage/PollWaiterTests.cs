@@ -1,3 +1,4 @@
+using Laharsub.Server.Delivery;
 using Laharsub.Server.Storage;
 
 namespace Laharsub.Server.Tests.Storage;

@@ -1,3 +1,4 @@
+using Laharsub.Server.Delivery;
 using Laharsub.Server.Hosting;
 using Laharsub.Server.Redis;
 using Laharsub.Server.Storage;
@@ -15,13 +16,13 @@ public sealed class RedisStoreContractTests : StoreContractTests
     // Long enough that a loaded machine still reads a fresh message before it expires.
     protected override TimeSpan ShortTimeToLive => TimeSpan.FromSeconds(1.5);
 
-    protected override async Task<ILaharsubStore> CreateStoreAsync(LaharsubOptions options, TopicSignals signals) =>
+    private protected override async Task<ILaharsubStore> CreateStoreAsync(LaharsubOptions options, TopicSignals signals) =>
         await CreateRedisStoreAsync(options, signals, SharedRedis.UniquePrefix());
 
     internal static async Task<RedisStore> CreateRedisStoreAsync(LaharsubOptions options, TopicSignals signals, string prefix)
     {
         var redis = await SharedRedis.GetAsync();
-        return new RedisStore(Options.Create(options),
+        return new RedisStore(Options.Create(options.Store),
             Options.Create(new LaharsubRedisOptions { Configuration = redis.Configuration, KeyPrefix = prefix }),
             signals, TimeProvider.System, NullLogger<RedisStore>.Instance);
     }

@@ -1,8 +1,10 @@
 using System.Text;
+using Laharsub.Server.Delivery;
 using Laharsub.Server.Hosting;
 using Laharsub.Server.Redis;
+using Laharsub.Server.Storage.InMemory;
 using Laharsub.Server.Storage;
-using Laharsub.Server.Subscriptions;
+using Laharsub.Server.Wire;
 using Laharsub.Testing;
 using Microsoft.Extensions.Logging.Abstractions;
 using Microsoft.Extensions.Options;
@@ -27,7 +29,7 @@ public sealed class RedisStoreTests : IAsyncLifetime
 
     private RedisStore Instance(string configuration, string prefix, TopicSignals signals, LaharsubOptions? options = null)
     {
-        var store = new RedisStore(Options.Create(options ?? new LaharsubOptions()),
+        var store = new RedisStore(Options.Create((options ?? new LaharsubOptions()).Store),
             Options.Create(new LaharsubRedisOptions { Configuration = configuration, KeyPrefix = prefix, RetryAfter = TimeSpan.FromSeconds(3) }),
             signals, TimeProvider.System, NullLogger<RedisStore>.Instance);
         _stores.Add(store);
@@ -42,9 +44,9 @@ public sealed class RedisStoreTests : IAsyncLifetime
         var signalsB = new TopicSignals();
         var a = Instance(redis.Configuration, prefix, new TopicSignals());
         var b = Instance(redis.Configuration, prefix, signalsB);
-        var pollerB = new PollAssembler(b, signalsB, Options.Create(new LaharsubOptions()));
+        var pollerB = new SubscriptionRunner(b, signalsB, Options.Create(new LaharsubDeliveryOptions()));
         var topic = (await a.CreateTopicAsync(cancellationToken: cancellationToken))!;
-        var poll = pollerB.PollAsync([new Subscription(topic.TopicId, 1)], answerBytes: null, PollWait.Until(cancellationToken)).AsTask();
+        var poll = pollerB.PollAsync([new Subscription(topic.TopicId, 1)], answerBytes: null, SubscriptionWait.Until(cancellationToken)).AsTask();
         await Eventually.HoldsAsync(() => Task.FromResult(signalsB.WaitingOn(topic.TopicId) == 1), Bound, "the poll waits on B");
         // A poll registers before its first read, so it can count as waiting while that read is still
         // on its way to Redis; a delete that overtook the read would be answered 'no such topic'
@@ -82,7 +84,7 @@ public sealed class RedisStoreTests : IAsyncLifetime
         await using var redis = await RedisServer.StartAsync();
         var signals = new TopicSignals();
         var store = Instance(redis.Configuration, "laharsub:", signals);
-        var poller = new PollAssembler(store, signals, Options.Create(new LaharsubOptions()));
+        var poller = new SubscriptionRunner(store, signals, Options.Create(new LaharsubDeliveryOptions()));
         var before = (await store.CreateTopicAsync())!;
         await store.PublishAsync(before.TopicId, Encoding.UTF8.GetBytes("before"), "text/plain");
 
@@ -107,7 +109,7 @@ public sealed class RedisStoreTests : IAsyncLifetime
         await store.PublishAsync(after!.TopicId, Encoding.UTF8.GetBytes("new 1"), "text/plain");
         await store.PublishAsync(after.TopicId, Encoding.UTF8.GetBytes("new 2"), "text/plain");
         using var timeout = new CancellationTokenSource(Bound);
-        var resumed = await poller.PollAsync([new Subscription(before.TopicId, 2, before.Epoch)], answerBytes: null, PollWait.Until(timeout.Token));
+        var resumed = await poller.PollAsync([new Subscription(before.TopicId, 2, before.Epoch)], answerBytes: null, SubscriptionWait.Until(timeout.Token));
 
         Assert.Equal("Redis", down.StoreName);
         Assert.Contains("Laharsub:Redis:Configuration", down.Message);

@@ -1,7 +1,8 @@
 using System.Text;
+using Laharsub.Server.Delivery;
 using Laharsub.Server.Hosting;
 using Laharsub.Server.Storage;
-using Laharsub.Server.Subscriptions;
+using Laharsub.Server.Wire;
 using Laharsub.Testing;
 using Microsoft.Extensions.Options;
 
@@ -18,7 +19,7 @@ public abstract class StoreContractTests : IAsyncLifetime
     private readonly List<object> _owned = [];
 
     /// <summary>A store over an empty data set, with these options, signalling <paramref name="signals"/>.</summary>
-    protected abstract Task<ILaharsubStore> CreateStoreAsync(LaharsubOptions options, TopicSignals signals);
+    private protected abstract Task<ILaharsubStore> CreateStoreAsync(LaharsubOptions options, TopicSignals signals);
 
     /// <summary>A time to live that <see cref="LetRetentionPassAsync"/> can get past.</summary>
     protected abstract TimeSpan ShortTimeToLive { get; }
@@ -47,7 +48,7 @@ public abstract class StoreContractTests : IAsyncLifetime
         }
     }
 
-    private protected sealed record Backend(ILaharsubStore Store, PollAssembler Poller, TopicSignals Signals)
+    private protected sealed record Backend(ILaharsubStore Store, SubscriptionRunner Poller, TopicSignals Signals)
     {
         public async Task<long> CreateAsync() => (await Store.CreateTopicAsync().AsTask().WaitAsync(Bound))!.TopicId;
 
@@ -57,11 +58,11 @@ public abstract class StoreContractTests : IAsyncLifetime
         public async Task<PollResult> PollAsync(params Subscription[] subscriptions)
         {
             using var timeout = new CancellationTokenSource(Bound);
-            return await Poller.PollAsync(subscriptions, answerBytes: null, PollWait.Until(timeout.Token));
+            return await Poller.PollAsync(subscriptions, answerBytes: null, SubscriptionWait.Until(timeout.Token));
         }
 
         public async Task<PollResult> PollAtOnceAsync(params Subscription[] subscriptions) =>
-            await Poller.PollAsync(subscriptions, answerBytes: null, PollWait.Until(new CancellationToken(canceled: true))).AsTask().WaitAsync(Bound);
+            await Poller.PollAsync(subscriptions, answerBytes: null, SubscriptionWait.Until(new CancellationToken(canceled: true))).AsTask().WaitAsync(Bound);
 
         public async Task<TopicInfo> InfoAsync(long topic) => (await Store.GetTopicAsync(topic).AsTask().WaitAsync(Bound))!;
     }
@@ -73,7 +74,7 @@ public abstract class StoreContractTests : IAsyncLifetime
         var signals = new TopicSignals();
         var store = await CreateStoreAsync(options, signals);
         _owned.Add(store);
-        return new Backend(store, new PollAssembler(store, signals, Options.Create(options)), signals);
+        return new Backend(store, new SubscriptionRunner(store, signals, Options.Create(options.Delivery)), signals);
     }
 
     private static string[] Texts(PollResult result) => [.. result.Messages.Select(m => Encoding.UTF8.GetString(m.Body.Span))];
@@ -417,7 +418,7 @@ public abstract class StoreContractTests : IAsyncLifetime
         var backend = await StartAsync();
         var topic = await backend.CreateAsync();
         using var cancel = new CancellationTokenSource();
-        var poll = backend.Poller.PollAsync([new Subscription(topic, 1)], answerBytes: null, PollWait.Until(cancel.Token)).AsTask();
+        var poll = backend.Poller.PollAsync([new Subscription(topic, 1)], answerBytes: null, SubscriptionWait.Until(cancel.Token)).AsTask();
         await WaitUntilWaitingAsync(backend, topic, 1);
 
         await cancel.CancelAsync();

@@ -1,4 +1,5 @@
 using System.Collections.Concurrent;
+using Laharsub.Server.Storage;
 using Microsoft.Extensions.Logging;
 
 namespace Laharsub.Server.Tests.Support;

@@ -1,4 +1,5 @@
 using System.Diagnostics.Metrics;
+using Laharsub.Server.Diagnostics;
 using Laharsub.Server.Hosting;
 using Laharsub.Server.Storage;
 using Microsoft.Extensions.Hosting;

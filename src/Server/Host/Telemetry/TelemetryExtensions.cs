@@ -1,4 +1,4 @@
-using Laharsub.Server.Hosting;
+using Laharsub.Server.Diagnostics;
 using Microsoft.AspNetCore.Builder;
 using Microsoft.Extensions.Configuration;
 using Microsoft.Extensions.DependencyInjection;

@@ -1,6 +1,5 @@
 using System.Collections.Concurrent;
 using System.Security.Cryptography;
-using Laharsub.Server.Hosting;
 using Microsoft.Extensions.Options;
 
 namespace Laharsub.Server.Storage.InMemory;
@@ -17,8 +16,8 @@ internal sealed class InMemoryStore : ILaharsubStore, IDisposable
     /// </summary>
     private const int MessageOverheadBytes = 640;
 
-    private readonly LaharsubOptions _options;
-    private readonly TopicSignals _signals;
+    private readonly LaharsubStoreOptions _options;
+    private readonly ITopicSignals _signals;
     private readonly TimeProvider _timeProvider;
     private readonly ConcurrentDictionary<long, Topic> _topics = new();
     private readonly ITimer _sweepTimer;
@@ -28,7 +27,7 @@ internal sealed class InMemoryStore : ILaharsubStore, IDisposable
     private int _sweepingWhenFull;
 
     /// <summary>Creates the store; it sweeps expired messages every <c>RetentionSweepInterval</c> until disposed.</summary>
-    public InMemoryStore(IOptions<LaharsubOptions> options, TopicSignals signals, TimeProvider timeProvider)
+    public InMemoryStore(IOptions<LaharsubStoreOptions> options, ITopicSignals signals, TimeProvider timeProvider)
     {
         _options = options.Value;
         _signals = signals;

@@ -1,0 +1,30 @@
+using Laharsub.Server.Storage;
+using Laharsub.Server.Wire;
+
+namespace Laharsub.Server.Delivery;
+
+/// <summary>What a poll delivers: notices first, then messages grouped by topic in id order.</summary>
+internal sealed class PollResult
+{
+    private static readonly List<PollNotice> NoNotices = [];
+    private static readonly List<Message> NoMessages = [];
+
+    /// <summary>Nothing to deliver (the poll timed out or was cancelled).</summary>
+    public static PollResult Empty { get; } = new(NoNotices, NoMessages, unknownTopicId: null);
+
+    /// <summary>A null list means none: the shared empty list is used instead of allocating one.</summary>
+    public PollResult(List<PollNotice>? notices, List<Message>? messages, long? unknownTopicId)
+    {
+        Notices = notices ?? NoNotices;
+        Messages = messages ?? NoMessages;
+        UnknownTopicId = unknownTopicId;
+    }
+
+    /// <summary>A poll that named a topic that does not exist: nothing was read or registered.</summary>
+    public static PollResult TopicNotFound(long topicId) => new(NoNotices, NoMessages, topicId);
+
+    public List<PollNotice> Notices { get; }
+    public List<Message> Messages { get; }
+    public long? UnknownTopicId { get; }
+    public bool IsEmpty => Notices.Count == 0 && Messages.Count == 0;
+}

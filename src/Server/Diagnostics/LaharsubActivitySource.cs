@@ -1,0 +1,95 @@
+using System.Diagnostics;
+using Laharsub.Server.Storage;
+
+namespace Laharsub.Server.Diagnostics;
+
+/// <summary>
+/// Laharsub's traces, on the <c>Laharsub.Server</c> activity source: a <c>publish</c> activity per
+/// accepted message and a <c>poll</c> activity per long poll, tagged with the OpenTelemetry messaging
+/// conventions. A publish and the polls it wakes share <c>messaging.destination.name</c> (the topic id)
+/// and the message's id (<c>messaging.message.id</c> on the publish, <c>laharsub.message.ids</c> on
+/// the poll), so a trace backend can join them, also across instances that share a store.
+/// </summary>
+/// <remarks>
+/// Tags rather than links: a link needs the publisher's trace context at the poll, which would have to
+/// be kept on every retained message (and in Redis) whether or not anyone traces.
+/// </remarks>
+internal static class LaharsubActivitySource
+{
+    /// <summary>The activity source's name, <see cref="LaharsubDiagnostics.ActivitySourceName"/>.</summary>
+    public const string Name = LaharsubDiagnostics.ActivitySourceName;
+
+    /// <summary>At most this many ids are listed on a poll activity; <c>messaging.batch.message_count</c> has the total.</summary>
+    internal const int MaxListedMessageIds = 100;
+
+    private static readonly ActivitySource Source = new(Name);
+
+    /// <summary>Starts a publish activity (null, at no cost, while nobody listens).</summary>
+    internal static Activity? StartPublish(long topicId)
+    {
+        var activity = Source.StartActivity("publish", ActivityKind.Producer);
+        if (activity is { IsAllDataRequested: true })
+        {
+            activity.SetTag("messaging.system", "laharsub");
+            activity.SetTag("messaging.operation.type", "send");
+            activity.SetTag("messaging.operation.name", "publish");
+            activity.SetTag("messaging.destination.name", topicId);
+        }
+        return activity;
+    }
+
+    /// <summary>Tags the publish with the message's id and the topic's epoch once the store accepted it.</summary>
+    internal static void Published(Activity? activity, long messageId, string epoch)
+    {
+        if (activity is { IsAllDataRequested: true })
+        {
+            activity.SetTag("messaging.message.id", messageId);
+            activity.SetTag("laharsub.epoch", epoch);
+        }
+    }
+
+    /// <summary>Starts a poll activity over <paramref name="topics"/> topics (null, at no cost, while nobody listens).</summary>
+    internal static Activity? StartPoll(int topics)
+    {
+        var activity = Source.StartActivity("poll", ActivityKind.Consumer);
+        if (activity is { IsAllDataRequested: true })
+        {
+            activity.SetTag("messaging.system", "laharsub");
+            activity.SetTag("messaging.operation.type", "receive");
+            activity.SetTag("messaging.operation.name", "poll");
+            activity.SetTag("laharsub.poll.topics", topics);
+        }
+        return activity;
+    }
+
+    /// <summary>Tags a poll with how it ended and, when answered, the messages it carried as <c>topic:message</c> ids.</summary>
+    internal static void PollEnded(Activity? activity, string outcome, IReadOnlyList<Message>? messages)
+    {
+        if (activity is not { IsAllDataRequested: true })
+        {
+            return;
+        }
+        activity.SetTag("laharsub.poll.outcome", outcome);
+        if (outcome == "error")
+        {
+            activity.SetStatus(ActivityStatusCode.Error);
+        }
+        if (messages is not { Count: > 0 })
+        {
+            return;
+        }
+        activity.SetTag("messaging.batch.message_count", messages.Count);
+        var ids = new string[Math.Min(messages.Count, MaxListedMessageIds)];
+        for (var i = 0; i < ids.Length; i++)
+        {
+            ids[i] = $"{messages[i].TopicId}:{messages[i].MessageId}";
+        }
+        activity.SetTag("laharsub.message.ids", ids);
+        if (messages.Count == 1)
+        {
+            // The common case, a poll woken by one publish: the same tags the publish has.
+            activity.SetTag("messaging.destination.name", messages[0].TopicId);
+            activity.SetTag("messaging.message.id", messages[0].MessageId);
+        }
+    }
+}

@@ -1,0 +1,107 @@
+using System.Text.Json;
+using Laharsub.Server.Access;
+using Laharsub.Server.Wire;
+using Microsoft.AspNetCore.Http.Features;
+using Microsoft.AspNetCore.Http;
+
+namespace Laharsub.Server.Endpoints;
+
+/// <summary>
+/// The optional body of <c>POST /ps/topics</c>: <c>{"label":"orders-eu"}</c>. No body (what every client
+/// sent before labels existed) creates an unlabelled topic. Bound by hand rather than by minimal APIs'
+/// JSON binding so that a bad body gets a problem detail naming what is wrong.
+/// </summary>
+internal sealed class CreateTopicRequest : ILabelledRequest
+{
+    private const int MaxBodyBytes = 4096;
+    private const string Example = "Send no body, or {\"label\":\"orders-eu\"} as application/json.";
+
+    private static readonly CreateTopicRequest Unlabelled = new(null, null, null);
+
+    private CreateTopicRequest(string? label, string? errorParameter, string? error)
+    {
+        Label = label;
+        ErrorParameter = errorParameter;
+        Error = error;
+    }
+
+    public string? Label { get; }
+    public string? ErrorParameter { get; }
+    public string? Error { get; }
+    public bool IsValid => Error is null;
+
+    public static async ValueTask<CreateTopicRequest> BindAsync(HttpContext context)
+    {
+        var request = context.Request;
+        if (context.Features.Get<IHttpRequestBodyDetectionFeature>() is { CanHaveBody: false } || request.ContentLength == 0)
+        {
+            return Unlabelled;
+        }
+        if (request.ContentLength > MaxBodyBytes)
+        {
+            return Fail("body", $"The body is {request.ContentLength} bytes; a topic's description is at most {MaxBodyBytes}. {Example}");
+        }
+        var body = new byte[MaxBodyBytes + 1];
+        var length = await request.Body.ReadAtLeastAsync(body, body.Length, throwOnEndOfStream: false, context.RequestAborted).ConfigureAwait(false);
+        if (length == 0)
+        {
+            return Unlabelled;
+        }
+        if (length > MaxBodyBytes)
+        {
+            return Fail("body", $"The body is over {MaxBodyBytes} bytes, the most a topic's description may be. {Example}");
+        }
+        if (!request.HasJsonContentType())
+        {
+            return Fail("Content-Type", $"'{request.ContentType}' is not JSON. {Example}");
+        }
+        return Parse(body.AsSpan(0, length));
+    }
+
+    private static CreateTopicRequest Parse(ReadOnlySpan<byte> json)
+    {
+        string? label = null;
+        try
+        {
+            var reader = new Utf8JsonReader(json);
+            if (!reader.Read() || reader.TokenType != JsonTokenType.StartObject)
+            {
+                return Fail("body", $"The body is not a JSON object. {Example}");
+            }
+            while (reader.Read() && reader.TokenType == JsonTokenType.PropertyName)
+            {
+                var name = reader.GetString();
+                reader.Read();
+                if (name != "label")
+                {
+                    reader.Skip();
+                    return Fail(name ?? "body", $"'{name}' is not a property of a topic: the only one is \"label\". {Example}");
+                }
+                if (reader.TokenType == JsonTokenType.Null)
+                {
+                    continue;
+                }
+                if (reader.TokenType != JsonTokenType.String)
+                {
+                    return Fail("label", $"The label must be a string. {Example}");
+                }
+                label = reader.GetString()!;
+            }
+            if (reader.TokenType != JsonTokenType.EndObject || reader.Read())
+            {
+                return Fail("body", $"The body is not one JSON object. {Example}");
+            }
+        }
+        catch (JsonException exception)
+        {
+            return Fail("body", $"The body is not valid JSON ({exception.Message}). {Example}");
+        }
+        if (label is not null && TopicLabel.Validate(label) is { } error)
+        {
+            return Fail("label", error);
+        }
+        return label is null ? Unlabelled : new CreateTopicRequest(label, null, null);
+    }
+
+    private static CreateTopicRequest Fail(string parameter, string error) => new(null, parameter, error);
+}

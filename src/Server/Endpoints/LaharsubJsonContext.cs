@@ -1,0 +1,41 @@
+using System.Text.Json.Serialization;
+using System.Text.Json;
+using Laharsub.Server.Storage;
+
+namespace Laharsub.Server.Endpoints;
+// The answers of the topic endpoints, which the JSON context below serializes without reflection.
+
+/// <summary>Answer to <c>POST /ps/topics</c>.</summary>
+internal sealed record CreatedTopic(long TopicId, string Epoch, [property: JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] string? Label = null);
+
+/// <summary>Answer to a publish.</summary>
+internal sealed record PublishedMessage(long TopicId, long MessageId, string Epoch);
+
+/// <summary>
+/// A topic as <c>GET /ps/topics/{id}</c> and the topic list show it: what the store knows, and the long
+/// polls waiting on it at the instance that answers (named <c>TopicInfo</c> in the OpenAPI document).
+/// </summary>
+internal sealed record TopicResource(
+    long TopicId,
+    string Epoch,
+    DateTimeOffset CreatedAt,
+    long LastMessageId,
+    long FirstRetainedMessageId,
+    int RetainedMessages,
+    long RetainedBytes,
+    int WaitingPolls,
+    [property: JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] string? Label)
+{
+    public static TopicResource From(TopicInfo topic, int waitingPolls) => new(topic.TopicId, topic.Epoch, topic.CreatedAt,
+        topic.LastMessageId, topic.FirstRetainedMessageId, topic.RetainedMessages, topic.RetainedBytes, waitingPolls, topic.Label);
+}
+
+/// <summary>One page of <c>GET /ps/topics</c>; <see cref="Next"/> is the next page's URL when more may follow.</summary>
+internal sealed record TopicPage(IReadOnlyList<TopicResource> Topics, [property: JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] string? Next);
+
+[JsonSourceGenerationOptions(JsonSerializerDefaults.Web)]
+[JsonSerializable(typeof(CreatedTopic))]
+[JsonSerializable(typeof(PublishedMessage))]
+[JsonSerializable(typeof(TopicResource))]
+[JsonSerializable(typeof(TopicPage))]
+internal sealed partial class LaharsubJsonContext : JsonSerializerContext;

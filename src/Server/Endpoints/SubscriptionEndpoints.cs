@@ -1,0 +1,255 @@
+using System.Diagnostics;
+using System.Runtime.InteropServices;
+using Laharsub.Server.Access;
+using Laharsub.Server.Delivery;
+using Laharsub.Server.Diagnostics;
+using Laharsub.Server.Limits;
+using Laharsub.Server.Storage;
+using Laharsub.Server.Wire;
+using Microsoft.AspNetCore.Builder;
+using Microsoft.AspNetCore.Http.HttpResults;
+using Microsoft.AspNetCore.Http;
+using Microsoft.AspNetCore.Routing;
+using Microsoft.Extensions.DependencyInjection;
+using Microsoft.Extensions.Hosting;
+using Microsoft.Extensions.Options;
+using Microsoft.Net.Http.Headers;
+
+namespace Laharsub.Server.Endpoints;
+
+/// <summary>The long poll: one request waits on many topics at once.</summary>
+internal static partial class SubscriptionEndpoints
+{
+    public static RouteGroupBuilder MapSubscriptions(this RouteGroupBuilder group)
+    {
+        // The poll's services come from the application's services, not as handler parameters: minimal
+        // APIs resolve those from the request's services, which opens a DI scope per request, and a held
+        // poll keeps that scope for its whole wait (docs/performance.md). All of them are singletons,
+        // resolved on the first poll rather than here so that mapping does not construct the store.
+        var services = ((IEndpointRouteBuilder)group).ServiceProvider;
+        PollServices? resolved = null;
+        // A Delegate, not a RequestDelegate, so that it is a route handler: the waiting-poll limit is an
+        // endpoint filter, and those apply to route handlers only.
+        Delegate poll = (HttpContext context) => Poll(context, resolved ??= new PollServices(services));
+        group.MapGet("/subscriptions", poll)
+            .RequireAccess(AccessRule.Poll, (context, topicIds) => ReadTopics(context, resolved ??= new PollServices(services), topicIds))
+            .LimitWaitingPollsPerClient()
+            .WithMetadata(WritesEveryAnswer.Instance)
+            .DescribePoll();
+        return group;
+    }
+
+    [ThreadStatic]
+    private static List<Subscription>? t_subscriptions;
+
+    /// <summary>The topics a poll names, for access control; false when the query is invalid.</summary>
+    private static bool ReadTopics(HttpContext context, PollServices services, List<long> topicIds)
+    {
+        var query = SubscriptionQuery.Parse(context.Request.QueryString.Value, services.Options);
+        if (query.Error is not null)
+        {
+            return false;
+        }
+        foreach (var subscription in query.Subscriptions)
+        {
+            topicIds.Add(subscription.TopicId);
+        }
+        return true;
+    }
+
+    private sealed class PollServices(IServiceProvider services)
+    {
+        public SubscriptionRunner Runner { get; } = services.GetRequiredService<SubscriptionRunner>();
+        public WireFormat Wire { get; } = services.GetRequiredService<WireFormat>();
+        public LaharsubDeliveryOptions Options { get; } = services.GetRequiredService<IOptions<LaharsubDeliveryOptions>>().Value;
+        public IHostApplicationLifetime Lifetime { get; } = services.GetRequiredService<IHostApplicationLifetime>();
+        public LaharsubMetrics Metrics { get; } = services.GetRequiredService<LaharsubMetrics>();
+        public TimeProvider TimeProvider { get; } = services.GetRequiredService<TimeProvider>();
+    }
+
+    /// <remarks>
+    /// Not async: it validates, then returns the runner's own task, in whose state machine
+    /// <see cref="PollAnswer"/> answers. A handler that awaited the runner would keep a state machine of its
+    /// own for a held poll's whole wait, and one that returned a result would add the request delegate's.
+    /// <see cref="DescribePoll"/> declares the answers.
+    /// </remarks>
+    private static Task Poll(HttpContext context, PollServices services)
+    {
+        // The subscriptions are parsed into this thread's list, which the runner copies before it
+        // returns: a poll allocates no list, array or query object of its own.
+        var subscriptions = t_subscriptions ??= [];
+        try
+        {
+            return StartPoll(context, services, SubscriptionQuery.Parse(context.Request.QueryString.Value, services.Options, subscriptions));
+        }
+        finally
+        {
+            // Lets go of the epoch strings.
+            subscriptions.Clear();
+        }
+    }
+
+    private static Task StartPoll(HttpContext context, PollServices services, SubscriptionQuery query)
+    {
+        context.Response.Headers.CacheControl = "no-store";
+        if (query.Error is not null)
+        {
+            return Problems.Invalid(query.ErrorParameter!, query.Error).ExecuteAsync(context);
+        }
+        if (Negotiate(context.Request) is not { } format)
+        {
+            return Problems.Status(StatusCodes.Status406NotAcceptable, "Not acceptable",
+                $"Polls answer in application/json (the default) or multipart/mixed; the request's Accept ('{Excerpt(context.Request.Headers.Accept.ToString())}') names neither, or is not a valid list of media types with q from 0 to 1.")
+                .ExecuteAsync(context);
+        }
+
+        // Every reason to stop waiting wakes the poll; which one fired decides the answer.
+        var wait = new SubscriptionWait(query.Timeout, services.TimeProvider, context.RequestAborted, services.Lifetime.ApplicationStopping);
+        var activity = LaharsubActivitySource.StartPoll(query.Subscriptions.Count);
+        services.Metrics.PollStarted();
+        return services.Runner.RunAsync(CollectionsMarshal.AsSpan(query.Subscriptions),
+            format == PollFormat.Json ? services.Wire.JsonAnswerBytes : services.Wire.MultipartAnswerBytes, wait,
+            new PollAnswer(context, services, format, activity));
+    }
+
+    /// <summary>Answers a long poll with its first delivery, or once its wait ends, and records how it ended.</summary>
+    private readonly struct PollAnswer(HttpContext context, PollServices services, PollFormat format, Activity? activity) : ISubscriptionSink
+    {
+        public async ValueTask<bool> DeliverAsync(PollResult result)
+        {
+            using (activity)
+            {
+                if (result.UnknownTopicId is { } unknown)
+                {
+                    Ended("not_found");
+                    await Problems.TopicNotFound(unknown).ExecuteAsync(context).ConfigureAwait(false);
+                }
+                else
+                {
+                    Ended("answered", result.Messages);
+                    await WriteAnswerAsync(context.Response, result, format, services.Wire, services.Metrics, context.RequestAborted).ConfigureAwait(false);
+                }
+            }
+            return false;
+        }
+
+        public ValueTask<bool> WaitEndedAsync(WaitEnd reason)
+        {
+            using (activity)
+            {
+                switch (reason)
+                {
+                    case WaitEnd.ClientGone:
+                        // Nobody to answer.
+                        Ended("aborted");
+                        break;
+                    case WaitEnd.Stopping:
+                        Ended("shutdown");
+                        // Closing the connection makes the client's next poll open a new one, which a load
+                        // balancer can send to an instance that is not going away.
+                        context.Response.Headers.Connection = "close";
+                        context.Response.StatusCode = StatusCodes.Status204NoContent;
+                        break;
+                    default:
+                        Ended("timeout");
+                        context.Response.StatusCode = StatusCodes.Status204NoContent;
+                        break;
+                }
+            }
+            return ValueTask.FromResult(false);
+        }
+
+        public void Failed()
+        {
+            Ended("error");
+            activity?.Dispose();
+        }
+
+        private void Ended(string outcome, List<Message>? messages = null)
+        {
+            services.Metrics.PollEnded(outcome, messages?.Count ?? 0);
+            LaharsubActivitySource.PollEnded(activity, outcome, messages);
+        }
+    }
+
+    /// <summary>A poll answer written from the messages' cached encodings; its delivery latencies are recorded once it is written.</summary>
+    internal static async Task WriteAnswerAsync(HttpResponse response, PollResult result, PollFormat format, WireFormat wire, LaharsubMetrics metrics, CancellationToken cancellationToken)
+    {
+        await PollResponseWriter.WriteAsync(response, result, format, wire, cancellationToken).ConfigureAwait(false);
+        metrics.AnswerWritten(result.Messages);
+    }
+
+    /// <summary>Chooses the response format from <c>Accept</c>: JSON by default, multipart when preferred, null if neither is acceptable.</summary>
+    internal static PollFormat? Negotiate(HttpRequest request)
+    {
+        var accept = request.Headers.Accept;
+        if (accept.Count == 0)
+        {
+            return PollFormat.Json;
+        }
+        // What clients send almost always: one plain media type, recognised without parsing it into objects.
+        if (accept.Count == 1 && accept[0] is { } only)
+        {
+            if (only.Equals("application/json", StringComparison.OrdinalIgnoreCase) || only == "*/*")
+            {
+                return PollFormat.Json;
+            }
+            if (only.Equals("multipart/mixed", StringComparison.OrdinalIgnoreCase))
+            {
+                return PollFormat.Multipart;
+            }
+        }
+        // A header that does not parse, or a q that is not a number from 0 to 1, accepts nothing we can
+        // name: 406 rather than guessing JSON.
+        if (!MediaTypeHeaderValue.TryParseStrictList(accept, out var accepted))
+        {
+            return null;
+        }
+        if (accepted.Count == 0)
+        {
+            return PollFormat.Json;
+        }
+        PollFormat? best = null;
+        double bestQuality = 0;
+        foreach (var mediaType in accepted)
+        {
+            var hasQ = mediaType.Parameters.Any(p => p.Name.Equals("q", StringComparison.OrdinalIgnoreCase));
+            if (hasQ && mediaType.Quality is not (>= 0 and <= 1))
+            {
+                return null;
+            }
+            var quality = mediaType.Quality ?? 1.0;
+            if (quality <= bestQuality || Classify(mediaType) is not { } format)
+            {
+                continue;
+            }
+            best = format;
+            bestQuality = quality;
+        }
+        return best;
+    }
+
+    /// <summary>The start of a header value, so that a 10 KB header does not come back in a problem detail.</summary>
+    private static string Excerpt(string value) => value.Length <= 100 ? value : string.Concat(value.AsSpan(0, 100), "...");
+
+    private static PollFormat? Classify(MediaTypeHeaderValue mediaType)
+    {
+        var type = mediaType.Type;
+        var subType = mediaType.SubType;
+        if (type.Equals("*", StringComparison.Ordinal))
+        {
+            return PollFormat.Json;
+        }
+        if (type.Equals("application", StringComparison.OrdinalIgnoreCase)
+            && (subType.Equals("json", StringComparison.OrdinalIgnoreCase) || subType.Equals("*", StringComparison.Ordinal)))
+        {
+            return PollFormat.Json;
+        }
+        if (type.Equals("multipart", StringComparison.OrdinalIgnoreCase)
+            && (subType.Equals("mixed", StringComparison.OrdinalIgnoreCase) || subType.Equals("*", StringComparison.Ordinal)))
+        {
+            return PollFormat.Multipart;
+        }
+        return null;
+    }
+}

@@ -1,0 +1,326 @@
+using Laharsub.Server.Delivery;
+using Laharsub.Server.Storage;
+using Laharsub.Server.Wire;
+using Microsoft.AspNetCore.WebUtilities;
+
+namespace Laharsub.Server.Endpoints;
+
+/// <summary>
+/// A poll's query string, parsed and validated: its subscriptions and timeout, or the one parameter
+/// that is wrong and why. Accepts the original indexed form (<c>subs[0][topicid]=14&amp;subs[0][from]=3</c>,
+/// as jQuery's <c>$.param</c> writes it) and the compact form (<c>topics=14:3,15</c>).
+/// </summary>
+internal readonly struct SubscriptionQuery
+{
+    private const string Usage = "Use subs[N][topicid], subs[N][from] and subs[N][epoch], or topics=ID[:FROM][~EPOCH],..., plus optional timeout.";
+    private const int MaxEpochLength = EpochText.MaxLength;
+
+    private SubscriptionQuery(List<Subscription> subscriptions, TimeSpan timeout)
+    {
+        Subscriptions = subscriptions;
+        Timeout = timeout;
+    }
+
+    private SubscriptionQuery(string errorParameter, string error)
+    {
+        Subscriptions = [];
+        ErrorParameter = errorParameter;
+        Error = error;
+    }
+
+    public List<Subscription> Subscriptions { get; }
+    public TimeSpan Timeout { get; }
+    public string? ErrorParameter { get; }
+    public string? Error { get; }
+
+    /// <summary>Parses a request's raw query string (<c>HttpRequest.QueryString.Value</c>, with or without its leading '?').</summary>
+    public static SubscriptionQuery Parse(string? queryString, LaharsubDeliveryOptions options) => Parse(queryString, options, []);
+
+    /// <summary>
+    /// As the other overload, with the subscriptions in <paramref name="into"/> (cleared first): a caller that
+    /// hands them on at once can reuse one list for every poll.
+    /// </summary>
+    /// <remarks>
+    /// Reads the raw string rather than <c>HttpRequest.Query</c>: the parsed collection would stay on the
+    /// request, and a poll keeps its request for its whole wait, so every waiting poll would keep
+    /// about 0.5 KB of dictionary and strings for the GC to copy. Names compare as
+    /// <c>HttpRequest.Query</c> compares them: ignoring case, '+' and percent-escapes decoded.
+    /// </remarks>
+    public static SubscriptionQuery Parse(string? queryString, LaharsubDeliveryOptions options, List<Subscription> into)
+    {
+        into.Clear();
+        // Slot N holds subs[N]'s values; N is bounded by MaxSubscriptionsPerPoll, so a list beats a dictionary.
+        List<IndexedSubscription>? indexed = null;
+        ReadOnlyMemory<char>? compact = null;
+        var timeoutGiven = false;
+        var timeout = options.DefaultPollTimeout;
+
+        foreach (var pair in new QueryStringEnumerable(queryString))
+        {
+            // Names and values stay slices of the query string (decoded only when escaped); a string is
+            // made for a value that is kept and for an error's message, not for every pair of every poll.
+            var name = pair.DecodeName();
+            var key = name.Span;
+            var value = pair.DecodeValue();
+            if (key.Equals("timeout", StringComparison.OrdinalIgnoreCase))
+            {
+                if (timeoutGiven)
+                {
+                    return GivenTwice(name.ToString());
+                }
+                timeoutGiven = true;
+                var maxSeconds = (int)options.MaxPollTimeout.TotalSeconds;
+                if (!PlainInteger.TryParse(value.Span, out int seconds) || seconds > maxSeconds)
+                {
+                    return Fail("timeout", $"'{value}' is not a timeout: use whole seconds from 0 to {maxSeconds} (Laharsub:MaxPollTimeout).");
+                }
+                timeout = TimeSpan.FromSeconds(seconds);
+            }
+            else if (key.Equals("topics", StringComparison.OrdinalIgnoreCase))
+            {
+                if (compact is not null)
+                {
+                    return GivenTwice(name.ToString());
+                }
+                compact = value;
+            }
+            else if (key.SequenceEqual("_"))
+            {
+                // jQuery's cache buster.
+            }
+            else if (TryParseIndexedKey(key, out var index, out var field))
+            {
+                if (index >= options.MaxSubscriptionsPerPoll)
+                {
+                    return TooMany("subs", index + 1, options);
+                }
+                indexed ??= new(index + 1);
+                while (indexed.Count <= index)
+                {
+                    indexed.Add(default);
+                }
+                var entry = indexed[index];
+                if (entry.Get(field) is not null)
+                {
+                    return Fail(name.ToString(), $"'{name}' is given more than once (index {index} repeats); give each subscription one index.");
+                }
+                indexed[index] = entry.With(field, value.ToString());
+            }
+            else
+            {
+                return Fail(name.ToString(), $"Unknown parameter '{name}'. {Usage}");
+            }
+        }
+
+        if (indexed is not null && compact is not null)
+        {
+            return Fail("topics", "Both subs[N][...] and topics are given; use one form per poll.");
+        }
+        into.EnsureCapacity(indexed?.Count ?? (compact is not { } items ? 0 : Math.Min(items.Span.Count(','), options.MaxSubscriptionsPerPoll) + 1));
+        var error = indexed is not null ? ParseIndexed(indexed, into)
+            : compact is not null ? ParseCompact(compact.Value, options, into)
+            : ("subs", $"No subscription: name at least one topic, e.g. ?topics=14 or ?subs[0][topicid]=14. {Usage}");
+        if (error is { } failure)
+        {
+            return Fail(failure.Parameter, failure.Message);
+        }
+        return new SubscriptionQuery(into, timeout);
+    }
+
+    private static (string Parameter, string Message)? ParseIndexed(List<IndexedSubscription> indexed, List<Subscription> subscriptions)
+    {
+        var duplicates = new DuplicateFinder(subscriptions);
+        for (var index = 0; index < indexed.Count; index++)
+        {
+            var entry = indexed[index];
+            if (entry is { TopicId: null, From: null, Epoch: null })
+            {
+                return ($"subs[{index}]", $"subs[{index}] is missing: indexes must start at 0 and be consecutive.");
+            }
+            if (entry.TopicId is null)
+            {
+                return ($"subs[{index}][topicid]", $"subs[{index}][topicid] is required: every subscription names its topic.");
+            }
+            if (!Problems.TryParseId(entry.TopicId, out var topicId))
+            {
+                return ($"subs[{index}][topicid]", Problems.NotAnId(entry.TopicId, "topic id"));
+            }
+            long? from = null;
+            if (entry.From is not null)
+            {
+                if (!Problems.TryParseId(entry.From, out var cursor))
+                {
+                    return ($"subs[{index}][from]", Problems.NotAnId(entry.From, "message id") + " Use 1 for everything retained, or leave it out for new messages only.");
+                }
+                from = cursor;
+            }
+            if (entry.Epoch is not null && !EpochText.IsValid(entry.Epoch))
+            {
+                return ($"subs[{index}][epoch]", NotAnEpoch(entry.Epoch));
+            }
+            if (duplicates.IndexOf(topicId) is var first and >= 0)
+            {
+                return ($"subs[{index}][topicid]", $"Topic {topicId} appears twice (also in subs[{first}]); subscribe to each topic once per poll.");
+            }
+            subscriptions.Add(new Subscription(topicId, from, entry.Epoch));
+        }
+        return null;
+    }
+
+    private static (string Parameter, string Message)? ParseCompact(ReadOnlyMemory<char> compact, LaharsubDeliveryOptions options, List<Subscription> subscriptions)
+    {
+        // Span slices rather than Split and substrings: a poll should not allocate per subscription. The
+        // value itself is a slice of the query string unless it had escapes.
+        var duplicates = new DuplicateFinder(subscriptions);
+        var text = compact.Span;
+        foreach (var range in text.Split(','))
+        {
+            if (subscriptions.Count == options.MaxSubscriptionsPerPoll)
+            {
+                return TooManyMessage("topics", text.Count(',') + 1, options);
+            }
+            var item = text[range];
+            string? epoch = null;
+            var tilde = item.IndexOf('~');
+            if (tilde >= 0)
+            {
+                var epochText = item[(tilde + 1)..];
+                if (!EpochText.IsValid(epochText))
+                {
+                    return ("topics", $"In topics='{text}': " + NotAnEpoch(epochText.ToString()) + " Write topics=ID[:FROM][~EPOCH].");
+                }
+                epoch = epochText.ToString();
+                item = item[..tilde];
+            }
+            var colon = item.IndexOf(':');
+            var topicText = colon < 0 ? item : item[..colon];
+            if (!Problems.TryParseId(topicText, out var topicId))
+            {
+                return ("topics", $"In topics='{text}': " + Problems.NotAnId(topicText.ToString(), "topic id") + " Write topics=ID or ID:FROM, separated by commas.");
+            }
+            long? from = null;
+            if (colon >= 0)
+            {
+                var fromText = item[(colon + 1)..];
+                if (!Problems.TryParseId(fromText, out var cursor))
+                {
+                    return ("topics", $"In topics='{text}': " + Problems.NotAnId(fromText.ToString(), "message id") + " Use 1 for everything retained, or write the topic alone for new messages only.");
+                }
+                from = cursor;
+            }
+            if (duplicates.IndexOf(topicId) >= 0)
+            {
+                return ("topics", $"Topic {topicId} appears twice in topics='{text}'; subscribe to each topic once per poll.");
+            }
+            subscriptions.Add(new Subscription(topicId, from, epoch));
+        }
+        return null;
+    }
+
+    /// <summary>
+    /// Finds a topic already among the parsed subscriptions: by scanning them while they are few (no
+    /// allocation for the common poll of a handful of topics), through a dictionary once they are many.
+    /// </summary>
+    private struct DuplicateFinder(List<Subscription> subscriptions)
+    {
+        private const int ScanLimit = 16;
+        private Dictionary<long, int>? _indexes;
+
+        /// <summary>The index of the subscription to <paramref name="topicId"/>, or -1; call before adding it.</summary>
+        public int IndexOf(long topicId)
+        {
+            if (subscriptions.Count < ScanLimit)
+            {
+                for (var i = 0; i < subscriptions.Count; i++)
+                {
+                    if (subscriptions[i].TopicId == topicId)
+                    {
+                        return i;
+                    }
+                }
+                return -1;
+            }
+            if (_indexes is null)
+            {
+                _indexes = new Dictionary<long, int>(subscriptions.Capacity);
+                for (var i = 0; i < subscriptions.Count; i++)
+                {
+                    _indexes[subscriptions[i].TopicId] = i;
+                }
+            }
+            if (_indexes.TryGetValue(topicId, out var index))
+            {
+                return index;
+            }
+            _indexes[topicId] = subscriptions.Count;
+            return -1;
+        }
+    }
+
+    /// <summary>Recognises <c>subs[N][topicid]</c>, <c>subs[N][from]</c> and <c>subs[N][epoch]</c>, case-insensitively, with N in plain decimal.</summary>
+    private static bool TryParseIndexedKey(ReadOnlySpan<char> key, out int index, out IndexedField field)
+    {
+        index = 0;
+        field = IndexedField.TopicId;
+        var span = key;
+        if (!span.StartsWith("subs[", StringComparison.OrdinalIgnoreCase))
+        {
+            return false;
+        }
+        span = span[5..];
+        var close = span.IndexOf(']');
+        if (close <= 0 || close > 6 || (span[0] == '0' && close > 1)
+            || !PlainInteger.TryParse(span[..close], out index))
+        {
+            return false;
+        }
+        span = span[(close + 1)..];
+        if (span.Equals("[topicid]", StringComparison.OrdinalIgnoreCase))
+        {
+            return true;
+        }
+        if (span.Equals("[from]", StringComparison.OrdinalIgnoreCase))
+        {
+            field = IndexedField.From;
+            return true;
+        }
+        field = IndexedField.Epoch;
+        return span.Equals("[epoch]", StringComparison.OrdinalIgnoreCase);
+    }
+
+    private static string NotAnEpoch(string text) =>
+        $"'{text}' is not an epoch: send back the epoch the server gave (1 to {MaxEpochLength} letters, digits, '-' or '_'), or leave it out.";
+
+    private enum IndexedField { TopicId, From, Epoch }
+
+    /// <summary>The raw values of one <c>subs[N]</c>.</summary>
+    private readonly record struct IndexedSubscription(string? TopicId, string? From, string? Epoch)
+    {
+        public string? Get(IndexedField field) => field switch
+        {
+            IndexedField.TopicId => TopicId,
+            IndexedField.From => From,
+            _ => Epoch,
+        };
+
+        public IndexedSubscription With(IndexedField field, string value) => field switch
+        {
+            IndexedField.TopicId => this with { TopicId = value },
+            IndexedField.From => this with { From = value },
+            _ => this with { Epoch = value },
+        };
+    }
+
+    private static SubscriptionQuery TooMany(string parameter, int count, LaharsubDeliveryOptions options)
+    {
+        var (p, m) = TooManyMessage(parameter, count, options);
+        return Fail(p, m);
+    }
+
+    private static (string, string) TooManyMessage(string parameter, int count, LaharsubDeliveryOptions options) =>
+        (parameter, $"At least {count} subscriptions exceed the limit of {options.MaxSubscriptionsPerPoll} per poll (Laharsub:MaxSubscriptionsPerPoll); spread them over several polls.");
+
+    private static SubscriptionQuery Fail(string parameter, string message) => new(parameter, message);
+
+    private static SubscriptionQuery GivenTwice(string key) => Fail(key, $"'{key}' is given more than once; give it once.");
+}

@@ -1,0 +1,364 @@
+using System.Buffers;
+using System.Text.Json;
+using Laharsub.Server.Access;
+using Laharsub.Server.Delivery;
+using Laharsub.Server.Diagnostics;
+using Laharsub.Server.Limits;
+using Laharsub.Server.Storage;
+using Laharsub.Server.Wire;
+using Microsoft.AspNetCore.Builder;
+using Microsoft.AspNetCore.Http.Features;
+using Microsoft.AspNetCore.Http.HttpResults;
+using Microsoft.AspNetCore.Http;
+using Microsoft.AspNetCore.Routing;
+using Microsoft.Extensions.DependencyInjection;
+using Microsoft.Extensions.Hosting;
+using Microsoft.Extensions.Logging;
+using Microsoft.Extensions.Options;
+using Microsoft.Net.Http.Headers;
+
+namespace Laharsub.Server.Endpoints;
+
+/// <summary>Topic resources: create, list, inspect, delete, and publish to a topic.</summary>
+internal static partial class TopicEndpoints
+{
+    private const int MaxContentTypeLength = 256;
+    private const int DefaultPageSize = 100;
+    private const int MaxPageSize = 1000;
+    private static readonly string[] ReadMethods = [HttpMethods.Get, HttpMethods.Head];
+    private static string? s_lastValidContentType;
+
+    /// <summary>Maps the topic endpoints into <paramref name="group"/>.</summary>
+    /// <param name="group">The group that MapLaharsub made for its prefix.</param>
+    /// <param name="rateLimited">
+    /// Whether the state-changing endpoints carry the rate limit policy. Without it they carry no rate
+    /// limit metadata at all, so ASP.NET Core's rate limiter (whose partition lookup takes a lock shared
+    /// by every request) stays off the publish path.
+    /// </param>
+    public static RouteGroupBuilder MapTopics(this RouteGroupBuilder group, bool rateLimited)
+    {
+        var topics = group.MapGroup("/topics");
+        // HEAD wherever GET: a client may check a topic exists without its body (Kestrel drops the body of a HEAD answer).
+        topics.MapMethods("/", ReadMethods, ListTopics).RequireAccess(AccessRule.ListTopics).DescribeListTopics();
+        topics.MapMethods("/{topicId}", ReadMethods, GetTopic).RequireAccess(AccessRule.TopicInfo).DescribeGetTopic();
+        // Every state change shares the conventions of changing state: refused while the instance stops, and rate limited.
+        var changes = topics.MapGroup("").RefuseWhileStopping();
+        changes.MapPost("/", CreateTopic).RequireAccess(AccessRule.CreateTopic).DescribeCreateTopic();
+        changes.MapDelete("/{topicId}", DeleteTopic).RequireAccess(AccessRule.DeleteTopic).DescribeDeleteTopic();
+        // Publishing, the hot change, takes its services from the application's services, resolved on the
+        // first publish, rather than as handler parameters: minimal APIs resolve those from a DI scope
+        // opened for each request. It writes its 201 itself for the same reason (a typed result resolves
+        // its JSON options and logger from that scope), and every answer it gives has a body, so status
+        // code pages keep no state for it either.
+        var services = ((IEndpointRouteBuilder)group).ServiceProvider;
+        PublishServices? resolved = null;
+        Delegate publish = (string topicId, HttpContext context) => Publish(topicId, context, resolved ??= new PublishServices(services));
+        changes.MapPost("/{topicId}", publish).RequireAccess(AccessRule.Publish).WithMetadata(WritesEveryAnswer.Instance).DescribePublish();
+        if (rateLimited)
+        {
+            changes.RequireRateLimiting(LaharsubRateLimiterPolicy.Name)
+                .AddEndpointFilter(LaharsubRateLimiterPolicy.WarnIfBypassedAsync);
+        }
+        return topics;
+    }
+
+    private static async Task<Results<Created<CreatedTopic>, ValidationProblem, ProblemHttpResult>> CreateTopic(
+        CreateTopicRequest body, HttpRequest request, ILaharsubStore store, IOptions<LaharsubStoreOptions> options, ILoggerFactory loggers, CancellationToken cancellationToken)
+    {
+        if (body.Error is not null)
+        {
+            return Problems.Invalid(body.ErrorParameter!, body.Error);
+        }
+        var topic = await store.CreateTopicAsync(body.Label, cancellationToken).ConfigureAwait(false);
+        if (topic is null)
+        {
+            Log.TopicLimitReached(Logger(loggers), options.Value.MaxTopics);
+            return Problems.Status(StatusCodes.Status409Conflict, "Too many topics",
+                $"The server already holds its maximum of {options.Value.MaxTopics} topics (Laharsub:MaxTopics). Delete unused topics or raise the limit.");
+        }
+        Log.TopicCreated(Logger(loggers), topic.TopicId);
+        request.HttpContext.Response.Headers.ETag = EntityTag(topic.Epoch);
+        return TypedResults.Created($"{CollectionUrl(request)}/{topic.TopicId}", new CreatedTopic(topic.TopicId, topic.Epoch, topic.Label));
+    }
+
+    private static async Task<Results<Ok<TopicPage>, ValidationProblem>> ListTopics(
+        HttpRequest request, ILaharsubStore store, TopicSignals signals, string? after, string? limit, string? label, CancellationToken cancellationToken)
+    {
+        long afterId = 0;
+        if (after is not null && !PlainInteger.TryParse(after, out afterId))
+        {
+            return Problems.Invalid("after", $"'{after}' is not a topic id: use 0 or a positive integer.");
+        }
+        var pageSize = DefaultPageSize;
+        if (limit is not null && (!PlainInteger.TryParse(limit, out pageSize) || pageSize is < 1 or > MaxPageSize))
+        {
+            return Problems.Invalid("limit", $"'{limit}' is not a page size: use an integer from 1 to {MaxPageSize}.");
+        }
+        if (label is not null && TopicLabel.ValidatePattern(label) is { } labelError)
+        {
+            return Problems.Invalid("label", labelError);
+        }
+        var (found, nextAfter) = await TopicListing.ListAsync(store, afterId, pageSize, label,
+            request.HttpContext.Features.Get<ITopicVisibility>(), cancellationToken).ConfigureAwait(false);
+        var page = found.Select(topic => WithWaitingPolls(topic, signals)).ToList();
+        var next = nextAfter is { } nextId
+            ? $"{CollectionUrl(request)}?after={nextId}&limit={pageSize}{(label is null ? "" : "&label=" + Uri.EscapeDataString(label))}"
+            : null;
+        return TypedResults.Ok(new TopicPage(page, next));
+    }
+
+    private static async Task<Results<Ok<TopicResource>, ValidationProblem, ProblemHttpResult>> GetTopic(
+        string topicId, HttpResponse response, ILaharsubStore store, TopicSignals signals, CancellationToken cancellationToken)
+    {
+        if (!Problems.TryParseId(topicId, out var id))
+        {
+            return Problems.Invalid("topicId", Problems.NotAnId(topicId, "topic id"));
+        }
+        var topic = await store.GetTopicAsync(id, cancellationToken).ConfigureAwait(false);
+        if (topic is null)
+        {
+            return Problems.TopicNotFound(id);
+        }
+        response.Headers.ETag = EntityTag(topic.Epoch);
+        return TypedResults.Ok(WithWaitingPolls(topic, signals));
+    }
+
+    private static async Task<Results<NoContent, ValidationProblem, ProblemHttpResult>> DeleteTopic(
+        string topicId, ILaharsubStore store, ILoggerFactory loggers, CancellationToken cancellationToken)
+    {
+        if (!Problems.TryParseId(topicId, out var id))
+        {
+            return Problems.Invalid("topicId", Problems.NotAnId(topicId, "topic id"));
+        }
+        if (!await store.DeleteTopicAsync(id, cancellationToken).ConfigureAwait(false))
+        {
+            return Problems.TopicNotFound(id);
+        }
+        Log.TopicDeleted(Logger(loggers), id);
+        return TypedResults.NoContent();
+    }
+
+    private sealed class PublishServices(IServiceProvider services)
+    {
+        public ILaharsubStore Store { get; } = services.GetRequiredService<ILaharsubStore>();
+        public LaharsubStoreOptions Options { get; } = services.GetRequiredService<IOptions<LaharsubStoreOptions>>().Value;
+        public ILogger Logger { get; } = Logger(services.GetRequiredService<ILoggerFactory>());
+        public LaharsubMetrics Metrics { get; } = services.GetRequiredService<LaharsubMetrics>();
+        public IHostApplicationLifetime Lifetime { get; } = services.GetRequiredService<IHostApplicationLifetime>();
+    }
+
+    /// <remarks><see cref="DescribePublish"/> declares the answers, which this handler writes itself.</remarks>
+    private static async Task Publish(string topicId, HttpContext context, PublishServices services)
+    {
+        if (await PublishAsync(topicId, context, services).ConfigureAwait(false) is { } refusal)
+        {
+            await refusal.ExecuteAsync(context).ConfigureAwait(false);
+        }
+    }
+
+    /// <summary>Publishes the request's body and answers <c>201</c>; otherwise returns the refusal, having changed nothing.</summary>
+    private static async ValueTask<IResult?> PublishAsync(string topicId, HttpContext context, PublishServices services)
+    {
+        if (!Problems.TryParseId(topicId, out var id))
+        {
+            return Problems.Invalid("topicId", Problems.NotAnId(topicId, "topic id"));
+        }
+        var contentType = context.Request.ContentType ?? "application/octet-stream";
+        if (!IsValidContentType(contentType))
+        {
+            return InvalidContentType(contentType);
+        }
+
+        if (!TryParseIfMatch(context.Request, out var ifEpoch, out var ifMatchError))
+        {
+            return Problems.Invalid("If-Match", ifMatchError);
+        }
+
+        using var activity = LaharsubActivitySource.StartPublish(id);
+        var maxBytes = services.Options.MaxMessageBytes;
+        var cancellationToken = context.RequestAborted;
+        var body = await ReadBodyAsync(context, maxBytes, cancellationToken).ConfigureAwait(false);
+        if (body is null)
+        {
+            return TooLarge(maxBytes);
+        }
+        var bodyLength = body.Value.Memory.Length;
+        PublishResult result;
+        try
+        {
+            // The body is read here, after StoppingRefusal's filter let the request in: shutdown may have begun meanwhile.
+            if (StoppingRefusal.IfStopping(context, services.Lifetime.ApplicationStopping) is { } stopping)
+            {
+                return stopping;
+            }
+            result = await services.Store.PublishAsync(id, body.Value.Memory, contentType, ifEpoch, cancellationToken).ConfigureAwait(false);
+        }
+        finally
+        {
+            body.Value.Dispose();
+        }
+        if (result.Status == PublishStatus.Published)
+        {
+            services.Metrics.Published();
+            LaharsubActivitySource.Published(activity, result.MessageId, result.Epoch!);
+            await WritePublishedAsync(context.Response, new PublishedMessage(id, result.MessageId, result.Epoch!), cancellationToken).ConfigureAwait(false);
+            return null;
+        }
+        return result.Status switch
+        {
+            PublishStatus.TopicNotFound => Problems.TopicNotFound(id),
+            PublishStatus.StorageFull => StorageFull(context, services.Options, services.Logger, id, result.RetryAfter),
+            PublishStatus.EpochMismatch => EpochMismatch(context, id, ifEpoch!, result.Epoch!),
+            PublishStatus.InvalidContentType => InvalidContentType(contentType),
+            _ when bodyLength == 0 => Problems.Invalid("body", "The message body is empty: publish at least one byte."),
+            _ => TooLarge(maxBytes),
+        };
+    }
+
+    /// <summary>
+    /// The <c>201</c> answer, as <c>TypedResults.Created</c> would write it, with a known length and without
+    /// a writer or serializer state of its own (the serializer reuses a cached writer for a byte array).
+    /// </summary>
+    private static async ValueTask WritePublishedAsync(HttpResponse response, PublishedMessage published, CancellationToken cancellationToken)
+    {
+        var json = JsonSerializer.SerializeToUtf8Bytes(published, LaharsubJsonContext.Default.PublishedMessage);
+        response.StatusCode = StatusCodes.Status201Created;
+        response.Headers.ETag = EntityTag(published.Epoch);
+        response.ContentType = Wire.WireFormat.JsonContentType;
+        response.ContentLength = json.Length;
+        await response.BodyWriter.WriteAsync(json, cancellationToken).ConfigureAwait(false);
+    }
+
+    /// <summary>
+    /// Whether <paramref name="contentType"/> may be a message's: a media type of at most
+    /// <see cref="MaxContentTypeLength"/> characters that the stores accept. Checked here as well as in the
+    /// stores so that a body is not read (up to MaxMessageBytes) only to be refused. The last type found
+    /// valid is remembered: a publisher sends the same one again, and parsing it allocates.
+    /// </summary>
+    private static bool IsValidContentType(string contentType)
+    {
+        if (string.Equals(contentType, Volatile.Read(ref s_lastValidContentType), StringComparison.Ordinal))
+        {
+            return true;
+        }
+        if (contentType.Length > MaxContentTypeLength || !MediaTypeHeaderValue.TryParse(contentType, out _) || !Message.IsValidContentType(contentType))
+        {
+            return false;
+        }
+        Volatile.Write(ref s_lastValidContentType, contentType);
+        return true;
+    }
+
+    private static ValidationProblem InvalidContentType(string contentType) => Problems.Invalid("Content-Type",
+        $"'{contentType}' is not a media type such as text/plain or application/json (at most {MaxContentTypeLength} characters, no control characters).");
+
+    private static ProblemHttpResult TooLarge(int maxBytes) => Problems.Status(StatusCodes.Status413PayloadTooLarge, "Message too large",
+        $"Messages may be at most {maxBytes} bytes (Laharsub:MaxMessageBytes). Send a smaller message, or a reference to where the content is.");
+
+    private static ProblemHttpResult StorageFull(HttpContext context, LaharsubStoreOptions options, ILogger logger, long topicId, TimeSpan? retryAfter)
+    {
+        Log.StorageFull(logger, options.MaxRetainedBytes, topicId);
+        context.Response.Headers.RetryAfter = Math.Max(1, (long)Math.Ceiling((retryAfter ?? TimeSpan.FromSeconds(1)).TotalSeconds)).ToString(System.Globalization.CultureInfo.InvariantCulture);
+        return Problems.Status(StatusCodes.Status507InsufficientStorage, "Server full",
+            $"Retained messages have reached Laharsub:MaxRetainedBytes ({options.MaxRetainedBytes} bytes); the message was not stored. Retry after older messages expire (Laharsub:MessageTimeToLive is {options.MessageTimeToLive}).");
+    }
+
+    private static ProblemHttpResult EpochMismatch(HttpContext context, long topicId, string expected, string current)
+    {
+        context.Response.Headers.ETag = EntityTag(current);
+        return TypedResults.Problem(
+            title: "Topic is another incarnation",
+            detail: $"Topic {topicId} now has epoch '{current}', not '{expected}' from If-Match: it was deleted and created again (or the server lost its data) since you learned its epoch. Nothing was published. Decide whether this topic is still the one you meant, then publish with If-Match: \"{current}\" or without If-Match.",
+            statusCode: StatusCodes.Status412PreconditionFailed,
+            extensions: new Dictionary<string, object?> { ["topicId"] = topicId, ["epoch"] = current });
+    }
+
+    /// <summary>
+    /// Reads <c>If-Match</c>: absent or <c>*</c> means any incarnation; one entity tag (weak or strong, the
+    /// comparison is by value) names the epoch the publisher expects.
+    /// </summary>
+    private static bool TryParseIfMatch(HttpRequest request, out string? epoch, out string error)
+    {
+        epoch = null;
+        error = "";
+        var values = request.Headers.IfMatch;
+        if (values.Count == 0)
+        {
+            return true;
+        }
+        var text = values.ToString().Trim();
+        if (text == "*")
+        {
+            return true;
+        }
+        if (text.StartsWith("W/", StringComparison.Ordinal))
+        {
+            text = text[2..];
+        }
+        if (text.Length >= 2 && text[0] == '"' && text[^1] == '"' && EpochText.IsValid(text.AsSpan(1, text.Length - 2)))
+        {
+            epoch = text[1..^1];
+            return true;
+        }
+        error = $"'{values}' is not one epoch in quotes: send If-Match: \"<epoch>\" with the epoch from the topic's info or a publish answer, or leave If-Match out.";
+        return false;
+    }
+
+    private static string EntityTag(string epoch) => $"\"{epoch}\"";
+
+    private static TopicResource WithWaitingPolls(TopicInfo topic, TopicSignals signals) =>
+        TopicResource.From(topic, signals.WaitingOn(topic.TopicId));
+
+    /// <summary>Reads the whole body into a pooled buffer; <see langword="null"/> when it exceeds <paramref name="maxBytes"/>.</summary>
+    private static async ValueTask<PooledBody?> ReadBodyAsync(HttpContext context, int maxBytes, CancellationToken cancellationToken)
+    {
+        if (context.Request.ContentLength > maxBytes)
+        {
+            return null;
+        }
+        if (context.Features.Get<IHttpMaxRequestBodySizeFeature>() is { IsReadOnly: false } sizeLimit
+            && sizeLimit.MaxRequestBodySize < maxBytes + 1L)
+        {
+            sizeLimit.MaxRequestBodySize = maxBytes + 1L;
+        }
+
+        var reader = context.Request.BodyReader;
+        try
+        {
+            while (true)
+            {
+                var read = await reader.ReadAsync(cancellationToken).ConfigureAwait(false);
+                var buffer = read.Buffer;
+                if (buffer.Length > maxBytes)
+                {
+                    reader.AdvanceTo(buffer.End);
+                    return null;
+                }
+                if (read.IsCompleted)
+                {
+                    var body = new PooledBody((int)buffer.Length);
+                    buffer.CopyTo(body.Array);
+                    reader.AdvanceTo(buffer.End);
+                    return body;
+                }
+                reader.AdvanceTo(buffer.Start, buffer.End);
+            }
+        }
+        catch (BadHttpRequestException exception) when (exception.StatusCode == StatusCodes.Status413PayloadTooLarge)
+        {
+            return null;
+        }
+    }
+
+    private static ILogger Logger(ILoggerFactory loggers) => loggers.CreateLogger("Laharsub.Topics");
+
+    private static string CollectionUrl(HttpRequest request) => $"{request.PathBase}{request.Path.Value?.TrimEnd('/')}";
+
+    /// <summary>A request body in an array rented from the shared pool.</summary>
+    private readonly struct PooledBody(int length) : IDisposable
+    {
+        public byte[] Array { get; } = ArrayPool<byte>.Shared.Rent(length);
+        public ReadOnlyMemory<byte> Memory => Array.AsMemory(0, length);
+        public void Dispose() => ArrayPool<byte>.Shared.Return(Array);
+    }
+}

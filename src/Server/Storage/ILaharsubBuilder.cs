@@ -1,0 +1,10 @@
+using Microsoft.Extensions.DependencyInjection;
+
+namespace Laharsub.Server.Storage;
+
+/// <summary>What <c>AddLaharsub</c> returns, for extensions that choose a store: <c>services.AddLaharsub().AddRedis(...)</c>.</summary>
+public interface ILaharsubBuilder
+{
+    /// <summary>The application's services.</summary>
+    IServiceCollection Services { get; }
+}

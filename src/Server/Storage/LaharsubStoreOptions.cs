@@ -1,0 +1,43 @@
+using System.ComponentModel.DataAnnotations;
+
+namespace Laharsub.Server.Storage;
+
+/// <summary>
+/// What a store keeps and for how long: the settings every <see cref="ILaharsubStore"/> enforces. Set
+/// through <c>LaharsubOptions</c> (the <c>Laharsub</c> configuration section, validated at start); a
+/// store resolves <c>IOptions&lt;LaharsubStoreOptions&gt;</c> and reads nothing else of the host.
+/// </summary>
+public sealed class LaharsubStoreOptions
+{
+    /// <summary>How long a message is retained after it is published.</summary>
+    [Range(typeof(TimeSpan), "00:00:00.001", "365.00:00:00")]
+    public TimeSpan MessageTimeToLive { get; set; } = TimeSpan.FromMinutes(5);
+
+    /// <summary>Messages retained per topic; when full, the oldest is dropped (readers behind it get a gap notice).</summary>
+    [Range(1, 10_000_000)]
+    public int MaxMessagesPerTopic { get; set; } = 1000;
+
+    /// <summary>Message body bytes retained by the whole server; when full, publishing answers 507 rather than dropping anything.</summary>
+    [Range(1L, long.MaxValue)]
+    public long MaxRetainedBytes { get; set; } = 256L * 1024 * 1024;
+
+    /// <summary>Largest message body accepted (413 above it).</summary>
+    [Range(1, 1024 * 1024 * 1024)]
+    public int MaxMessageBytes { get; set; } = 256 * 1024;
+
+    /// <summary>Most topics that may exist at once (409 when creating more).</summary>
+    [Range(1, int.MaxValue)]
+    public int MaxTopics { get; set; } = 100_000;
+
+    /// <summary>How often expired messages are swept from idle topics (active topics also drop them as they are used).</summary>
+    [Range(typeof(TimeSpan), "00:00:00.010", "01:00:00")]
+    public TimeSpan RetentionSweepInterval { get; set; } = TimeSpan.FromSeconds(1);
+
+    /// <summary>
+    /// Deletes a topic that has had no message and no poll for this long (0, the default, keeps topics
+    /// until they are deleted). Lets abandoned topics go without anyone deleting them; together with a
+    /// rate limit it keeps one client from filling <see cref="MaxTopics"/> for good.
+    /// </summary>
+    [Range(typeof(TimeSpan), "00:00:00", "3650.00:00:00")]
+    public TimeSpan TopicIdleTimeToLive { get; set; } = TimeSpan.Zero;
+}

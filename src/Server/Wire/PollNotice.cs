@@ -1,0 +1,25 @@
+namespace Laharsub.Server.Wire;
+
+/// <summary>Something a subscriber must be told about a topic besides its messages.</summary>
+/// <param name="Kind">Which notice.</param>
+/// <param name="TopicId">The topic it is about.</param>
+/// <param name="Epoch">The topic's incarnation: the current one, or for <see cref="PollNoticeKind.TopicDeleted"/> the deleted one.</param>
+/// <param name="FromMessageId">Gap: first lost id. Reset: the cursor the client sent (0 without one).</param>
+/// <param name="ToMessageId">Gap: last lost id. Reset: the topic's last id.</param>
+/// <param name="FirstMessageId">Reset: the id to continue from.</param>
+/// <param name="RequestedEpoch">Reset because the epoch changed: the epoch the client sent.</param>
+internal readonly record struct PollNotice(PollNoticeKind Kind, long TopicId, string Epoch, long FromMessageId = 0, long ToMessageId = 0,
+    long FirstMessageId = 0, string? RequestedEpoch = null);
+
+/// <summary>The kinds of <see cref="PollNotice"/>.</summary>
+internal enum PollNoticeKind
+{
+    /// <summary>Messages <c>FromMessageId..ToMessageId</c> are no longer retained.</summary>
+    Gap,
+    /// <summary>The cursor was beyond the topic's end; continue from <c>FirstMessageId</c>.</summary>
+    Reset,
+    /// <summary>The topic is another incarnation than the client's epoch; continue from <c>FirstMessageId</c>.</summary>
+    EpochReset,
+    /// <summary>The topic was deleted.</summary>
+    TopicDeleted,
+}
