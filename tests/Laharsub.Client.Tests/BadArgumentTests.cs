@@ -71,6 +71,7 @@ public sealed class BadArgumentTests
         { "MaxRetryDelay below RetryDelay", api => _ = new LaharsubClient(api, new LaharsubClientOptions { RetryDelay = TimeSpan.FromSeconds(2), MaxRetryDelay = TimeSpan.FromSeconds(1) }) },
         { "MaxRequestAttempts 0", api => _ = new LaharsubClient(api, new LaharsubClientOptions { MaxRequestAttempts = 0 }) },
         { "MaxRetryAfter negative", api => _ = new LaharsubClient(api, new LaharsubClientOptions { MaxRetryAfter = TimeSpan.FromSeconds(-1) }) },
+        { "TimeProvider null", api => _ = new LaharsubClient(api, new LaharsubClientOptions { TimeProvider = null! }) },
     };
 
     [Theory]

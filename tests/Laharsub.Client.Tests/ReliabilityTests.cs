@@ -148,18 +148,28 @@ public sealed class ReliabilityTests
     [Fact]
     public async Task PollsHeldForTheirWholeTimeoutEndAsEmptyAnswersNotClientTimeouts()
     {
-        await using var server = await LaharsubTestServer.StartAsync();
+        // One clock for the server's hold and the client's time limits, moved by the test: no waiting out
+        // the hold, and a busy machine cannot turn a 204 into a client timeout.
+        var clock = new FakeTimeProvider();
+        await using var server = await LaharsubTestServer.StartAsync(services: s => s.AddSingleton<TimeProvider>(clock));
         using var handler = new CountingHandler();
         using var http = handler.CreateClient(server.ApiAddress);
         // The request timeout is below the hold time, so a client that forgot to add the two would see
-        // only timeouts; 1 s of margin keeps a busy CI machine from turning a 204 into one.
+        // only timeouts: moving the clock by the hold time would pass its limit first.
         var options = TestSupport.Options(pollSeconds: 2);
         options.RequestTimeout = TimeSpan.FromSeconds(1);
+        options.TimeProvider = clock;
         await using var client = new LaharsubClient(http, options);
         var topic = (await server.Store.CreateTopicAsync().AsTask().WaitAsync(TestSupport.Timeout))!.TopicId;
         await using var reader = new EventReader(client.Subscribe([new(topic, 1)]));
         _ = reader.PendingStep;
 
+        for (var ended = 0; ended < 2; ended++)
+        {
+            // The server lets go of a poll before answering it, so one waiting now is the next one.
+            await Eventually.HoldsAsync(() => Task.FromResult(handler.EmptyPolls == ended && server.WaitingPolls(topic) == 1), TestSupport.Timeout, "the next poll waits");
+            clock.Advance(options.PollTimeout);
+        }
         await Eventually.HoldsAsync(() => Task.FromResult(handler.EmptyPolls >= 2), TestSupport.Timeout, "two polls end empty");
         await client.PublishAsync(topic, "still listening").WaitAsync(TestSupport.Timeout);
 
@@ -236,24 +246,31 @@ public sealed class ReliabilityTests
     [Fact]
     public async Task AFullServerIsRetriedNoSoonerThanItsRetryAfter()
     {
+        // One clock for the server (when the message expires, the Retry-After it sends) and the client
+        // (how long it waits): the test moves it once the client waits, so nothing sleeps and a busy
+        // machine cannot let the message expire early.
+        var clock = new WatchedClock();
         await using var server = await LaharsubTestServer.StartAsync(o =>
         {
             // Room for one 10-byte message (670 bytes with its encodings and overhead), not two.
             o.MaxRetainedBytes = 1000;
             o.MaxMessageBytes = 10;
-            // Long enough that the server is surely still full when the second publish arrives on a
-            // busy machine, short enough that a retry after Retry-After finds room.
             o.MessageTimeToLive = TimeSpan.FromSeconds(1.5);
-        });
-        await using var client = server.CreateLaharsubClient();
+        }, s => s.AddSingleton<TimeProvider>(clock));
+        var options = TestSupport.Options();
+        options.TimeProvider = clock;
+        await using var client = new LaharsubClient(server.ApiAddress, options);
         var topic = await client.CreateTopicAsync().WaitAsync(TestSupport.Timeout);
         await client.PublishAsync(topic, "0123456789").WaitAsync(TestSupport.Timeout);
 
-        var stopwatch = Stopwatch.StartNew();
-        var published = await client.PublishAsync(topic, "full?").WaitAsync(TestSupport.Timeout);
+        var started = clock.GetUtcNow();
+        var publishing = client.PublishAsync(topic, "full?");
+        // Each retry wait the client arms is let pass; the time limits of its requests (RequestTimeout) never are.
+        await clock.AdvanceThroughWaitsAsync(publishing, wait => wait < options.RequestTimeout);
+        var published = await publishing.WaitAsync(TestSupport.Timeout);
 
         // The server answered 507 with Retry-After (when the first message expires, 2 s rounded up); the client's own backoff would retry after 50-300 ms.
-        Assert.InRange(stopwatch.Elapsed, TimeSpan.FromSeconds(0.95), TestSupport.Timeout);
+        Assert.InRange(clock.GetUtcNow() - started, TimeSpan.FromSeconds(0.95), TestSupport.Timeout);
         Assert.Equal(2, published.MessageId);
     }
 }

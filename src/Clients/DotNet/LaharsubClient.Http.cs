@@ -26,8 +26,9 @@ public sealed partial class LaharsubClient
             ObjectDisposedException.ThrowIf(_disposing.IsCancellationRequested, this);
             var lastAttempt = attempt >= _options.MaxRequestAttempts;
             var address = CurrentAddress;
-            using var timeout = CancellationTokenSource.CreateLinkedTokenSource(cancellationToken, _disposing.Token);
-            timeout.CancelAfter(_options.RequestTimeout);
+            // A linked source takes no clock of its own, so the time limit is a source of its own, linked in.
+            using var expiry = new CancellationTokenSource(_options.RequestTimeout, TimeProvider);
+            using var timeout = CancellationTokenSource.CreateLinkedTokenSource(cancellationToken, _disposing.Token, expiry.Token);
             TimeSpan delay;
             try
             {
@@ -92,7 +93,7 @@ public sealed partial class LaharsubClient
             using (var wait = CancellationTokenSource.CreateLinkedTokenSource(cancellationToken, _disposing.Token))
             {
                 // Disposal ends the wait too; the loop's check then reports it.
-                await Task.Delay(delay, wait.Token).ConfigureAwait(ConfigureAwaitOptions.SuppressThrowing);
+                await Task.Delay(delay, TimeProvider, wait.Token).ConfigureAwait(ConfigureAwaitOptions.SuppressThrowing);
             }
             cancellationToken.ThrowIfCancellationRequested();
         }
@@ -181,7 +182,7 @@ public sealed partial class LaharsubClient
         // 429 and 503 are meant to carry Retry-After; other 5xx may too (Laharsub's 507 does).
         if (response.Headers.RetryAfter is { } retryAfter)
         {
-            var wait = retryAfter.Delta ?? (retryAfter.Date - DateTimeOffset.UtcNow) ?? TimeSpan.Zero;
+            var wait = retryAfter.Delta ?? (retryAfter.Date - TimeProvider.GetUtcNow()) ?? TimeSpan.Zero;
             if (wait > maxRetryAfter)
             {
                 return null;

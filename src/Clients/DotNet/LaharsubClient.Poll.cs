@@ -28,8 +28,8 @@ public sealed partial class LaharsubClient
         var seconds = (long)PollTimeout.TotalSeconds;
         var address = CurrentAddress;
         var uri = new Uri(_addresses[address], string.Create(CultureInfo.InvariantCulture, $"subscriptions?{query}&timeout={seconds}"));
-        using var poll = CancellationTokenSource.CreateLinkedTokenSource(changed, stopped, cancellationToken, _disposing.Token);
-        poll.CancelAfter(PollTimeout + _options.RequestTimeout);
+        using var expiry = new CancellationTokenSource(PollTimeout + _options.RequestTimeout, TimeProvider);
+        using var poll = CancellationTokenSource.CreateLinkedTokenSource(changed, stopped, cancellationToken, _disposing.Token, expiry.Token);
         try
         {
             using var exchange = await SendAuthorizedAsync(() =>

@@ -137,6 +137,9 @@ public sealed partial class LaharsubClient : IAsyncDisposable, IDisposable
 
     internal LaharsubClientOptions Options => _options;
 
+    /// <summary>The clock every wait and time limit of the client runs on (<see cref="LaharsubClientOptions.TimeProvider"/>).</summary>
+    internal TimeProvider TimeProvider => _options.TimeProvider;
+
     /// <summary>Fires when the client is disposed; subscriptions stop on it. (The source is never disposed, so the token stays usable.)</summary>
     internal CancellationToken Disposing => _disposing.Token;
 

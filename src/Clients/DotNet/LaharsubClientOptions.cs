@@ -55,6 +55,16 @@ public sealed class LaharsubClientOptions
     /// </summary>
     public Func<CancellationToken, ValueTask<string?>>? AccessTokenProvider { get; set; }
 
+    /// <summary>
+    /// The clock the client waits on and reads (default <see cref="TimeProvider.System"/>): retry
+    /// delays and <c>Retry-After</c> waits, the time limits of requests and polls, and the current time
+    /// that a <c>Retry-After</c> date is measured from. For tests (a fake clock that the test moves, so
+    /// that retries happen without waiting) and for hosts that control time. The connection timeouts
+    /// of the handler that the client builds for itself, and a given <see cref="HttpClient"/>'s own
+    /// <see cref="HttpClient.Timeout"/>, follow the system clock.
+    /// </summary>
+    public TimeProvider TimeProvider { get; set; } = TimeProvider.System;
+
     internal LaharsubClientOptions Validated()
     {
         var copy = (LaharsubClientOptions)MemberwiseClone();
@@ -81,6 +91,10 @@ public sealed class LaharsubClientOptions
         if (MaxRequestAttempts < 1)
         {
             throw new ArgumentException($"MaxRequestAttempts is {MaxRequestAttempts}: use 1 (no retry) or more.", "options");
+        }
+        if (TimeProvider is null)
+        {
+            throw new ArgumentException("TimeProvider is null: use TimeProvider.System (the default) or a clock of your own.", "options");
         }
         return copy;
     }

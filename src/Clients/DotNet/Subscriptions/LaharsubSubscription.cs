@@ -314,7 +314,7 @@ public sealed class LaharsubSubscription : IAsyncDisposable
     private async Task WaitAsync(TimeSpan delay, CancellationToken changed, CancellationToken cancellationToken)
     {
         using var wait = CancellationTokenSource.CreateLinkedTokenSource(changed, _stopped, cancellationToken);
-        await Task.Delay(delay, wait.Token).ConfigureAwait(ConfigureAwaitOptions.SuppressThrowing);
+        await Task.Delay(delay, _client.TimeProvider, wait.Token).ConfigureAwait(ConfigureAwaitOptions.SuppressThrowing);
         cancellationToken.ThrowIfCancellationRequested();
     }
 }
