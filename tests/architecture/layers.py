@@ -22,7 +22,7 @@ from pathlib import Path
 ALLOWED = {
     "Hosting": {"*"},  # composes everything; nothing else may import Hosting
     "Endpoints": {"Access", "Limits", "Diagnostics", "Delivery", "Wire", "Storage"},
-    "Access": {"Limits", "Diagnostics", "Storage"},
+    "Access": {"Limits", "Diagnostics", "Wire", "Storage"},  # Wire: the protocol's syntax of ids and labels
     "Limits": {"Diagnostics", "Storage"},
     "Diagnostics": {"Wire", "Storage"},
     "Delivery": {"Wire", "Storage"},

@@ -1,4 +1,3 @@
-using Laharsub.Server.Storage;
 namespace Laharsub.Server.Access;
 
 /// <summary>Which permission an endpoint needs; attached to each Laharsub endpoint as metadata in Jwt mode.</summary>

@@ -1,4 +1,3 @@
-using Laharsub.Server.Storage;
 using Microsoft.AspNetCore.Server.Kestrel.Core;
 using Microsoft.Extensions.Configuration;
 using Microsoft.Extensions.Logging;

@@ -1,7 +1,6 @@
 using System.Globalization;
 using System.Security.Claims;
 using System.Threading.RateLimiting;
-using Laharsub.Server.Storage;
 using Microsoft.AspNetCore.Http;
 using Microsoft.AspNetCore.RateLimiting;
 using Microsoft.Extensions.DependencyInjection;

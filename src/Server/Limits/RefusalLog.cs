@@ -1,5 +1,4 @@
 using System.Net;
-using Laharsub.Server.Storage;
 using Microsoft.Extensions.Logging;
 
 namespace Laharsub.Server.Limits;

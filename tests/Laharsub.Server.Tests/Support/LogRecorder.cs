@@ -1,5 +1,4 @@
 using System.Collections.Concurrent;
-using Laharsub.Server.Storage;
 using Microsoft.Extensions.Logging;
 
 namespace Laharsub.Server.Tests.Support;
