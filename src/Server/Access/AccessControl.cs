@@ -133,12 +133,36 @@ internal sealed class AccessControl(
     }
 
     /// <summary>
+    /// For what a stream does after its request was let in (a WebSocket's <c>subscribe</c> and
+    /// <c>publish</c> frames): whether its caller may do <paramref name="operation"/> on the topic. Always
+    /// in Open mode.
+    /// </summary>
+    public async ValueTask<bool> AllowsAsync(HttpContext http, LaharsubOperation operation, long topicId)
+    {
+        if (auth.Value.Mode != LaharsubAuthMode.Jwt)
+        {
+            return true;
+        }
+        var caller = await IdentifyAsync(http).ConfigureAwait(false);
+        if (caller.Refusal is not null)
+        {
+            return false;
+        }
+        var permissions = caller.Permissions;
+        return permissions.AllowsById(operation, topicId)
+            || (permissions.HasLabelPatterns(operation)
+                && permissions.AllowsLabel(operation, await labels.GetLabelAsync(topicId, http.RequestAborted).ConfigureAwait(false)));
+    }
+
+    /// <summary>
     /// Who calls: a request without <c>Authorization</c> is anonymous at no cost; one with a bearer token
     /// gets the token's permissions (plus the anonymous ones), or a 401 refusal when the token is bad.
     /// </summary>
     private async ValueTask<Caller> IdentifyAsync(HttpContext http)
     {
-        if (!http.Request.Headers.ContainsKey(HeaderNames.Authorization))
+        // Streams may carry the token in the query (docs/protocol.md, "Tokens on streams"); the JwtBearer
+        // scheme reads it from there (ConfigureLaharsubJwtBearer).
+        if (!http.Request.Headers.ContainsKey(HeaderNames.Authorization) && !HasQueryToken(http.Request))
         {
             return new Caller(_anonymous, HasToken: false, Refusal: null);
         }
@@ -154,6 +178,13 @@ internal sealed class AccessControl(
         }
         return new Caller(LaharsubPermissions.None, HasToken: true, AccessResults.BadToken(http, result.Failure, metrics));
     }
+
+    /// <summary>Whether the request carries <c>access_token</c> in its query (looked for without parsing the query into a collection).</summary>
+    internal static bool HasQueryToken(HttpRequest request) =>
+        request.QueryString.Value is { } query && query.Contains(AccessTokenParameter + "=", StringComparison.Ordinal);
+
+    /// <summary>The query parameter of a stream's token.</summary>
+    internal const string AccessTokenParameter = "access_token";
 
     private IResult Refuse(HttpContext http, Caller caller, LaharsubOperation operation, long? topicId, string? label) =>
         caller.HasToken

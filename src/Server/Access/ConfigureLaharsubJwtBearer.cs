@@ -85,11 +85,21 @@ internal sealed class ConfigureLaharsubJwtBearer(IOptions<LaharsubAuthOptions> a
     private Task UseCachedValidation(MessageReceivedContext context)
     {
         string? authorization = context.Request.Headers.Authorization;
-        if (authorization is null || !authorization.StartsWith("Bearer ", StringComparison.OrdinalIgnoreCase))
+        string token;
+        if (authorization is not null && authorization.StartsWith("Bearer ", StringComparison.OrdinalIgnoreCase))
+        {
+            token = authorization["Bearer ".Length..].Trim();
+        }
+        else if (authorization is null && AccessControl.HasQueryToken(context.Request)
+            && context.Request.Query[AccessControl.AccessTokenParameter] is [{ Length: > 0 } fromQuery])
+        {
+            // A browser's EventSource or WebSocket cannot set Authorization (docs/protocol.md, "Tokens on streams").
+            token = fromQuery;
+        }
+        else
         {
             return Task.CompletedTask;
         }
-        var token = authorization["Bearer ".Length..].Trim();
         if (cache.TryGet(token, out var principal))
         {
             context.Principal = principal;

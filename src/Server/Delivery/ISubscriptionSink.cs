@@ -12,6 +12,16 @@ namespace Laharsub.Server.Delivery;
 /// </remarks>
 internal interface ISubscriptionSink
 {
+    /// <summary>Whether the sink wants <see cref="PositionedAsync"/> (a stream does; a poll need not pay for the copy).</summary>
+    bool WantsPositions { get; }
+
+    /// <summary>
+    /// Once, after the first read and before the first delivery: every subscription's position, which a
+    /// client resumes from if it loses what follows: the requested cursor and epoch, with a subscription
+    /// that gave no cursor resolved to the topic's next message. Returns whether to go on.
+    /// </summary>
+    ValueTask<bool> PositionedAsync(Subscription[] positions);
+
     /// <summary>
     /// Writes <paramref name="result"/>: messages and notices, or (only at the first read) a topic that
     /// does not exist. Returns whether to go on; the cursors have moved past what it carried.

@@ -95,6 +95,22 @@ internal sealed partial class SubscriptionRunner
             _notices?.Clear();
         }
 
+        /// <summary>
+        /// After the first read, where each subscription stands for a client that resumes: what it
+        /// <paramref name="requested"/>, a missing cursor resolved to the topic's next message and a missing
+        /// epoch to the topic's. A read that found the topic gone leaves the request as it was.
+        /// </summary>
+        public Subscription[] Positions(Subscription[] requested)
+        {
+            for (var i = 0; i < requested.Length; i++)
+            {
+                ref readonly var slot = ref Slots[i];
+                var asked = requested[i];
+                requested[i] = asked with { From = asked.From ?? (slot.Cursor > 0 ? slot.Cursor : null), Epoch = asked.Epoch ?? slot.Epoch };
+            }
+            return requested;
+        }
+
         public void AddNotice(int slot, PollNotice notice) => (_notices ??= []).Add((slot, notice));
 
         /// <summary>Where a topic's cursor stands after round one.</summary>
@@ -165,6 +181,9 @@ internal sealed partial class SubscriptionRunner
 
         /// <summary>Whether a reset moved the cursor and the topic must be read again from there.</summary>
         public bool Reread;
+
+        /// <summary>Whether the topic was deleted and the subscriber told: a stream reads on without it.</summary>
+        public bool Deleted;
 
         public CollectOutcome Outcome;
         public int Taken;

@@ -63,11 +63,23 @@ internal sealed partial class SubscriptionRunner(ILaharsubStore store, TopicSign
         Register(run);
         var registered = true;
         var inSink = false;
+        // Copied before the first read lets go of the request's epochs (RunState's remarks).
+        var requested = sink.WantsPositions ? run.Subscriptions.ToArray() : null;
         try
         {
             while (true)
             {
                 var result = await CollectAsync(run).ConfigureAwait(false);
+                if (requested is not null && result?.UnknownTopicId is null)
+                {
+                    inSink = true;
+                    if (!await sink.PositionedAsync(run.Positions(requested)).ConfigureAwait(false))
+                    {
+                        return;
+                    }
+                    inSink = false;
+                    requested = null;
+                }
                 if (result is null && wait.Ended == WaitEnd.None)
                 {
                     using (wait.Arm(run.Waiter, run.Timer))
@@ -138,6 +150,10 @@ internal sealed partial class SubscriptionRunner(ILaharsubStore store, TopicSign
         }
 
         public ValueTask<bool> WaitEndedAsync(WaitEnd reason) => ValueTask.FromResult(false);
+
+        public bool WantsPositions => false;
+
+        public ValueTask<bool> PositionedAsync(Subscription[] positions) => ValueTask.FromResult(true);
 
         public void Failed()
         {
@@ -238,14 +254,21 @@ internal sealed partial class SubscriptionRunner(ILaharsubStore store, TopicSign
         var subscription = poll.Subscriptions[slot];
         ref var state = ref poll.Slots[slot];
         var followed = state.Epoch;
+        if (state.Deleted)
+        {
+            // Told once; a stream reads on without it.
+            state.Segment = default;
+            return Inspection.Done;
+        }
         if (!read.Exists || (followed is not null && read.Epoch != followed))
         {
             if (followed is null)
             {
                 return Inspection.UnknownTopic;
             }
-            // Deleted (or deleted and created again) while this poll waited.
+            // Deleted (or deleted and created again) while this subscription waited.
             poll.AddNotice(slot, new PollNotice(PollNoticeKind.TopicDeleted, subscription.TopicId, followed));
+            state.Deleted = true;
             state.Segment = default;
             return Inspection.Done;
         }
@@ -399,6 +422,7 @@ internal sealed partial class SubscriptionRunner(ILaharsubStore store, TopicSign
             if (!read.Exists || read.Epoch != poll.Slots[slot].Epoch)
             {
                 poll.AddNotice(slot, new PollNotice(PollNoticeKind.TopicDeleted, poll.Subscriptions[slot].TopicId, poll.Slots[slot].Epoch!));
+                poll.Slots[slot].Deleted = true;
                 continue;
             }
             var from = requests[n].FromMessageId;

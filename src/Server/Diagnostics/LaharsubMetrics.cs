@@ -37,9 +37,9 @@ internal sealed class LaharsubMetrics
         _timeProvider = timeProvider;
         var meter = meterFactory.Create(MeterName);
         _published = meter.CreateCounter<long>("laharsub.messages.published", "{message}", "Messages accepted over HTTP.");
-        _delivered = meter.CreateCounter<long>("laharsub.messages.delivered", "{message}", "Messages sent in poll responses (one per subscriber that got it).");
-        _polls = meter.CreateCounter<long>("laharsub.polls", "{poll}", "Polls ended, by laharsub.poll.outcome: answered, timeout, aborted, shutdown, not_found, error.");
-        _activePolls = meter.CreateUpDownCounter<long>("laharsub.polls.active", "{poll}", "Polls being answered or waiting for a message.");
+        _delivered = meter.CreateCounter<long>("laharsub.messages.delivered", "{message}", "Messages sent in poll responses and on streams (one per subscriber that got it).");
+        _polls = meter.CreateCounter<long>("laharsub.polls", "{poll}", "Polls and streams ended, by laharsub.poll.outcome: answered, timeout, aborted, shutdown, not_found, error, closed (a stream its client ended), too_slow (a stream whose client did not read).");
+        _activePolls = meter.CreateUpDownCounter<long>("laharsub.polls.active", "{poll}", "Polls and streams being answered or waiting for a message.");
         _deliveryLatency = meter.CreateHistogram("laharsub.delivery.latency", "s",
             "Time from a message's publish to a poll answer carrying it being written, once per delivered message (a subscriber catching up counts the message's age).",
             tags: null, new InstrumentAdvice<double> { HistogramBucketBoundaries = DeliveryLatencyBuckets });
@@ -99,6 +99,16 @@ internal sealed class LaharsubMetrics
             // Another instance's clock published it (a shared store): never report a negative time.
             var ticks = Math.Max(0, now - messages[i].PublishedAt.UtcTicks);
             _deliveryLatency.Record((double)ticks / TimeSpan.TicksPerSecond);
+        }
+    }
+
+    /// <summary>A stream wrote <paramref name="messages"/>: counted as delivered, with their latencies.</summary>
+    internal void StreamWrote(IReadOnlyList<Message> messages)
+    {
+        if (messages.Count > 0)
+        {
+            _delivered.Add(messages.Count);
+            AnswerWritten(messages);
         }
     }
 

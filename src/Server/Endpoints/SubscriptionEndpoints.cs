@@ -62,6 +62,10 @@ internal static partial class SubscriptionEndpoints
         public SubscriptionRunner Runner { get; } = services.GetRequiredService<SubscriptionRunner>();
         public WireFormat Wire { get; } = services.GetRequiredService<WireFormat>();
         public LaharsubDeliveryOptions Options { get; } = services.GetRequiredService<IOptions<LaharsubDeliveryOptions>>().Value;
+        public LaharsubStreamOptions Streams { get; } = services.GetRequiredService<IOptions<LaharsubStreamOptions>>().Value;
+        public ILaharsubStore Store { get; } = services.GetRequiredService<ILaharsubStore>();
+        public LaharsubStoreOptions StoreOptions { get; } = services.GetRequiredService<IOptions<LaharsubStoreOptions>>().Value;
+        public AccessControl Access { get; } = services.GetRequiredService<AccessControl>();
         public IHostApplicationLifetime Lifetime { get; } = services.GetRequiredService<IHostApplicationLifetime>();
         public LaharsubMetrics Metrics { get; } = services.GetRequiredService<LaharsubMetrics>();
         public TimeProvider TimeProvider { get; } = services.GetRequiredService<TimeProvider>();
@@ -92,9 +96,18 @@ internal static partial class SubscriptionEndpoints
     private static Task StartPoll(HttpContext context, PollServices services, SubscriptionQuery query)
     {
         context.Response.Headers.CacheControl = "no-store";
+        if (context.WebSockets.IsWebSocketRequest && (query.Error is null || query.NamesNoTopic))
+        {
+            // Copied now: the query's list is this thread's, reused by the next poll once this returns.
+            return RunWebSocketAsync(context, services, query.Error is null ? [.. query.Subscriptions] : []);
+        }
         if (query.Error is not null)
         {
             return Problems.Invalid(query.ErrorParameter!, query.Error).ExecuteAsync(context);
+        }
+        if (AcceptsEventStream(context.Request))
+        {
+            return StreamEventsAsync(context, services, query);
         }
         if (Negotiate(context.Request) is not { } format)
         {
@@ -132,6 +145,10 @@ internal static partial class SubscriptionEndpoints
             }
             return false;
         }
+
+        public bool WantsPositions => false;
+
+        public ValueTask<bool> PositionedAsync(Subscription[] positions) => ValueTask.FromResult(true);
 
         public ValueTask<bool> WaitEndedAsync(WaitEnd reason)
         {

@@ -28,7 +28,16 @@ internal readonly struct SubscriptionQuery
         Error = error;
     }
 
+    /// <summary>The query parameter that carries a token where a browser cannot set <c>Authorization</c> (streams).</summary>
+    public const string AccessTokenParameter = "access_token";
+
+    /// <summary>The parameter an error names when the query names no topic at all (a WebSocket may start empty).</summary>
+    public const string NoSubscriptionParameter = "subs";
+
     public List<Subscription> Subscriptions { get; }
+
+    /// <summary>Whether the query names no topic at all (an error for a poll and an SSE stream, not for a WebSocket).</summary>
+    public bool NamesNoTopic => Error is not null && ErrorParameter == NoSubscriptionParameter && Error.StartsWith("No subscription", StringComparison.Ordinal);
     public TimeSpan Timeout { get; }
     public string? ErrorParameter { get; }
     public string? Error { get; }
@@ -84,9 +93,9 @@ internal readonly struct SubscriptionQuery
                 }
                 compact = value;
             }
-            else if (key.SequenceEqual("_"))
+            else if (key.SequenceEqual("_") || key.Equals(AccessTokenParameter, StringComparison.Ordinal))
             {
-                // jQuery's cache buster.
+                // jQuery's cache buster; a stream's token (Jwt mode), which access control reads.
             }
             else if (TryParseIndexedKey(key, out var index, out var field))
             {
@@ -119,12 +128,26 @@ internal readonly struct SubscriptionQuery
         into.EnsureCapacity(indexed?.Count ?? (compact is not { } items ? 0 : Math.Min(items.Span.Count(','), options.MaxSubscriptionsPerPoll) + 1));
         var error = indexed is not null ? ParseIndexed(indexed, into)
             : compact is not null ? ParseCompact(compact.Value, options, into)
-            : ("subs", $"No subscription: name at least one topic, e.g. ?topics=14 or ?subs[0][topicid]=14. {Usage}");
+            : (NoSubscriptionParameter, $"No subscription: name at least one topic, e.g. ?topics=14 or ?subs[0][topicid]=14. {Usage}");
         if (error is { } failure)
         {
             return Fail(failure.Parameter, failure.Message);
         }
         return new SubscriptionQuery(into, timeout);
+    }
+
+    /// <summary>
+    /// Parses cursors in the compact syntax of <c>topics</c> (<c>14:3~epoch,15</c>), as a stream's
+    /// <c>Last-Event-ID</c> or a WebSocket <c>subscribe</c> frame carries them; the error names <paramref name="parameter"/>.
+    /// </summary>
+    public static (string Parameter, string Message)? ParseCursors(string text, string parameter, LaharsubDeliveryOptions options, List<Subscription> into)
+    {
+        into.Clear();
+        if (text.Length == 0)
+        {
+            return null;
+        }
+        return ParseCompact(text.AsMemory(), options, into) is { } error ? (parameter, error.Message.Replace("topics=", parameter + "=", StringComparison.Ordinal)) : null;
     }
 
     private static (string Parameter, string Message)? ParseIndexed(List<IndexedSubscription> indexed, List<Subscription> subscriptions)

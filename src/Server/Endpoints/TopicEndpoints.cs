@@ -235,7 +235,7 @@ internal static partial class TopicEndpoints
     /// stores so that a body is not read (up to MaxMessageBytes) only to be refused. The last type found
     /// valid is remembered: a publisher sends the same one again, and parsing it allocates.
     /// </summary>
-    private static bool IsValidContentType(string contentType)
+    internal static bool IsValidContentType(string contentType)
     {
         if (string.Equals(contentType, Volatile.Read(ref s_lastValidContentType), StringComparison.Ordinal))
         {

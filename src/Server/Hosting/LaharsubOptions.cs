@@ -1,4 +1,5 @@
 using Laharsub.Server.Delivery;
+using Laharsub.Server.Endpoints;
 using Laharsub.Server.Limits;
 using Laharsub.Server.Storage;
 
@@ -58,6 +59,9 @@ public sealed class LaharsubOptions
 
     /// <inheritdoc cref="LaharsubDeliveryOptions.MaxBytesPerPoll"/>
     public int MaxBytesPerPoll { get => Delivery.MaxBytesPerPoll; set => Delivery.MaxBytesPerPoll = value; }
+
+    /// <summary>The streaming transports (<c>Laharsub:Streams</c>).</summary>
+    public LaharsubStreamOptions Streams { get; set; } = new();
 
     /// <summary>Cross-origin access.</summary>
     public LaharsubCorsOptions Cors { get; set; } = new();

@@ -32,6 +32,7 @@ internal sealed class LaharsubOptionsValidator : IValidateOptions<LaharsubOption
         Validate(options.Store, "Laharsub:", failures);
         Validate(options.Delivery, "Laharsub:", failures);
         Validate(options.RateLimit, "Laharsub:RateLimit:", failures);
+        Validate(options.Streams, "Laharsub:Streams:", failures);
         return failures.Count == 0 ? ValidateOptionsResult.Success : ValidateOptionsResult.Fail(failures);
     }
 

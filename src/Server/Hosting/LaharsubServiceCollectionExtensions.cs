@@ -52,6 +52,7 @@ public static class LaharsubServiceCollectionExtensions
         services.TryAddSingleton<IOptions<LaharsubStoreOptions>>(static services => Part(services, static options => options.Store));
         services.TryAddSingleton<IOptions<LaharsubDeliveryOptions>>(static services => Part(services, static options => options.Delivery));
         services.TryAddSingleton<IOptions<LaharsubRateLimitOptions>>(static services => Part(services, static options => options.RateLimit));
+        services.TryAddSingleton<IOptions<LaharsubStreamOptions>>(static services => Part(services, static options => options.Streams));
         services.AddClientLimits();
 
         services.TryAddSingleton(TimeProvider.System);

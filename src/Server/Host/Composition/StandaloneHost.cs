@@ -90,6 +90,8 @@ internal static class StandaloneHost
         app.UseClientConnectionLimit();
         app.UseLaharsubAccess();
         app.UseRateLimiter();
+        // The subscription URL's WebSocket transport; pings come from Laharsub:Streams:KeepAliveInterval.
+        app.UseWebSockets();
         app.MapLaharsub("/ps");
         app.MapHealthChecks("/health", new HealthCheckOptions { ResponseWriter = HealthReportWriter.WriteAsync });
         MapDemo(app);

@@ -1,0 +1,35 @@
+using System.ComponentModel.DataAnnotations;
+
+namespace Laharsub.Server.Endpoints;
+
+/// <summary>
+/// The streaming transports' settings (Server-Sent Events and WebSocket), bound from <c>Laharsub:Streams</c>.
+/// </summary>
+public sealed class LaharsubStreamOptions
+{
+    /// <summary>
+    /// How often a quiet SSE stream writes a heartbeat comment: proxies keep the connection, and a client
+    /// that hears nothing for longer knows a proxy buffers the stream.
+    /// </summary>
+    [Range(typeof(TimeSpan), "00:00:01", "00:10:00")]
+    public TimeSpan HeartbeatInterval { get; set; } = TimeSpan.FromSeconds(15);
+
+    /// <summary>The SSE <c>retry:</c> a browser's EventSource waits before it reconnects.</summary>
+    [Range(typeof(TimeSpan), "00:00:00.100", "00:10:00")]
+    public TimeSpan ReconnectDelay { get; set; } = TimeSpan.FromSeconds(2);
+
+    /// <summary>How often the server pings an open WebSocket.</summary>
+    [Range(typeof(TimeSpan), "00:00:01", "00:10:00")]
+    public TimeSpan KeepAliveInterval { get; set; } = TimeSpan.FromSeconds(15);
+
+    /// <summary>
+    /// How long a write to a stream may wait for a client that does not read before the stream is ended
+    /// (it reconnects and resumes from its cursors; nothing is queued for it meanwhile).
+    /// </summary>
+    [Range(typeof(TimeSpan), "00:00:01", "01:00:00")]
+    public TimeSpan MaxWriteWait { get; set; } = TimeSpan.FromSeconds(30);
+
+    /// <summary>The largest frame a WebSocket client may send (a publish's body is at most <c>MaxMessageBytes</c>, base64 a third more).</summary>
+    [Range(1024, 64 * 1024 * 1024)]
+    public int MaxReceiveFrameBytes { get; set; } = 1024 * 1024;
+}

@@ -1,0 +1,214 @@
+using System.Buffers;
+using System.IO.Pipelines;
+using System.Runtime.InteropServices;
+using System.Text.Json;
+using Laharsub.Server.Delivery;
+using Laharsub.Server.Storage;
+using Laharsub.Server.Wire;
+using Microsoft.AspNetCore.Http;
+using Microsoft.Net.Http.Headers;
+
+namespace Laharsub.Server.Endpoints;
+
+/// <summary>The subscription as a Server-Sent Events stream (docs/protocol.md, "Server-Sent Events").</summary>
+internal static partial class SubscriptionEndpoints
+{
+    private const string EventStream = "text/event-stream";
+    private const string LastEventIdHeader = "Last-Event-ID";
+
+    /// <summary>Whether <c>Accept</c> names <c>text/event-stream</c> (with a q above 0).</summary>
+    internal static bool AcceptsEventStream(HttpRequest request)
+    {
+        var accept = request.Headers.Accept;
+        if (accept.Count == 0)
+        {
+            return false;
+        }
+        if (accept.Count == 1 && accept[0] is { } only && only.Equals(EventStream, StringComparison.OrdinalIgnoreCase))
+        {
+            return true;
+        }
+        if (!accept.ToString().Contains(EventStream, StringComparison.OrdinalIgnoreCase) || !MediaTypeHeaderValue.TryParseList(accept, out var accepted))
+        {
+            return false;
+        }
+        return accepted.Any(type => type.MediaType.Equals(EventStream, StringComparison.OrdinalIgnoreCase) && (type.Quality ?? 1) > 0);
+    }
+
+    private static Task StreamEventsAsync(HttpContext context, PollServices services, SubscriptionQuery query)
+    {
+        var subscriptions = query.Subscriptions;
+        if (context.Request.Headers[LastEventIdHeader] is { Count: > 0 } lastEventId
+            && ResumeFrom(lastEventId.ToString(), subscriptions, services.Options) is { } error)
+        {
+            return Problems.Invalid(LastEventIdHeader, error).ExecuteAsync(context);
+        }
+        var response = context.Response;
+        response.ContentType = EventStream;
+        response.Headers.CacheControl = "no-store";
+        // nginx buffers proxied responses unless told not to; a stream must arrive event by event.
+        response.Headers["X-Accel-Buffering"] = "no";
+        var wait = new SubscriptionWait(services.Streams.HeartbeatInterval, services.TimeProvider, context.RequestAborted, services.Lifetime.ApplicationStopping);
+        services.Metrics.PollStarted();
+        return services.Runner.RunAsync(CollectionsMarshal.AsSpan(subscriptions), services.Wire.JsonAnswerBytes, wait,
+            new EventStreamSink(context, services, new StreamCursors()));
+    }
+
+    /// <summary>
+    /// Resumes the query's subscriptions from a <c>Last-Event-ID</c>: the topics it names take its cursors,
+    /// and the query's topics it does not name were deleted before the client lost the stream, so they are
+    /// left out. Returns why the id is refused, or null.
+    /// </summary>
+    private static string? ResumeFrom(string lastEventId, List<Subscription> subscriptions, LaharsubDeliveryOptions options)
+    {
+        var resumed = new List<Subscription>();
+        if (SubscriptionQuery.ParseCursors(lastEventId, LastEventIdHeader, options, resumed) is { } error)
+        {
+            return error.Message;
+        }
+        foreach (var position in resumed)
+        {
+            if (!subscriptions.Exists(subscription => subscription.TopicId == position.TopicId))
+            {
+                return $"Last-Event-ID names topic {position.TopicId}, which the query does not: resume with the URL the stream was opened with.";
+            }
+        }
+        subscriptions.Clear();
+        subscriptions.AddRange(resumed);
+        return null;
+    }
+
+    /// <summary>Writes a subscription's deliveries as events, each with the cursors to resume from after it.</summary>
+    private readonly struct EventStreamSink(HttpContext context, PollServices services, StreamCursors cursors) : ISubscriptionSink
+    {
+        private static ReadOnlySpan<byte> IdField => "id: "u8;
+        private static ReadOnlySpan<byte> DataField => "\ndata: "u8;
+        private static ReadOnlySpan<byte> EventEnd => "\n\n"u8;
+        private static ReadOnlySpan<byte> NoticeEvent => "event: notice\n"u8;
+        private static ReadOnlySpan<byte> OpenEvent => "event: open\n"u8;
+        private static ReadOnlySpan<byte> Heartbeat => ": heartbeat\n\n"u8;
+
+        public bool WantsPositions => true;
+
+        public async ValueTask<bool> PositionedAsync(Subscription[] positions)
+        {
+            cursors.Reset(positions);
+            var output = context.Response.BodyWriter;
+            Write(output, $"retry: {(long)services.Streams.ReconnectDelay.TotalMilliseconds}\n\n");
+            output.Write(OpenEvent);
+            WriteId(output);
+            output.Write(DataField);
+            using (var json = new Utf8JsonWriter(output))
+            {
+                json.WriteStartObject();
+                json.WriteStartArray("topics"u8);
+                foreach (var position in positions)
+                {
+                    json.WriteStartObject();
+                    json.WriteNumber("topicId"u8, position.TopicId);
+                    if (position.Epoch is { } epoch)
+                    {
+                        json.WriteString("epoch"u8, epoch);
+                    }
+                    if (position.From is { } from)
+                    {
+                        json.WriteNumber("from"u8, from);
+                    }
+                    json.WriteEndObject();
+                }
+                json.WriteEndArray();
+                json.WriteEndObject();
+            }
+            output.Write(EventEnd);
+            return await FlushAsync().ConfigureAwait(false);
+        }
+
+        public async ValueTask<bool> DeliverAsync(PollResult result)
+        {
+            if (result.UnknownTopicId is { } unknown)
+            {
+                services.Metrics.PollEnded("not_found", 0);
+                await Problems.TopicNotFound(unknown).ExecuteAsync(context).ConfigureAwait(false);
+                return false;
+            }
+            var output = context.Response.BodyWriter;
+            foreach (var notice in result.Notices)
+            {
+                cursors.Apply(notice);
+                output.Write(NoticeEvent);
+                WriteId(output);
+                output.Write(DataField);
+                output.Write(WireFormat.EncodeNotice(notice));
+                output.Write(EventEnd);
+            }
+            foreach (var message in result.Messages)
+            {
+                cursors.Apply(message);
+                WriteId(output);
+                output.Write(DataField);
+                output.Write(WireFormat.JsonElement(message));
+                output.Write(EventEnd);
+            }
+            if (!await FlushAsync().ConfigureAwait(false))
+            {
+                return false;
+            }
+            services.Metrics.StreamWrote(result.Messages);
+            return true;
+        }
+
+        public async ValueTask<bool> WaitEndedAsync(WaitEnd reason)
+        {
+            switch (reason)
+            {
+                case WaitEnd.TimedOut:
+                    context.Response.BodyWriter.Write(Heartbeat);
+                    return await FlushAsync().ConfigureAwait(false);
+                case WaitEnd.Stopping:
+                    services.Metrics.PollEnded("shutdown", 0);
+                    Write(context.Response.BodyWriter,
+                        "event: reconnect\ndata: {\"reason\":\"stopping\",\"detail\":\"The server is stopping; reconnect (another instance will answer) and resume from your cursors.\"}\n\n");
+                    await FlushAsync().ConfigureAwait(false);
+                    return false;
+                default:
+                    services.Metrics.PollEnded("closed", 0);
+                    return false;
+            }
+        }
+
+        public void Failed() => services.Metrics.PollEnded("error", 0);
+
+        private void WriteId(PipeWriter output)
+        {
+            output.Write(IdField);
+            cursors.WriteTo(output);
+        }
+
+        /// <summary>
+        /// Flushes, for at most <c>MaxWriteWait</c>: a client that does not read is ended rather than
+        /// waited for (it resumes from its last id). False when the stream is over.
+        /// </summary>
+        private async ValueTask<bool> FlushAsync()
+        {
+            using var tooSlow = new CancellationTokenSource(services.Streams.MaxWriteWait, services.TimeProvider);
+            try
+            {
+                var flushed = await context.Response.BodyWriter.FlushAsync(tooSlow.Token).ConfigureAwait(false);
+                return !flushed.IsCompleted && !context.RequestAborted.IsCancellationRequested;
+            }
+            catch (OperationCanceledException) when (tooSlow.IsCancellationRequested)
+            {
+                services.Metrics.PollEnded("too_slow", 0);
+                context.Abort();
+                return false;
+            }
+        }
+
+        private static void Write(PipeWriter output, string ascii)
+        {
+            var span = output.GetSpan(ascii.Length);
+            var written = System.Text.Encoding.ASCII.GetBytes(ascii, span);
+            output.Advance(written);
+        }
+    }
+}

@@ -1,0 +1,638 @@
+using System.Buffers;
+using System.Net.WebSockets;
+using System.Text;
+using System.Text.Json;
+using Laharsub.Server.Access;
+using Laharsub.Server.Delivery;
+using Laharsub.Server.Storage;
+using Laharsub.Server.Wire;
+using Microsoft.AspNetCore.Http;
+using Microsoft.AspNetCore.Http.HttpResults;
+using Microsoft.AspNetCore.Mvc;
+using Microsoft.Extensions.DependencyInjection;
+
+namespace Laharsub.Server.Endpoints;
+
+/// <summary>The subscription as a WebSocket, subprotocol <c>laharsub.v1</c> (docs/protocol.md, "WebSocket").</summary>
+internal static partial class SubscriptionEndpoints
+{
+    /// <summary>The subprotocol the server selects when a client offers it.</summary>
+    internal const string WebSocketSubProtocol = "laharsub.v1";
+
+    /// <summary>Close codes that say what to do (docs/protocol.md).</summary>
+    internal const int CloseNotThisProtocol = 4000, CloseTokenExpired = 4001, CloseTooSlow = 4008;
+
+    private static async Task RunWebSocketAsync(HttpContext context, PollServices services, Subscription[] initial)
+    {
+        using var session = new SocketSession(context, services);
+        await session.RunAsync(initial).ConfigureAwait(false);
+    }
+
+    /// <summary>
+    /// One WebSocket: a run of the subscription's topics, started again whenever a frame changes them,
+    /// and a receive loop for the client's frames. Sends are serialized; nothing is queued per socket
+    /// (a run waits for its writes, and a slow reader reads later from retention).
+    /// </summary>
+    private sealed class SocketSession(HttpContext context, PollServices services) : IDisposable
+    {
+        private static ReadOnlySpan<byte> MessageStart => "{\"type\":\"message\",\"message\":"u8;
+        private static ReadOnlySpan<byte> NoticeStart => "{\"type\":\"notice\",\"notice\":"u8;
+
+        private readonly SemaphoreSlim _sending = new(1, 1);
+        private readonly ArrayBufferWriter<byte> _frame = new(512);
+        private readonly StreamCursors _cursors = new();
+        private readonly Lock _changesLock = new();
+        private readonly List<(string? Id, bool Subscribe, List<Subscription> Topics)> _changes = [];
+        private CancellationTokenSource? _run;
+        private WebSocket _socket = null!;
+
+        /// <summary>Whether the current run gave its positions (else its input stands, less an unknown topic).</summary>
+        private bool _positioned;
+        private long? _unknownTopic;
+        private List<string?> _answering = [];
+
+        private PollServices Services => services;
+
+        public void Dispose() => _sending.Dispose();
+
+        public async Task RunAsync(Subscription[] initial)
+        {
+            var offered = context.WebSockets.WebSocketRequestedProtocols;
+            _socket = await context.WebSockets.AcceptWebSocketAsync(new WebSocketAcceptContext
+            {
+                SubProtocol = offered.Contains(WebSocketSubProtocol) ? WebSocketSubProtocol : null,
+                KeepAliveInterval = services.Streams.KeepAliveInterval,
+            }).ConfigureAwait(false);
+            services.Metrics.PollStarted();
+            var outcome = "closed";
+            using var receiving = CancellationTokenSource.CreateLinkedTokenSource(context.RequestAborted);
+            var receiver = ReceiveAsync(receiving.Token);
+            try
+            {
+                var subscriptions = initial;
+                var stopping = services.Lifetime.ApplicationStopping;
+                while (_socket.State == WebSocketState.Open && !stopping.IsCancellationRequested)
+                {
+                    using var run = CancellationTokenSource.CreateLinkedTokenSource(context.RequestAborted);
+                    lock (_changesLock)
+                    {
+                        _run = run;
+                        if (_changes.Count > 0)
+                        {
+                            run.Cancel();
+                        }
+                    }
+                    _positioned = false;
+                    _unknownTopic = null;
+                    if (subscriptions.Length == 0)
+                    {
+                        _cursors.Reset([]);
+                        _positioned = true;
+                        await SendSubscribedAsync([]).ConfigureAwait(false);
+                        await WaitAsync(run.Token, stopping).ConfigureAwait(false);
+                    }
+                    else
+                    {
+                        var wait = new SubscriptionWait(Timeout.InfiniteTimeSpan, services.TimeProvider, run.Token, stopping);
+                        await services.Runner.RunAsync(subscriptions, services.Wire.JsonAnswerBytes, wait, new SocketSink(this)).ConfigureAwait(false);
+                    }
+                    subscriptions = ApplyChanges(subscriptions);
+                }
+                if (stopping.IsCancellationRequested && _socket.State == WebSocketState.Open)
+                {
+                    outcome = "shutdown";
+                    await CloseAsync(WebSocketCloseStatus.EndpointUnavailable,
+                        "The server is stopping: reconnect (another instance answers) and resume from your cursors.").ConfigureAwait(false);
+                }
+            }
+            catch (Exception failure) when (failure is WebSocketException or OperationCanceledException)
+            {
+                // The client went away mid-write: nobody to tell.
+            }
+            finally
+            {
+                services.Metrics.PollEnded(outcome, 0);
+                await receiving.CancelAsync().ConfigureAwait(false);
+                await receiver.ConfigureAwait(ConfigureAwaitOptions.SuppressThrowing);
+                _socket.Dispose();
+            }
+        }
+
+        private static async Task WaitAsync(CancellationToken changed, CancellationToken stopping)
+        {
+            using var either = CancellationTokenSource.CreateLinkedTokenSource(changed, stopping);
+            await Task.Delay(Timeout.InfiniteTimeSpan, either.Token).ConfigureAwait(ConfigureAwaitOptions.SuppressThrowing);
+        }
+
+        /// <summary>The next run's subscriptions: where this run left each topic, with the frames' changes applied.</summary>
+        private Subscription[] ApplyChanges(Subscription[] ran)
+        {
+            if (!_positioned)
+            {
+                // The run stopped at its first read (a topic that does not exist): its input stands, without that topic.
+                _cursors.Reset(ran);
+                if (_unknownTopic is { } unknown)
+                {
+                    _cursors.Remove(unknown);
+                }
+            }
+            lock (_changesLock)
+            {
+                _answering = [];
+                foreach (var (id, subscribe, topics) in _changes)
+                {
+                    foreach (var topic in topics)
+                    {
+                        if (!subscribe)
+                        {
+                            _cursors.Remove(topic.TopicId);
+                        }
+                        else if (topic.From is not null || !_cursors.Contains(topic.TopicId))
+                        {
+                            _cursors.Set(topic);
+                        }
+                    }
+                    _answering.Add(id);
+                }
+                _changes.Clear();
+            }
+            return _cursors.ToSubscriptions();
+        }
+
+        private async Task ReceiveAsync(CancellationToken cancellationToken)
+        {
+            var buffer = ArrayPool<byte>.Shared.Rent(4096);
+            try
+            {
+                while (true)
+                {
+                    var length = 0;
+                    ValueWebSocketReceiveResult received;
+                    do
+                    {
+                        if (length == buffer.Length)
+                        {
+                            if (buffer.Length >= services.Streams.MaxReceiveFrameBytes)
+                            {
+                                await RefuseAsync($"A frame may be at most {services.Streams.MaxReceiveFrameBytes} bytes (Laharsub:Streams:MaxReceiveFrameBytes).").ConfigureAwait(false);
+                                return;
+                            }
+                            var larger = ArrayPool<byte>.Shared.Rent(Math.Min(buffer.Length * 2, services.Streams.MaxReceiveFrameBytes));
+                            buffer.AsSpan(0, length).CopyTo(larger);
+                            ArrayPool<byte>.Shared.Return(buffer);
+                            buffer = larger;
+                        }
+                        received = await _socket.ReceiveAsync(buffer.AsMemory(length), cancellationToken).ConfigureAwait(false);
+                        length += received.Count;
+                    }
+                    while (!received.EndOfMessage && received.MessageType != WebSocketMessageType.Close);
+                    switch (received.MessageType)
+                    {
+                        case WebSocketMessageType.Close:
+                            CancelRun();
+                            return;
+                        case WebSocketMessageType.Binary:
+                            await RefuseAsync("Frames are JSON text frames (docs/protocol.md, \"WebSocket\"); this one was binary.").ConfigureAwait(false);
+                            return;
+                    }
+                    if (!await HandleAsync(buffer.AsMemory(0, length)).ConfigureAwait(false))
+                    {
+                        return;
+                    }
+                }
+            }
+            catch (Exception failure) when (failure is WebSocketException or OperationCanceledException)
+            {
+                CancelRun();
+            }
+            finally
+            {
+                ArrayPool<byte>.Shared.Return(buffer);
+            }
+        }
+
+        /// <summary>Closes a socket whose client does not speak the protocol, saying why.</summary>
+        private async Task RefuseAsync(string reason)
+        {
+            CancelRun();
+            await CloseAsync((WebSocketCloseStatus)CloseNotThisProtocol, reason).ConfigureAwait(false);
+        }
+
+        private void CancelRun()
+        {
+            lock (_changesLock)
+            {
+                _run?.Cancel();
+            }
+        }
+
+        /// <summary>Handles one client frame; false when the socket is being closed.</summary>
+        private async Task<bool> HandleAsync(ReadOnlyMemory<byte> frame)
+        {
+            ClientFrame parsed;
+            try
+            {
+                parsed = ClientFrame.Parse(frame.Span);
+            }
+            catch (JsonException)
+            {
+                await RefuseAsync("A frame is one JSON object with a \"type\" (docs/protocol.md, \"WebSocket\"); this one is not JSON.").ConfigureAwait(false);
+                return false;
+            }
+            var problem = parsed.Type switch
+            {
+                "subscribe" or "unsubscribe" => await ChangeAsync(parsed).ConfigureAwait(false),
+                "publish" => await PublishAsync(parsed).ConfigureAwait(false),
+                _ => Invalid("type", $"'{parsed.Type}' is not a frame type: send subscribe, unsubscribe or publish."),
+            };
+            if (problem is not null)
+            {
+                await SendProblemAsync(parsed.Id, problem).ConfigureAwait(false);
+            }
+            return true;
+        }
+
+        private async ValueTask<ProblemDetails?> ChangeAsync(ClientFrame frame)
+        {
+            var topics = new List<Subscription>();
+            if (frame.Topics is null)
+            {
+                return Invalid("topics", "Name the topics, e.g. {\"type\":\"subscribe\",\"topics\":\"14:43,15\"}.");
+            }
+            if (SubscriptionQuery.ParseCursors(frame.Topics, "topics", services.Options, topics) is { } error)
+            {
+                return Invalid(error.Parameter, error.Message);
+            }
+            var subscribe = frame.Type == "subscribe";
+            if (subscribe)
+            {
+                foreach (var topic in topics)
+                {
+                    if (!await services.Access.AllowsAsync(context, LaharsubOperation.Subscribe, topic.TopicId).ConfigureAwait(false))
+                    {
+                        return Forbidden(LaharsubOperation.Subscribe, topic.TopicId);
+                    }
+                }
+            }
+            lock (_changesLock)
+            {
+                var pending = _changes.Sum(change => change.Subscribe ? change.Topics.Count : 0);
+                if (subscribe && _cursors.Count + pending + topics.Count > services.Options.MaxSubscriptionsPerPoll)
+                {
+                    return Invalid("topics", $"A socket follows at most {services.Options.MaxSubscriptionsPerPoll} topics (Laharsub:MaxSubscriptionsPerPoll); unsubscribe from some, or open another socket.");
+                }
+                _changes.Add((frame.Id, subscribe, topics));
+                _run?.Cancel();
+            }
+            return null;
+        }
+
+        private async ValueTask<ProblemDetails?> PublishAsync(ClientFrame frame)
+        {
+            if (frame.TopicId is not { } topicId || topicId <= 0)
+            {
+                return Invalid("topicId", "Name the topic to publish to: \"topicId\" is a positive integer.");
+            }
+            if (frame.Encoding is not (null or "text" or "base64"))
+            {
+                return Invalid("encoding", $"'{frame.Encoding}' is not an encoding: use \"text\" (the body is the text) or \"base64\".");
+            }
+            var base64 = frame.Encoding == "base64";
+            var contentType = frame.ContentType ?? (base64 ? "application/octet-stream" : "text/plain; charset=utf-8");
+            if (!TopicEndpoints.IsValidContentType(contentType))
+            {
+                return Invalid("contentType", $"'{contentType}' is not a media type such as text/plain or application/json (no control characters).");
+            }
+            if (frame.IfEpoch is { } ifEpoch && !EpochText.IsValid(ifEpoch))
+            {
+                return Invalid("ifEpoch", $"'{ifEpoch}' is not an epoch: send the epoch from the topic's info or a publish answer, or leave it out.");
+            }
+            if (frame.Body is null)
+            {
+                return Invalid("body", "The frame has no \"body\": publish at least one byte.");
+            }
+            byte[] body;
+            try
+            {
+                body = base64 ? Convert.FromBase64String(frame.Body) : Encoding.UTF8.GetBytes(frame.Body);
+            }
+            catch (FormatException)
+            {
+                return Invalid("body", "With \"encoding\":\"base64\" the body is standard base64.");
+            }
+            if (!await services.Access.AllowsAsync(context, LaharsubOperation.Publish, topicId).ConfigureAwait(false))
+            {
+                return Forbidden(LaharsubOperation.Publish, topicId);
+            }
+            if (services.Lifetime.ApplicationStopping.IsCancellationRequested)
+            {
+                return Problems.Status(StatusCodes.Status503ServiceUnavailable, "Shutting down",
+                    "This instance is stopping and takes no more messages; publish again after reconnecting (another instance answers).").ProblemDetails;
+            }
+            var maxBytes = services.StoreOptions.MaxMessageBytes;
+            if (body.Length > maxBytes)
+            {
+                return Problems.Status(StatusCodes.Status413PayloadTooLarge, "Message too large",
+                    $"Messages may be at most {maxBytes} bytes (Laharsub:MaxMessageBytes). Send a smaller message, or a reference to where the content is.").ProblemDetails;
+            }
+            var result = await services.Store.PublishAsync(topicId, body, contentType, frame.IfEpoch, context.RequestAborted).ConfigureAwait(false);
+            switch (result.Status)
+            {
+                case PublishStatus.Published:
+                    services.Metrics.Published();
+                    await SendPublishedAsync(frame.Id, topicId, result).ConfigureAwait(false);
+                    return null;
+                case PublishStatus.TopicNotFound:
+                    return Problems.TopicNotFound(topicId).ProblemDetails;
+                case PublishStatus.EpochMismatch:
+                    return Problems.Status(StatusCodes.Status412PreconditionFailed, "Topic is another incarnation",
+                        $"Topic {topicId} now has epoch '{result.Epoch}', not '{frame.IfEpoch}': it was deleted and created again since you learned its epoch. Nothing was published.").ProblemDetails;
+                case PublishStatus.StorageFull:
+                    return Problems.Status(StatusCodes.Status507InsufficientStorage, "Server full",
+                        $"Retained messages have reached Laharsub:MaxRetainedBytes; the message was not stored. Retry after {Math.Ceiling((result.RetryAfter ?? TimeSpan.FromSeconds(1)).TotalSeconds)} s, when older messages expire.").ProblemDetails;
+                case PublishStatus.InvalidContentType:
+                    return Invalid("contentType", $"'{contentType}' is not a content type a message may have (no control characters).");
+                default:
+                    return body.Length == 0
+                        ? Invalid("body", "The message body is empty: publish at least one byte.")
+                        : Problems.Status(StatusCodes.Status413PayloadTooLarge, "Message too large", $"Messages may be at most {maxBytes} bytes (Laharsub:MaxMessageBytes).").ProblemDetails;
+            }
+        }
+
+        private static HttpValidationProblemDetails Invalid(string parameter, string message) => Problems.Invalid(parameter, message).ProblemDetails;
+
+        private static ProblemDetails Forbidden(LaharsubOperation operation, long topicId) => new()
+        {
+            Status = StatusCodes.Status403Forbidden,
+            Title = "Forbidden",
+            Detail = $"The token does not allow '{operation.ToString().ToLowerInvariant()}' on topic {topicId}; ask for a token whose laharsub claim grants it (docs/access-control.md).",
+            Extensions = { ["topicId"] = topicId },
+        };
+
+        private Task SendSubscribedAsync(Subscription[] positions) => SendFramesAsync(writer =>
+        {
+            var answering = _answering.Count == 0 ? [null] : _answering;
+            foreach (var id in answering)
+            {
+                WriteJson(writer, json =>
+                {
+                    json.WriteString("type"u8, "subscribed"u8);
+                    if (id is not null)
+                    {
+                        json.WriteString("id"u8, id);
+                    }
+                    json.WriteStartArray("topics"u8);
+                    foreach (var position in positions)
+                    {
+                        json.WriteStartObject();
+                        json.WriteNumber("topicId"u8, position.TopicId);
+                        if (position.Epoch is { } epoch)
+                        {
+                            json.WriteString("epoch"u8, epoch);
+                        }
+                        if (position.From is { } from)
+                        {
+                            json.WriteNumber("from"u8, from);
+                        }
+                        json.WriteEndObject();
+                    }
+                    json.WriteEndArray();
+                });
+            }
+            _answering = [];
+        });
+
+        private Task SendPublishedAsync(string? id, long topicId, PublishResult result) => SendFramesAsync(writer => WriteJson(writer, json =>
+        {
+            json.WriteString("type"u8, "published"u8);
+            if (id is not null)
+            {
+                json.WriteString("id"u8, id);
+            }
+            json.WriteNumber("topicId"u8, topicId);
+            json.WriteNumber("messageId"u8, result.MessageId);
+            json.WriteString("epoch"u8, result.Epoch);
+        }));
+
+        private Task SendProblemAsync(string? id, ProblemDetails problem) => SendFramesAsync(writer => WriteJson(writer, json =>
+        {
+            json.WriteString("type"u8, "problem"u8);
+            if (id is not null)
+            {
+                json.WriteString("id"u8, id);
+            }
+            json.WritePropertyName("problem"u8);
+            json.WriteStartObject();
+            json.WriteNumber("status"u8, problem.Status ?? StatusCodes.Status400BadRequest);
+            json.WriteString("title"u8, problem.Title);
+            json.WriteString("detail"u8, problem.Detail);
+            if (problem is HttpValidationProblemDetails { Errors.Count: > 0 } validation)
+            {
+                json.WriteStartObject("errors"u8);
+                foreach (var (field, messages) in validation.Errors)
+                {
+                    json.WriteStartArray(field);
+                    foreach (var message in messages)
+                    {
+                        json.WriteStringValue(message);
+                    }
+                    json.WriteEndArray();
+                }
+                json.WriteEndObject();
+            }
+            foreach (var (name, value) in problem.Extensions)
+            {
+                if (value is long number)
+                {
+                    json.WriteNumber(name, number);
+                }
+                else if (value is not null)
+                {
+                    json.WriteString(name, value.ToString());
+                }
+            }
+            json.WriteEndObject();
+        }));
+
+        private static void WriteJson(ArrayBufferWriter<byte> writer, Action<Utf8JsonWriter> body)
+        {
+            using var json = new Utf8JsonWriter(writer);
+            json.WriteStartObject();
+            body(json);
+            json.WriteEndObject();
+        }
+
+        /// <summary>
+        /// Writes the deliveries of <paramref name="result"/> as frames, or else the JSON objects that
+        /// <paramref name="build"/> writes, one frame each; one sender at a time, the sends bounded by
+        /// <c>MaxWriteWait</c>: a client that does not read is closed rather than waited for.
+        /// </summary>
+        private async Task SendFramesAsync(Action<ArrayBufferWriter<byte>> build, PollResult? result = null)
+        {
+            await _sending.WaitAsync(context.RequestAborted).ConfigureAwait(false);
+            try
+            {
+                using var tooSlow = CancellationTokenSource.CreateLinkedTokenSource(context.RequestAborted);
+                tooSlow.CancelAfter(services.Streams.MaxWriteWait);
+                if (result is not null)
+                {
+                    foreach (var notice in result.Notices)
+                    {
+                        _frame.ResetWrittenCount();
+                        _frame.Write(NoticeStart);
+                        _frame.Write(WireFormat.EncodeNotice(notice));
+                        _frame.Write("}"u8);
+                        await SendAsync(tooSlow.Token).ConfigureAwait(false);
+                    }
+                    foreach (var message in result.Messages)
+                    {
+                        _frame.ResetWrittenCount();
+                        _frame.Write(MessageStart);
+                        _frame.Write(WireFormat.JsonElement(message));
+                        _frame.Write("}"u8);
+                        await SendAsync(tooSlow.Token).ConfigureAwait(false);
+                    }
+                    return;
+                }
+                // Control frames: each JSON object the builder wrote is one frame.
+                _frame.ResetWrittenCount();
+                build(_frame);
+                var written = _frame.WrittenMemory;
+                foreach (var (start, end) in JsonObjects(written.Span))
+                {
+                    await _socket.SendAsync(written[start..end], WebSocketMessageType.Text, endOfMessage: true, tooSlow.Token).ConfigureAwait(false);
+                }
+            }
+            catch (OperationCanceledException) when (!context.RequestAborted.IsCancellationRequested)
+            {
+                services.Metrics.PollEnded("too_slow", 0);
+                _socket.Abort();
+                CancelRun();
+                throw;
+            }
+            finally
+            {
+                _sending.Release();
+            }
+        }
+
+        /// <summary>Where each of the JSON objects written one after another starts and ends.</summary>
+        private static List<(int Start, int End)> JsonObjects(ReadOnlySpan<byte> written)
+        {
+            var objects = new List<(int, int)>();
+            var reader = new Utf8JsonReader(written, new JsonReaderOptions { AllowMultipleValues = true });
+            var start = 0;
+            while (reader.Read())
+            {
+                reader.Skip();
+                var end = (int)reader.BytesConsumed;
+                objects.Add((start, end));
+                start = end;
+            }
+            return objects;
+        }
+
+        private ValueTask SendAsync(CancellationToken cancellationToken) =>
+            _socket.SendAsync(_frame.WrittenMemory, WebSocketMessageType.Text, endOfMessage: true, cancellationToken);
+
+        private async Task CloseAsync(WebSocketCloseStatus status, string reason)
+        {
+            // A close reason is at most 123 bytes.
+            var text = Encoding.UTF8.GetByteCount(reason) <= 123 ? reason : reason[..120];
+            await _sending.WaitAsync(context.RequestAborted).ConfigureAwait(false);
+            try
+            {
+                if (_socket.State is WebSocketState.Open or WebSocketState.CloseReceived)
+                {
+                    using var bounded = new CancellationTokenSource(services.Streams.MaxWriteWait);
+                    await _socket.CloseOutputAsync(status, text, bounded.Token).ConfigureAwait(false);
+                }
+            }
+            finally
+            {
+                _sending.Release();
+            }
+        }
+
+        /// <summary>The runner's side: positions and deliveries become frames, and the cursors follow them.</summary>
+        private readonly struct SocketSink(SocketSession session) : ISubscriptionSink
+        {
+            public bool WantsPositions => true;
+
+            public async ValueTask<bool> PositionedAsync(Subscription[] positions)
+            {
+                session._cursors.Reset(positions);
+                session._positioned = true;
+                await session.SendSubscribedAsync(positions).ConfigureAwait(false);
+                return true;
+            }
+
+            public async ValueTask<bool> DeliverAsync(PollResult result)
+            {
+                if (result.UnknownTopicId is { } unknown)
+                {
+                    session._unknownTopic = unknown;
+                    var answering = session._answering.Count > 0 ? session._answering[^1] : null;
+                    await session.SendProblemAsync(answering, Problems.TopicNotFound(unknown).ProblemDetails).ConfigureAwait(false);
+                    return false;
+                }
+                foreach (var notice in result.Notices)
+                {
+                    session._cursors.Apply(notice);
+                }
+                foreach (var message in result.Messages)
+                {
+                    session._cursors.Apply(message);
+                }
+                await session.SendFramesAsync(static _ => { }, result).ConfigureAwait(false);
+                session.Services.Metrics.StreamWrote(result.Messages);
+                return true;
+            }
+
+            public ValueTask<bool> WaitEndedAsync(WaitEnd reason) => ValueTask.FromResult(false);
+
+            public void Failed() => session.Services.Metrics.PollEnded("error", 0);
+        }
+    }
+
+    /// <summary>A client's frame, read with one pass of a <see cref="Utf8JsonReader"/>.</summary>
+    private readonly record struct ClientFrame(string Type, string? Id, string? Topics, long? TopicId, string? ContentType, string? Body, string? Encoding, string? IfEpoch)
+    {
+        public static ClientFrame Parse(ReadOnlySpan<byte> json)
+        {
+            var reader = new Utf8JsonReader(json);
+            if (!reader.Read() || reader.TokenType != JsonTokenType.StartObject)
+            {
+                throw new JsonException("Not an object.");
+            }
+            string type = "", id = null!, topics = null!, contentType = null!, body = null!, ifEpoch = null!, encoding = null!;
+            long? topicId = null;
+            while (reader.Read() && reader.TokenType == JsonTokenType.PropertyName)
+            {
+                var name = reader.GetString();
+                reader.Read();
+                switch (name)
+                {
+                    case "type": type = Text(ref reader) ?? ""; break;
+                    case "id": id = Text(ref reader)!; break;
+                    case "topics": topics = Text(ref reader)!; break;
+                    case "topicId": topicId = reader.TokenType == JsonTokenType.Number && reader.TryGetInt64(out var number) ? number : -1; break;
+                    case "contentType": contentType = Text(ref reader)!; break;
+                    case "body": body = Text(ref reader)!; break;
+                    case "encoding": encoding = Text(ref reader)!; break;
+                    case "ifEpoch": ifEpoch = Text(ref reader)!; break;
+                    default: reader.Skip(); break;
+                }
+            }
+            return new ClientFrame(type, id, topics, topicId, contentType, body, encoding, ifEpoch);
+        }
+
+        private static string? Text(ref Utf8JsonReader reader) => reader.TokenType switch
+        {
+            JsonTokenType.String => reader.GetString(),
+            JsonTokenType.Number => System.Text.Encoding.UTF8.GetString(reader.ValueSpan),
+            JsonTokenType.Null => null,
+            _ => throw new JsonException("Expected a string."),
+        };
+    }
+}
