@@ -10,14 +10,6 @@ internal struct PollBudget(int maxMessages, long maxBytes)
     /// <summary>A budget that never runs out: for a topic that may take whatever the response has room for.</summary>
     public static PollBudget Unlimited => new(int.MaxValue, long.MaxValue);
 
-    /// <summary>
-    /// One topic's fair share of a response capped at <paramref name="maxMessages"/> messages and
-    /// <paramref name="maxBytes"/> bytes across <paramref name="topicCount"/> topics; like every budget,
-    /// it always lets one message through.
-    /// </summary>
-    public static PollBudget ShareOf(int maxMessages, long maxBytes, int topicCount) =>
-        new(Math.Max(1, maxMessages / topicCount), Math.Max(1, maxBytes / topicCount));
-
     /// <summary>The messages and bytes still allowed (bytes may be negative after an oversized first message).</summary>
     public (int Messages, long Bytes) Remaining => (_messages, _bytes);
 
