@@ -8,9 +8,9 @@ namespace Laharsub.Server.Delivery;
 internal sealed partial class SubscriptionRunner
 {
     /// <summary>
-    /// One poll's working state, kept across the reads of a long poll so that each read reuses it: per
-    /// subscription a <see cref="Slot"/> (cursor, followed epoch, what the topic took), the batch read's
-    /// requests and results (which the store takes as arrays), the poll's waiter and its timeout timer.
+    /// One run's working state, kept across the reads of a long poll or a stream so that each read reuses
+    /// it: per subscription a <see cref="Slot"/> (cursor, followed epoch, what the topic took), the batch
+    /// read's requests and results (which the store takes as arrays), the run's waiter and its timer.
     /// </summary>
     /// <remarks>
     /// A waiting poll lives seconds, longer than the GC's youngest generation, so whatever it allocates for
@@ -19,8 +19,8 @@ internal sealed partial class SubscriptionRunner
     /// state is old and is not copied. It also keeps no reference to a young object while the poll waits
     /// (it copies the subscriptions, drops the request's epoch strings after the first read, and answers
     /// with a copy of its message list): the GC finds young objects that old ones refer to by scanning the
-    /// old ones, and that scan, not the copying, was most of a pause (measured: pooling alone cut the bytes
-    /// copied by a quarter and left the pauses as long).
+    /// old ones, and that scan, not the copying, was most of a pause (docs/performance.md, "What pauses the
+    /// server", has the measurements).
     /// </remarks>
     private sealed class RunState : IDisposable
     {
