@@ -31,8 +31,9 @@ internal static partial class SubscriptionEndpoints
         // A Delegate, not a RequestDelegate, so that it is a route handler: the waiting-poll limit is an
         // endpoint filter, and those apply to route handlers only.
         Delegate poll = (HttpContext context) => Poll(context, resolved ??= new PollServices(services));
+        SubscribedTopics topics = (context, topicIds) => ReadTopics(context, resolved ??= new PollServices(services), topicIds);
         group.MapGet("/subscriptions", poll)
-            .RequireAccess(AccessRule.Poll, (context, topicIds) => ReadTopics(context, resolved ??= new PollServices(services), topicIds))
+            .RequireAccess(AccessRule.Poll, topics)
             .LimitWaitingPollsPerClient()
             .WithMetadata(WritesEveryAnswer.Instance)
             .DescribePoll();
