@@ -155,6 +155,25 @@ internal sealed class AccessControl(
     }
 
     /// <summary>
+    /// When the token a stream was opened with expires (Jwt mode; null without a token, or in Open mode):
+    /// the stream ends then, telling its client to come back with a fresh one.
+    /// </summary>
+    public async ValueTask<DateTimeOffset?> TokenExpiryAsync(HttpContext http)
+    {
+        if (!CarriesToken(http))
+        {
+            return null;
+        }
+        var result = await http.AuthenticateAsync(LaharsubAccess.SchemeName).ConfigureAwait(false);
+        return result.Succeeded && result.Principal.Identity is LaharsubIdentity identity ? identity.ExpiresAt : null;
+    }
+
+    /// <summary>Whether the request carries a token that Jwt mode checks (in the header, or in a stream's query).</summary>
+    public bool CarriesToken(HttpContext http) =>
+        auth.Value.Mode == LaharsubAuthMode.Jwt
+        && (http.Request.Headers.ContainsKey(HeaderNames.Authorization) || HasQueryToken(http.Request));
+
+    /// <summary>
     /// Who calls: a request without <c>Authorization</c> is anonymous at no cost; one with a bearer token
     /// gets the token's permissions (plus the anonymous ones), or a 401 refusal when the token is bad.
     /// </summary>

@@ -9,4 +9,10 @@ internal sealed class LaharsubIdentity(ClaimsIdentity validated, LaharsubPermiss
 
     /// <summary>The token's subject (<c>sub</c>), which rate limits are counted by.</summary>
     public string? Subject { get; } = validated.FindFirst("sub")?.Value;
+
+    /// <summary>When the token expires (<c>exp</c>): a stream it opened ends then.</summary>
+    public DateTimeOffset? ExpiresAt { get; } =
+        long.TryParse(validated.FindFirst("exp")?.Value, System.Globalization.NumberStyles.None, System.Globalization.CultureInfo.InvariantCulture, out var seconds)
+            ? DateTimeOffset.FromUnixTimeSeconds(seconds)
+            : null;
 }

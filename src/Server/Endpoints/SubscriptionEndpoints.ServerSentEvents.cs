@@ -48,10 +48,28 @@ internal static partial class SubscriptionEndpoints
         response.Headers.CacheControl = "no-store";
         // nginx buffers proxied responses unless told not to; a stream must arrive event by event.
         response.Headers["X-Accel-Buffering"] = "no";
+        if (services.Access.CarriesToken(context))
+        {
+            // Copied now: the list is this thread's, reused by the next poll once this returns.
+            return StreamUntilExpiryAsync(context, services, [.. subscriptions]);
+        }
         var wait = new SubscriptionWait(services.Streams.HeartbeatInterval, services.TimeProvider, context.RequestAborted, services.Lifetime.ApplicationStopping);
         services.Metrics.PollStarted();
         return services.Runner.RunAsync(CollectionsMarshal.AsSpan(subscriptions), services.Wire.JsonAnswerBytes, wait,
-            new EventStreamSink(context, services, new StreamCursors()));
+            new EventStreamSink(context, services, new StreamCursors(), CancellationToken.None));
+    }
+
+    /// <summary>A stream opened with a token (Jwt mode): it ends, saying so, when the token expires.</summary>
+    private static async Task StreamUntilExpiryAsync(HttpContext context, PollServices services, Subscription[] subscriptions)
+    {
+        var expiresAt = await services.Access.TokenExpiryAsync(context).ConfigureAwait(false);
+        var left = expiresAt is { } at ? at - services.TimeProvider.GetUtcNow() : Timeout.InfiniteTimeSpan;
+        using var expired = new CancellationTokenSource(left > TimeSpan.Zero || left == Timeout.InfiniteTimeSpan ? left : TimeSpan.Zero, services.TimeProvider);
+        using var ended = CancellationTokenSource.CreateLinkedTokenSource(context.RequestAborted, expired.Token);
+        var wait = new SubscriptionWait(services.Streams.HeartbeatInterval, services.TimeProvider, ended.Token, services.Lifetime.ApplicationStopping);
+        services.Metrics.PollStarted();
+        await services.Runner.RunAsync(subscriptions, services.Wire.JsonAnswerBytes, wait,
+            new EventStreamSink(context, services, new StreamCursors(), expired.Token)).ConfigureAwait(false);
     }
 
     /// <summary>
@@ -79,7 +97,7 @@ internal static partial class SubscriptionEndpoints
     }
 
     /// <summary>Writes a subscription's deliveries as events, each with the cursors to resume from after it.</summary>
-    private readonly struct EventStreamSink(HttpContext context, PollServices services, StreamCursors cursors) : ISubscriptionSink
+    private readonly struct EventStreamSink(HttpContext context, PollServices services, StreamCursors cursors, CancellationToken tokenExpired) : ISubscriptionSink
     {
         private static ReadOnlySpan<byte> IdField => "id: "u8;
         private static ReadOnlySpan<byte> DataField => "\ndata: "u8;
@@ -168,6 +186,12 @@ internal static partial class SubscriptionEndpoints
                     services.Metrics.PollEnded("shutdown", 0);
                     Write(context.Response.BodyWriter,
                         "event: reconnect\ndata: {\"reason\":\"stopping\",\"detail\":\"The server is stopping; reconnect (another instance will answer) and resume from your cursors.\"}\n\n");
+                    await FlushAsync().ConfigureAwait(false);
+                    return false;
+                case WaitEnd.ClientGone when tokenExpired.IsCancellationRequested && !context.RequestAborted.IsCancellationRequested:
+                    services.Metrics.PollEnded("token_expired", 0);
+                    Write(context.Response.BodyWriter,
+                        "event: reconnect\ndata: {\"reason\":\"tokenExpired\",\"detail\":\"The stream's token expired; reconnect with a fresh token and resume from your cursors.\"}\n\n");
                     await FlushAsync().ConfigureAwait(false);
                     return false;
                 default:

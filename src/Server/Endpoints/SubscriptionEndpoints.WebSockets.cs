@@ -65,15 +65,18 @@ internal static partial class SubscriptionEndpoints
             }).ConfigureAwait(false);
             services.Metrics.PollStarted();
             var outcome = "closed";
+            var expiresAt = await services.Access.TokenExpiryAsync(context).ConfigureAwait(false);
+            var left = expiresAt is { } at ? at - services.TimeProvider.GetUtcNow() : Timeout.InfiniteTimeSpan;
+            using var expired = new CancellationTokenSource(left > TimeSpan.Zero || left == Timeout.InfiniteTimeSpan ? left : TimeSpan.Zero, services.TimeProvider);
             using var receiving = CancellationTokenSource.CreateLinkedTokenSource(context.RequestAborted);
             var receiver = ReceiveAsync(receiving.Token);
             try
             {
                 var subscriptions = initial;
                 var stopping = services.Lifetime.ApplicationStopping;
-                while (_socket.State == WebSocketState.Open && !stopping.IsCancellationRequested)
+                while (_socket.State == WebSocketState.Open && !stopping.IsCancellationRequested && !expired.IsCancellationRequested)
                 {
-                    using var run = CancellationTokenSource.CreateLinkedTokenSource(context.RequestAborted);
+                    using var run = CancellationTokenSource.CreateLinkedTokenSource(context.RequestAborted, expired.Token);
                     lock (_changesLock)
                     {
                         _run = run;
@@ -98,7 +101,13 @@ internal static partial class SubscriptionEndpoints
                     }
                     subscriptions = ApplyChanges(subscriptions);
                 }
-                if (stopping.IsCancellationRequested && _socket.State == WebSocketState.Open)
+                if (expired.IsCancellationRequested && _socket.State == WebSocketState.Open)
+                {
+                    outcome = "token_expired";
+                    await CloseAsync((WebSocketCloseStatus)CloseTokenExpired,
+                        "The token expired: get a fresh token, reconnect and resume from your cursors.").ConfigureAwait(false);
+                }
+                else if (stopping.IsCancellationRequested && _socket.State == WebSocketState.Open)
                 {
                     outcome = "shutdown";
                     await CloseAsync(WebSocketCloseStatus.EndpointUnavailable,
@@ -112,6 +121,12 @@ internal static partial class SubscriptionEndpoints
             finally
             {
                 services.Metrics.PollEnded(outcome, 0);
+                if (_socket.State == WebSocketState.CloseSent)
+                {
+                    // The close handshake: the client answers our close frame, and the receive loop sees it. Cancelling
+                    // the receive first would abort the socket and could reset the connection before the client read why.
+                    await receiver.WaitAsync(services.Streams.KeepAliveInterval, services.TimeProvider).ConfigureAwait(ConfigureAwaitOptions.SuppressThrowing);
+                }
                 await receiving.CancelAsync().ConfigureAwait(false);
                 await receiver.ConfigureAwait(ConfigureAwaitOptions.SuppressThrowing);
                 _socket.Dispose();
