@@ -13,6 +13,21 @@ internal static class DotnetCli
     /// </summary>
     public static async Task<string> RunAsync(string workingDirectory, TimeSpan timeout, IReadOnlyDictionary<string, string>? environment, params string[] arguments)
     {
+        var (exitCode, output) = await RunToExitAsync(workingDirectory, timeout, environment, arguments);
+        if (exitCode != 0)
+        {
+            throw new InvalidOperationException($"'dotnet {string.Join(' ', arguments)}' in {workingDirectory} exited with code {exitCode}. It wrote:\n{output}");
+        }
+        return output;
+    }
+
+    /// <summary>
+    /// Runs <c>dotnet <paramref name="arguments"/></c> like <see cref="RunAsync"/>, but returns its exit code
+    /// with its output instead of throwing when it is not 0 (for a command that is meant to fail); a timeout still throws.
+    /// </summary>
+    public static async Task<(int ExitCode, string Output)> RunToExitAsync(string workingDirectory, TimeSpan timeout, IReadOnlyDictionary<string, string>? environment,
+        params string[] arguments)
+    {
         var start = new ProcessStartInfo("dotnet")
         {
             UseShellExecute = false,
@@ -57,11 +72,7 @@ internal static class DotnetCli
             await process.WaitForExitAsync().WaitAsync(TimeSpan.FromSeconds(10));
             throw new TimeoutException($"'{command}' in {workingDirectory} did not finish within {timeout.TotalSeconds:0} s and was killed. It wrote:\n{Text(output)}");
         }
-        if (process.ExitCode != 0)
-        {
-            throw new InvalidOperationException($"'{command}' in {workingDirectory} exited with code {process.ExitCode}. It wrote:\n{Text(output)}");
-        }
-        return Text(output);
+        return (process.ExitCode, Text(output));
     }
 
     private static void Append(StringBuilder output, string? line)

@@ -6,7 +6,7 @@ using System.Xml.Linq;
 namespace Laharsub.Packaging.Tests;
 
 /// <summary>
-/// Packs the three packages once, from the build the tests run against ("dotnet pack --no-build",
+/// Packs the packages once, from the build the tests run against ("dotnet pack --no-build",
 /// which also runs package validation), into a temporary folder that serves as a local feed.
 /// </summary>
 public sealed class PackedPackages : IAsyncLifetime
@@ -17,6 +17,7 @@ public sealed class PackedPackages : IAsyncLifetime
         ["Laharsub.Server"] = "src/Server/Laharsub.Server.csproj",
         ["Laharsub.Server.Redis"] = "src/Server.Redis/Laharsub.Server.Redis.csproj",
         ["Laharsub.Client"] = "src/Clients/DotNet/Laharsub.Client.csproj",
+        ["Laharsub.Server.Specification.Tests"] = "src/Server.Specification.Tests/Laharsub.Server.Specification.Tests.csproj",
     };
 
     private static readonly TimeSpan PackTimeout = TimeSpan.FromSeconds(90);

@@ -2,8 +2,6 @@ using System.Net;
 using Laharsub.Server.Tests.Support;
 using Laharsub.Testing;
 
-using Laharsub.Server.Tests.Storage;
-
 namespace Laharsub.Server.Tests.ScaleOut;
 
 /// <summary>

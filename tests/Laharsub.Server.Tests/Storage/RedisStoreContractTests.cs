@@ -1,9 +1,7 @@
 using Laharsub.Server.Delivery;
 using Laharsub.Server.Hosting;
-using Laharsub.Server.Redis;
 using Laharsub.Server.Storage;
-using Microsoft.Extensions.Logging.Abstractions;
-using Microsoft.Extensions.Options;
+using Laharsub.Testing;
 
 namespace Laharsub.Server.Tests.Storage;
 
@@ -16,15 +14,12 @@ public sealed class RedisStoreContractTests : StoreContractTests
     // Long enough that a loaded machine still reads a fresh message before it expires.
     protected override TimeSpan ShortTimeToLive => TimeSpan.FromSeconds(1.5);
 
-    private protected override async Task<ILaharsubStore> CreateStoreAsync(LaharsubOptions options, TopicSignals signals) =>
-        await CreateRedisStoreAsync(options, signals, SharedRedis.UniquePrefix());
-
-    internal static async Task<RedisStore> CreateRedisStoreAsync(LaharsubOptions options, TopicSignals signals, string prefix)
+    /// <summary>The store as an application gets it (AddRedis), on the shared redis-server under a key prefix of its own.</summary>
+    private protected override async Task<ILaharsubStore> CreateStoreAsync(LaharsubOptions options, TopicSignals signals)
     {
-        var redis = await SharedRedis.GetAsync();
-        return new RedisStore(Options.Create(options.Store),
-            Options.Create(new LaharsubRedisOptions { Configuration = redis.Configuration, KeyPrefix = prefix }),
-            signals, TimeProvider.System, NullLogger<RedisStore>.Instance);
+        var handle = await RedisStores.CreateAsync(options.Store, signals);
+        DisposeAfterTest(handle);
+        return handle.Store;
     }
 
     protected override Task LetTimePassAsync(TimeSpan time) => Task.Delay(time);

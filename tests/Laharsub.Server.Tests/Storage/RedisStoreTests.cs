@@ -1,12 +1,10 @@
 using System.Text;
 using Laharsub.Server.Delivery;
 using Laharsub.Server.Hosting;
-using Laharsub.Server.Redis;
 using Laharsub.Server.Storage.InMemory;
 using Laharsub.Server.Storage;
 using Laharsub.Server.Wire;
 using Laharsub.Testing;
-using Microsoft.Extensions.Logging.Abstractions;
 using Microsoft.Extensions.Options;
 
 namespace Laharsub.Server.Tests.Storage;
@@ -15,7 +13,7 @@ namespace Laharsub.Server.Tests.Storage;
 public sealed class RedisStoreTests : IAsyncLifetime
 {
     private static readonly TimeSpan Bound = TimeSpan.FromSeconds(20);
-    private readonly List<RedisStore> _stores = [];
+    private readonly List<RedisStoreHandle> _stores = [];
 
     public Task InitializeAsync() => Task.CompletedTask;
 
@@ -27,17 +25,17 @@ public sealed class RedisStoreTests : IAsyncLifetime
         }
     }
 
-    private RedisStore Instance(string configuration, string prefix, TopicSignals signals, LaharsubOptions? options = null)
+    /// <summary>A Redis store as an application gets it (AddRedis), telling clients to retry after 3 s while Redis is down.</summary>
+    private ILaharsubStore Instance(string configuration, string prefix, TopicSignals signals, LaharsubOptions? options = null)
     {
-        var store = new RedisStore(Options.Create((options ?? new LaharsubOptions()).Store),
-            Options.Create(new LaharsubRedisOptions { Configuration = configuration, KeyPrefix = prefix, RetryAfter = TimeSpan.FromSeconds(3) }),
-            signals, TimeProvider.System, NullLogger<RedisStore>.Instance);
-        _stores.Add(store);
-        return store;
+        var handle = RedisStores.Create(configuration, prefix, (options ?? new LaharsubOptions()).Store, signals,
+            redis => redis.RetryAfter = TimeSpan.FromSeconds(3));
+        _stores.Add(handle);
+        return handle.Store;
     }
 
     /// <summary>Two instances sharing one Redis: a topic created at A, and a poll for it that waits at B.</summary>
-    private async Task<(RedisStore A, TopicInfo Topic, Task<PollResult> PollAtB)> PollWaitingAtBAsync(CancellationToken cancellationToken)
+    private async Task<(ILaharsubStore A, TopicInfo Topic, Task<PollResult> PollAtB)> PollWaitingAtBAsync(CancellationToken cancellationToken)
     {
         var redis = await SharedRedis.GetAsync();
         var prefix = SharedRedis.UniquePrefix();

@@ -11,15 +11,22 @@ namespace Laharsub.Server.Tests.Storage;
 /// <summary>
 /// What every store must do, checked through the poll assembly the server runs on top of it: written
 /// once, run once per store by a subclass (<see cref="InMemoryStoreContractTests"/>, <see cref="RedisStoreContractTests"/>).
-/// A store in another package can run it too.
+/// The store's own contract, checked on the store directly and runnable by a store in another package,
+/// is the store specification (src/Server.Specification.Tests, <see cref="InMemoryStoreSpecificationTests"/>).
 /// </summary>
 public abstract class StoreContractTests : IAsyncLifetime
 {
     protected static readonly TimeSpan Bound = TimeSpan.FromSeconds(15);
     private readonly List<object> _owned = [];
 
-    /// <summary>A store over an empty data set, with these options, signalling <paramref name="signals"/>.</summary>
+    /// <summary>
+    /// A store over an empty data set, with these options, signalling <paramref name="signals"/>; what it
+    /// must release after the test (the store, or what made it) it passes to <see cref="DisposeAfterTest"/>.
+    /// </summary>
     private protected abstract Task<ILaharsubStore> CreateStoreAsync(LaharsubOptions options, TopicSignals signals);
+
+    /// <summary>Disposes <paramref name="owned"/> (<see cref="IAsyncDisposable"/> or <see cref="IDisposable"/>) after the test.</summary>
+    private protected void DisposeAfterTest(object owned) => _owned.Add(owned);
 
     /// <summary>A time to live that <see cref="LetRetentionPassAsync"/> can get past.</summary>
     protected abstract TimeSpan ShortTimeToLive { get; }
@@ -73,7 +80,6 @@ public abstract class StoreContractTests : IAsyncLifetime
         configure?.Invoke(options);
         var signals = new TopicSignals();
         var store = await CreateStoreAsync(options, signals);
-        _owned.Add(store);
         return new Backend(store, new SubscriptionRunner(store, signals, Options.Create(options.Delivery)), signals);
     }
 

@@ -1,9 +1,7 @@
-using Laharsub.Testing;
-
-namespace Laharsub.Server.Tests.Storage;
+namespace Laharsub.Testing;
 
 /// <summary>One private redis-server for the whole test run, started on first use and stopped when the test process exits.</summary>
-internal static class SharedRedis
+public static class SharedRedis
 {
     private static readonly Lazy<Task<RedisServer>> Server = new(async () =>
     {
