@@ -8,7 +8,7 @@ namespace Laharsub.Server.Storage;
 /// this service; in-process code may resolve it to create topics and publish from C#.
 /// </summary>
 /// <remarks>
-/// Contract for implementers (checked for every store by the backend contract tests):
+/// Contract for implementers (checked for every store by the specification package Laharsub.Server.Specification.Tests):
 /// <list type="bullet">
 /// <item>Topic ids are unique for the store's lifetime; message ids are consecutive per topic from 1,
 /// assigned atomically with the append.</item>
