@@ -92,7 +92,7 @@ describe('the OpenAPI document', () => {
     assert.deepEqual(Object.keys(parameters).sort(), ['subs', 'timeout', 'topics']);
     assert.equal(parameters.subs.style, 'deepObject');
     assert.equal(parameters.timeout.schema.maximum, 90, 'the configured Laharsub:MaxPollTimeout');
-    assert.deepEqual(Object.keys(poll.responses['200'].content).sort(), ['application/json', 'multipart/mixed']);
+    assert.deepEqual(Object.keys(poll.responses['200'].content).sort(), ['application/json', 'multipart/mixed', 'text/event-stream']);
     assert.equal(poll.responses['200'].content['application/json'].schema.$ref, '#/components/schemas/PollAnswer');
 
     const publish = operation('POST', '/ps/topics/{topicId}');
