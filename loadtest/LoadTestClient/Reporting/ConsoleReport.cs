@@ -11,16 +11,19 @@ internal static class ConsoleReport
         var t = r.Totals;
         output.WriteLine();
         output.WriteLine($"-- {r.Name}: {(r.Valid ? "VALID" : "INVALID: " + r.InvalidReason)}{(t.Interrupted ? " (interrupted)" : "")}");
-        output.WriteLine($"   {r.Target}: clients {r.Clients} ({r.Topics} topics x {r.ClientsPerTopic}, {(r.PublishersPerTopic == r.ClientsPerTopic ? "all" : r.PublishersPerTopic)} publishing, "
-            + $"{r.TopicsPerClient} topic(s) per poll), window {t.WindowSeconds:0.0} s after {r.WarmupSeconds:0} s warm-up");
+        var stream = r.Transport != "longpoll";
+        output.WriteLine($"   {r.Target} ({r.Format}): clients {r.Clients} ({r.Topics} topics x {r.ClientsPerTopic}, "
+            + $"{(r.PublishersPerTopic == r.ClientsPerTopic ? "all" : r.PublishersPerTopic)} publishing, "
+            + $"{r.TopicsPerClient} topic(s) per {(stream ? "stream" : "poll")}), window {t.WindowSeconds:0.0} s after {r.WarmupSeconds:0} s warm-up");
         output.WriteLine($"   publishes/s target {r.TargetPublishesPerSecond:0.0}, achieved {r.AchievedPublishesPerSecond:0.0} ({t.PublishesAccepted} accepted, {t.PublishesFailed} failed in the whole run)");
         output.WriteLine($"   deliveries expected {r.DeliveriesExpected}, received {r.DeliveriesReceived}, missing {r.DeliveriesMissing}; lost {t.Lost}, duplicated {t.Duplicates}, "
             + $"out of order {t.OutOfOrder}, gap notices {t.GapNotices} ({t.GapMessages} messages), resets {t.Resets}, epoch resets {t.EpochResets}");
-        output.WriteLine($"   polls {t.Polls} ({t.EmptyPolls} empty); HTTP errors {(t.HttpErrors.Count == 0 ? "none" : string.Join(", ", t.HttpErrors.Select(e => $"{e.Key}: {e.Value}")))}; transport errors {t.TransportErrors}");
+        output.WriteLine((stream ? $"   streams opened {t.StreamsOpened} ({Math.Max(0, t.StreamsOpened - r.Clients)} reopened)" : $"   polls {t.Polls} ({t.EmptyPolls} empty)")
+            + $"; HTTP errors {(t.HttpErrors.Count == 0 ? "none" : string.Join(", ", t.HttpErrors.Select(e => $"{e.Key}: {e.Value}")))}; transport errors {t.TransportErrors}");
         WriteLatency(output, "latency (ms) from creation ", r.Latency);
         WriteLatency(output, "latency (ms) from schedule ", r.LatencyFromSchedule);
         WriteLatency(output, "publish start lag (ms)     ", r.ScheduleLag);
-        WriteLatency(output, "publish round trip (ms)    ", r.PublishRoundTrip);
+        WriteLatency(output, r.PublishVia == "websocket" ? "publish on socket (ms)     " : "publish round trip (ms)    ", r.PublishRoundTrip);
         if (r.ServerProcesses.Count > 1)
         {
             foreach (var p in r.ServerProcesses)
