@@ -179,7 +179,8 @@ internal sealed class RawPoller
                 {
                     return;
                 }
-                catch (Exception exception) when (exception is SocketException or IOException or FormatException or ObjectDisposedException)
+                catch (Exception exception) when (exception is SocketException or IOException or FormatException or ObjectDisposedException
+                    or System.Text.Json.JsonException)
                 {
                     // Whatever was half read is useless: the next poll starts on a fresh connection.
                     Close(ref socket);
