@@ -15,9 +15,10 @@ namespace Laharsub.LoadTestClient;
 internal sealed class LoadTestCommandLine
 {
     public const string Examples = """
-        Examples (the whole documented sweep; Laharsub next to nchan at seed1-200):
+        Examples (the whole documented sweep; Laharsub next to nchan at seed1-200, with long polls and with streams):
           dotnet run -c Release --project loadtest/LoadTestClient -- --preset seed1,seed2,seed3 --out loadtest-results
           dotnet run -c Release --project loadtest/LoadTestClient -- --preset seed1 --topics 200 --compare laharsub,nchan
+          dotnet run -c Release --project loadtest/LoadTestClient -- --preset seed1 --topics 200 --compare laharsub,nchan --transport sse
         """;
 
     /// <summary>Far above what any run here needs; it only keeps the arithmetic honest.</summary>
@@ -28,6 +29,14 @@ internal sealed class LoadTestCommandLine
 
     private static readonly string[] Targets = ["laharsub", "nchan"];
 
+    public const string TransportDescription =
+        "How each client receives its topics (default longpoll). longpoll: one long poll after another. sse: one Server-Sent "
+        + "Events stream (Accept: text/event-stream on the same URL; nchan: its eventsource on /sub). websocket: one WebSocket "
+        + "(Laharsub: subprotocol laharsub.v1, and each client publishes on its socket, the 'published' answer being the accepted "
+        + "publish and its round trip; nchan: /sub with subprotocol ws+meta.nchan). Against nchan, publishes stay REST (POST /pub) on "
+        + "every transport. A stream that breaks is reopened from the client's cursors (nchan: its last event id). Streams take no "
+        + "--format and no --poll-timeout.";
+
     public LoadTestCommandLine()
     {
         Root = new RootCommand("""
@@ -37,7 +46,7 @@ internal sealed class LoadTestCommandLine
             """);
         Option[] all =
         [
-            Preset, Topics, Sweep, ClientsPerTopic, PublishersPerTopic, Interval, TopicsPerClient, MessageSize, Format,
+            Preset, Topics, Sweep, ClientsPerTopic, PublishersPerTopic, Interval, TopicsPerClient, MessageSize, Format, Transport,
             Warmup, Duration, PollTimeout, Processes, SourceAddresses, PublishConnections, MaxScheduleLag, Target, Compare,
             FindMax, FindMaxSteps, FindMaxFactor, Url, Servers, Redis, NoBuild, ServerPid, ServerSetting, ServerEnv, Out, Worker,
         ];
@@ -50,6 +59,8 @@ internal sealed class LoadTestCommandLine
         Format.CompletionSources.Add("json", "multipart");
         Target.CompletionSources.Clear();
         Target.CompletionSources.Add(Targets);
+        Transport.CompletionSources.Clear();
+        Transport.CompletionSources.Add(Transports.Names);
         var help = Root.Options.OfType<HelpOption>().Single();
         help.Action = new HelpWithExamples((HelpAction)help.Action!);
     }
@@ -97,6 +108,19 @@ internal sealed class LoadTestCommandLine
             "json" => WireFormatKind.Json,
             "multipart" => WireFormatKind.Multipart,
             var other => Refuse<WireFormatKind>(result, $"--format '{other}' is not a format: use json or multipart."),
+        },
+    };
+
+    public Option<TransportKind> Transport { get; } = new("--transport")
+    {
+        HelpName = "longpoll|sse|websocket",
+        Description = TransportDescription,
+        CustomParser = result => result.Tokens[0].Value switch
+        {
+            "longpoll" => TransportKind.LongPoll,
+            "sse" => TransportKind.Sse,
+            "websocket" => TransportKind.WebSocket,
+            var other => Refuse<TransportKind>(result, $"--transport '{other}' is not a transport: use longpoll, sse or websocket."),
         },
     };
 
@@ -347,6 +371,7 @@ internal sealed class LoadTestCommandLine
         "--topics" => "200",
         "--sweep" => "400,1000,2000",
         "--format" => "multipart",
+        "--transport" => "sse",
         "--url" => "http://127.0.0.1:5000/",
         "--redis" => "127.0.0.1:6379",
         "--servers" => "2",

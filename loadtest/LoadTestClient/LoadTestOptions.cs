@@ -28,13 +28,17 @@ internal sealed record RunSpec(string Configuration, int Topics, int ClientsPerT
 
     public TargetKind Target { get; init; } = TargetKind.Laharsub;
 
+    /// <summary>How the clients receive; a run of streams is named for it.</summary>
+    public TransportKind Transport { get; init; } = TransportKind.LongPoll;
+
     /// <summary>Whether the name carries the target (any run but a plain Laharsub one).</summary>
     public bool NamesTarget { get; init; }
 
     /// <summary>Where the run went beyond one server: "redis2" for --servers 2, "3urls" for three --url; null for one server.</summary>
     public string? Deployment { get; init; }
 
-    public string Name => $"{Configuration}-{Topics}t" + (NamesTarget ? "-" + TargetName(Target) : "") + (Deployment is null ? "" : "-" + Deployment);
+    public string Name => $"{Configuration}-{Topics}t" + (Transport == TransportKind.LongPoll ? "" : "-" + Transports.Name(Transport))
+        + (NamesTarget ? "-" + TargetName(Target) : "") + (Deployment is null ? "" : "-" + Deployment);
 
     public int PublishersOfEachTopic => PublishersPerTopic ?? ClientsPerTopic;
 
@@ -57,6 +61,7 @@ internal sealed record LoadTestOptions
     public int TopicsPerClient { get; init; } = 1;
     public int MessageSize { get; init; } = 10;
     public WireFormatKind Format { get; init; } = WireFormatKind.Json;
+    public TransportKind Transport { get; init; } = TransportKind.LongPoll;
     public TimeSpan Warmup { get; init; } = TimeSpan.FromSeconds(10);
     public TimeSpan Duration { get; init; } = TimeSpan.FromSeconds(30);
     public int PollTimeoutSeconds { get; init; } = 30;
@@ -113,6 +118,7 @@ internal sealed record LoadTestOptions
         // An absent array option reads as an empty array, not null: ask whether it was given.
         IReadOnlyList<TargetKind> targets = Given(line.Compare) ? parsed.GetValue(line.Compare)!
             : [Given(line.Target) ? parsed.GetValue(line.Target) : TargetKind.Laharsub];
+        var transport = Given(line.Transport) ? parsed.GetValue(line.Transport) : TransportKind.LongPoll;
         var options = new LoadTestOptions
         {
             Targets = targets,
@@ -122,6 +128,7 @@ internal sealed record LoadTestOptions
             TopicsPerClient = parsed.GetValue(line.TopicsPerClient),
             MessageSize = parsed.GetValue(line.MessageSize),
             Format = Given(line.Format) ? parsed.GetValue(line.Format) : WireFormatKind.Json,
+            Transport = transport,
             Warmup = TimeSpan.FromSeconds(parsed.GetValue(line.Warmup)),
             Duration = TimeSpan.FromSeconds(parsed.GetValue(line.Duration)),
             PollTimeoutSeconds = parsed.GetValue(line.PollTimeout),
@@ -138,8 +145,9 @@ internal sealed record LoadTestOptions
             ServerEnvironment = parsed.GetValue(line.ServerEnv) ?? [],
             OutputDirectory = parsed.GetValue(line.Out),
             WorkerPlanFile = parsed.GetValue(line.Worker),
-            Runs = ParseRuns(parsed, line, targets),
+            Runs = ParseRuns(parsed, line, targets, transport),
         };
+        CheckTransport(options, Given(line.Format), Given(line.PollTimeout));
         CheckTargets(options, Given(line.Format));
         if (!findMax && (Given(line.FindMaxSteps) || Given(line.FindMaxFactor)))
         {
@@ -208,6 +216,26 @@ internal sealed record LoadTestOptions
         }
     }
 
+    /// <summary>What only the long poll has: streams are held open and carry each message as a JSON event or frame.</summary>
+    private static void CheckTransport(LoadTestOptions options, bool formatGiven, bool pollTimeoutGiven)
+    {
+        if (options.Transport == TransportKind.LongPoll)
+        {
+            return;
+        }
+        var transport = Transports.Name(options.Transport);
+        if (formatGiven)
+        {
+            throw new UsageException($"--format chooses the long poll's answer format; --transport {transport} delivers each message as a "
+                + (options.Transport == TransportKind.Sse ? "JSON event" : "JSON frame") + " (nchan: as it was published), so it takes no --format.");
+        }
+        if (pollTimeoutGiven)
+        {
+            throw new UsageException($"--poll-timeout is the long poll's timeout; --transport {transport} holds one stream open per client "
+                + "for the whole run, so it takes no --poll-timeout.");
+        }
+    }
+
     /// <summary>What only some targets support, refused with the reason when a run would need it from another.</summary>
     private static void CheckTargets(LoadTestOptions options, bool formatGiven)
     {
@@ -233,7 +261,7 @@ internal sealed record LoadTestOptions
         }
     }
 
-    private static List<RunSpec> ParseRuns(ParseResult parsed, LoadTestCommandLine line, IReadOnlyList<TargetKind> targets)
+    private static List<RunSpec> ParseRuns(ParseResult parsed, LoadTestCommandLine line, IReadOnlyList<TargetKind> targets, TransportKind transport)
     {
         var runs = ParseShapes(parsed, line);
         foreach (var run in runs)
@@ -245,7 +273,7 @@ internal sealed record LoadTestOptions
         }
         // Each run against every target in turn, so that targets compared share the same minutes of the machine.
         var namesTarget = targets.Count > 1 || targets[0] != TargetKind.Laharsub;
-        return runs.SelectMany(run => targets.Select(target => run with { Target = target, NamesTarget = namesTarget })).ToList();
+        return runs.SelectMany(run => targets.Select(target => run with { Target = target, Transport = transport, NamesTarget = namesTarget })).ToList();
     }
 
     private static List<RunSpec> ParseShapes(ParseResult parsed, LoadTestCommandLine line)

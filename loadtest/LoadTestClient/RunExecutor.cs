@@ -26,7 +26,7 @@ internal sealed class RunExecutor(LoadTestOptions options, TextWriter output, st
         output.WriteLine($"== {spec.Name}: {spec.Topics} topics x {spec.ClientsPerTopic} clients = {clients} clients, "
             + (publishers == clients ? "each" : $"{publishers} of them") + " publishing every "
             + $"{spec.Interval.TotalSeconds.ToString(CultureInfo.InvariantCulture)} s ({publishers / spec.Interval.TotalSeconds:0.#}/s), "
-            + $"{FormatName(spec.Target)}, {options.Processes} process(es); load average {loadAverage}");
+            + $"{FormatName(spec)}, {options.Processes} process(es); load average {loadAverage}");
 
         var servers = new List<ITargetServer>();
         RedisProcess? redis = null;
@@ -41,7 +41,10 @@ internal sealed class RunExecutor(LoadTestOptions options, TextWriter output, st
                     ?? throw new UsageException("Cannot find Laharsub.sln above the current directory to start the server from; run from the repository or give --url.");
                 if (spec.Target == TargetKind.Nchan)
                 {
-                    servers.Add(await NchanProcess.StartAsync(repository, options.PollTimeoutSeconds, output, stop).ConfigureAwait(false));
+                    // nchan_subscriber_timeout ends streams too (a 408 event, a close frame): a run of streams holds
+                    // them open for its whole length, as Laharsub does (0: no timeout).
+                    var subscriberTimeout = Transports.IsStream(spec.Transport) ? 0 : options.PollTimeoutSeconds;
+                    servers.Add(await NchanProcess.StartAsync(repository, subscriberTimeout, output, stop).ConfigureAwait(false));
                 }
                 else if (options.Servers is not { } count)
                 {
@@ -103,6 +106,7 @@ internal sealed class RunExecutor(LoadTestOptions options, TextWriter output, st
                 ApiAddress = apis[0],
                 InstanceAddresses = apis.Length > 1 ? apis : [],
                 Target = spec.Target,
+                Transport = spec.Transport,
                 ChannelPrefix = $"lt{Guid.NewGuid():N}"[..10] + "-",
                 TopicIds = topicIds,
                 ClientsPerTopic = spec.ClientsPerTopic,
@@ -141,8 +145,21 @@ internal sealed class RunExecutor(LoadTestOptions options, TextWriter output, st
     /// <summary>A process sampled during the run, named as the reports name it (server, server2, redis).</summary>
     private sealed record SampledProcess(string Name, ProcessSampler Sampler);
 
-    /// <summary>How the run's answers are read, for the header and the report: Laharsub's format, or nchan's one message per answer.</summary>
-    private string FormatName(TargetKind target) => target == TargetKind.Nchan ? "nchan long poll" : options.Format.ToString().ToLowerInvariant();
+    /// <summary>
+    /// How the run's deliveries are read, for the header and the report: Laharsub's poll format, nchan's
+    /// one message per answer, or the stream (and where its publishes go).
+    /// </summary>
+    private string FormatName(RunSpec spec) => FormatName(spec.Target, spec.Transport, options.Format);
+
+    internal static string FormatName(TargetKind target, TransportKind transport, WireFormatKind format) => (target, transport) switch
+    {
+        (TargetKind.Nchan, TransportKind.LongPoll) => "nchan long poll",
+        (TargetKind.Nchan, TransportKind.Sse) => "nchan eventsource, publishing with POST /pub",
+        (TargetKind.Nchan, TransportKind.WebSocket) => "nchan websocket (ws+meta.nchan), publishing with POST /pub",
+        (_, TransportKind.Sse) => "sse: JSON events, publishing with POST",
+        (_, TransportKind.WebSocket) => "websocket: laharsub.v1 frames, publishing on the socket",
+        _ => format.ToString().ToLowerInvariant(),
+    };
 
     private async Task<(ProcessResult Result, (long Start, long End) Window)> RunClientsAsync(LoadPlan plan, RunSpec spec, IReadOnlyList<SampledProcess> sampled, CancellationToken stop)
     {
@@ -221,7 +238,7 @@ internal sealed class RunExecutor(LoadTestOptions options, TextWriter output, st
                     serverText.Append(CultureInfo.InvariantCulture, $"  {sampled[i].Name} CPU {cpu,3:0}% {(s.Processes > 1 ? "PSS" : "RSS")} {s.RssBytes / 1048576.0:0} MiB");
                     lastSamples[i] = s;
                 }
-                output.WriteLine($"[{spec.Name}] {phase,-18} connections {p.Connections,6}  polls waiting {p.PollsWaiting,6}  "
+                output.WriteLine($"[{spec.Name}] {phase,-18} connections {p.Connections,6}  {(Transports.IsStream(spec.Transport) ? "streams open " : "polls waiting")} {p.PollsWaiting,6}  "
                     + $"deliveries/s {p.Deliveries - lastDeliveries,7}  publishes/s {p.Publishes - lastPublishes,6}  "
                     + $"p99 {(p.Measuring ? "" : "(warm-up) ")}{p.P99Ms:0.00} ms{serverText}");
                 lastDeliveries = p.Deliveries;
@@ -262,7 +279,9 @@ internal sealed class RunExecutor(LoadTestOptions options, TextWriter output, st
             Clients = plan.TotalClients,
             IntervalSeconds = spec.Interval.TotalSeconds,
             MessageSize = plan.MessageSize,
-            Format = FormatName(spec.Target),
+            Format = FormatName(spec),
+            Transport = Transports.Name(spec.Transport),
+            PublishVia = Transports.PublishesOnSocket(spec.Target, spec.Transport) ? "websocket" : "http",
             WarmupSeconds = plan.Warmup.TotalSeconds,
             DurationSeconds = plan.Duration.TotalSeconds,
             Processes = options.Processes,

@@ -50,6 +50,13 @@ public sealed class CommandLineTests
     [InlineData("--url http://127.0.0.1:1/ --server-pid 10 --server-pid 11", "2 --server-pid for 1 --url: give at most one pid per instance")]
     [InlineData("--url http://127.0.0.1:1/ --server-pid abc", "--server-pid 'abc' is not a process id")]
     [InlineData("--url http://127.0.0.1:1/ --url ftp://x/", "--url 'ftp://x/' is not an http:// URL")]
+    [InlineData("--transport pigeon", "--transport 'pigeon' is not a transport: use longpoll, sse or websocket.")]
+    [InlineData("--transport", "Option --transport needs a value, e.g. --transport sse")]
+    [InlineData("--transport sse --format multipart", "--format chooses the long poll's answer format; --transport sse delivers each message as a JSON event")]
+    [InlineData("--transport websocket --format json", "--transport websocket delivers each message as a JSON frame (nchan: as it was published), so it takes no --format")]
+    [InlineData("--transport sse --poll-timeout 10", "--poll-timeout is the long poll's timeout; --transport sse holds one stream open per client")]
+    [InlineData("--compare laharsub,nchan --transport websocket --poll-timeout 10", "--transport websocket holds one stream open per client for the whole run, so it takes no --poll-timeout")]
+    [InlineData("--target nchan --transport sse --topics 4 --topics-per-client 2", "runs against nchan need --topics-per-client 1")]
     public async Task ABadOptionIsRefusedWithAClearMessage(string arguments, string message)
     {
         var (exit, _, error) = await RunAsync(arguments.Split(' '));
@@ -92,6 +99,19 @@ public sealed class CommandLineTests
     {
         Assert.Equal(["custom-4t-nchan"], LoadTestOptions.Parse(["--target", "nchan", "--topics", "4"]).Runs.Select(r => r.Name));
         Assert.Equal([("custom-4t", TargetKind.Laharsub)], LoadTestOptions.Parse(["--topics", "4"]).Runs.Select(r => (r.Name, r.Target)));
+    }
+
+    [Fact]
+    public void TheTransportIsLongPollsUnlessGivenAndARunOfStreamsIsNamedForIt()
+    {
+        var polls = LoadTestOptions.Parse(["--topics", "4"]);
+        var streams = LoadTestOptions.Parse(["--topics", "4", "--transport", "sse"]);
+        var sockets = LoadTestOptions.Parse(["--preset", "seed1", "--topics", "200", "--compare", "laharsub,nchan", "--transport", "websocket"]);
+
+        Assert.Equal((TransportKind.LongPoll, "custom-4t"), (polls.Transport, Assert.Single(polls.Runs).Name));
+        Assert.Equal((TransportKind.Sse, "custom-4t-sse"), (streams.Transport, Assert.Single(streams.Runs).Name));
+        Assert.Equal(["seed1-200t-websocket-laharsub", "seed1-200t-websocket-nchan"], sockets.Runs.Select(r => r.Name));
+        Assert.All(sockets.Runs, r => Assert.Equal(TransportKind.WebSocket, r.Transport));
     }
 
     [Fact]
@@ -231,6 +251,9 @@ public sealed class CommandLineTests
         Assert.Contains("--find-max", help);
         Assert.Contains("--servers <N>", help);
         Assert.Contains("--redis <HOST:PORT>", help);
+        Assert.Contains("--transport <longpoll|sse|websocket>", help);
+        Assert.Contains("Against nchan, publishes stay REST (POST /pub) on every transport", System.Text.RegularExpressions.Regex.Replace(help, @"\s+", " "));
+        Assert.Contains("--compare laharsub,nchan --transport sse", help);
         Assert.Matches(@"--duration <SECONDS>\s+Measured window\. \[default: 30\]", help);
         Assert.Contains("--preset seed1,seed2,seed3 --out loadtest-results", help);
         // The workers' own option is for the processes this tool starts, not for users.
@@ -257,6 +280,7 @@ public sealed class CommandLineTests
     [Theory]
     [InlineData("--format ", "json,multipart")]
     [InlineData("--target n", "nchan")]
+    [InlineData("--transport ", "longpoll,sse,websocket")]
     [InlineData("--preset seed", "seed1,seed2,seed3")]
     [InlineData("--find-m", "--find-max,--find-max-factor,--find-max-steps")]
     public async Task TheSuggestDirectiveCompletesForDotnetSuggest(string typed, string expected)

@@ -8,7 +8,8 @@ namespace Laharsub.LoadTest.Tests;
 /// <summary>
 /// A TCP proxy on loopback that forwards requests at once and holds every chunk of the server's
 /// answers for a fixed delay before passing it on: a network that adds latency between the server
-/// delivering a message and a subscriber receiving it.
+/// delivering a message and a subscriber receiving it. <see cref="DropConnections"/> cuts every
+/// connection open through it, as a network that fails.
 /// </summary>
 internal sealed class DelayingProxy : IAsyncDisposable
 {
@@ -17,6 +18,7 @@ internal sealed class DelayingProxy : IAsyncDisposable
     private readonly TimeSpan _delay;
     private readonly CancellationTokenSource _stop = new();
     private readonly List<Task> _connections = [];
+    private readonly List<CancellationTokenSource> _open = [];
     private readonly Task _accepting;
 
     public DelayingProxy(Uri target, TimeSpan delay)
@@ -36,6 +38,30 @@ internal sealed class DelayingProxy : IAsyncDisposable
         _listener.Stop();
         await Task.WhenAll([_accepting, .. Snapshot()]).WaitAsync(TimeSpan.FromSeconds(10));
         _stop.Dispose();
+    }
+
+    /// <summary>Closes every connection open through the proxy now (both sides); new ones are relayed as before.</summary>
+    public void DropConnections()
+    {
+        lock (_open)
+        {
+            foreach (var connection in _open)
+            {
+                connection.Cancel();
+            }
+        }
+    }
+
+    /// <summary>How many connections the proxy has relayed.</summary>
+    public int Accepted
+    {
+        get
+        {
+            lock (_connections)
+            {
+                return _connections.Count;
+            }
+        }
     }
 
     private Task[] Snapshot()
@@ -74,11 +100,25 @@ internal sealed class DelayingProxy : IAsyncDisposable
                 await server.ConnectAsync(_target, _stop.Token);
                 client.NoDelay = server.NoDelay = true;
                 using var linked = CancellationTokenSource.CreateLinkedTokenSource(_stop.Token);
-                var upstream = PumpAsync(client.GetStream(), server.GetStream(), linked.Token);
-                var downstream = PumpDelayedAsync(server.GetStream(), client.GetStream(), linked.Token);
-                await Task.WhenAny(upstream, downstream);
-                await linked.CancelAsync();
-                await Task.WhenAll(upstream, downstream);
+                lock (_open)
+                {
+                    _open.Add(linked);
+                }
+                try
+                {
+                    var upstream = PumpAsync(client.GetStream(), server.GetStream(), linked.Token);
+                    var downstream = PumpDelayedAsync(server.GetStream(), client.GetStream(), linked.Token);
+                    await Task.WhenAny(upstream, downstream);
+                    await linked.CancelAsync();
+                    await Task.WhenAll(upstream, downstream);
+                }
+                finally
+                {
+                    lock (_open)
+                    {
+                        _open.Remove(linked);
+                    }
+                }
             }
             catch (Exception exception) when (exception is OperationCanceledException or SocketException or IOException)
             {

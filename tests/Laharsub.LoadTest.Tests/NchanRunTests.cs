@@ -86,24 +86,59 @@ public sealed class NchanRunTests : IDisposable
         Assert.True(run.GetProperty("server").GetProperty("processes").GetInt32() >= 2, run.GetProperty("server").ToString());
     }
 
-    [Fact]
-    public async Task CompareRunsBothTargetsOneAfterTheOtherAndPrintsTheirRatios()
+    [Theory]
+    [InlineData("sse")]
+    [InlineData("websocket")]
+    public async Task AShortRunOfStreamsAgainstNchanDeliversEveryMessageOnceAndHoldsEachStream(string transport)
     {
         using var output = new StringWriter();
 
         var exit = await LoadTestCommand.RunAsync(
+            ["--target", "nchan", "--transport", transport, "--topics", "4", "--clients-per-topic", "2", "--interval", "0.2", "--warmup", "1",
+             "--duration", "3", "--max-schedule-lag", "1000", "--out", _out],
+            output, output, CancellationToken.None).WaitAsync(Timeout);
+
+        Assert.True(exit == 0, $"exit code {exit}:\n{output}");
+        var run = ReadRun($"custom-4t-{transport}-nchan");
+        // nchan takes publishes with POST /pub on every transport.
+        Assert.Equal(("nchan", transport, "http"), (run.GetProperty("target").GetString(), run.GetProperty("transport").GetString(), run.GetProperty("publishVia").GetString()));
+        var expected = run.GetProperty("deliveriesExpected").GetInt64();
+        // 8 clients publishing 5 times a second for 3 s, each message to 2 subscribers.
+        Assert.InRange(expected, 8 * 5 * 3 * 2 * 0.8, 8 * 5 * 3 * 2 * 1.2);
+        Assert.Equal(expected, run.GetProperty("deliveriesReceived").GetInt64());
+        Assert.Equal(expected, run.GetProperty("latency").GetProperty("count").GetInt64());
+        var totals = run.GetProperty("totals");
+        Assert.Equal(0, totals.GetProperty("duplicates").GetInt64());
+        Assert.Equal(0, totals.GetProperty("transportErrors").GetInt64());
+        Assert.Empty(totals.GetProperty("httpErrors").EnumerateObject());
+        // Each stream held for the whole run: none ended by nchan and reopened.
+        Assert.Equal(8, totals.GetProperty("streamsOpened").GetInt64());
+        Assert.Contains("nchan_subscriber_timeout 0s", run.GetProperty("serverCommand").GetString());
+    }
+
+    [Theory]
+    [InlineData(null)]
+    [InlineData("sse")]
+    public async Task CompareRunsBothTargetsOneAfterTheOtherAndPrintsTheirRatios(string? transport)
+    {
+        using var output = new StringWriter();
+        string[] transportOption = transport is null ? [] : ["--transport", transport];
+        var suffix = transport is null ? "" : "-" + transport;
+
+        var exit = await LoadTestCommand.RunAsync(
             ["--compare", "laharsub,nchan", "--no-build", "--topics", "3", "--interval", "0.2", "--warmup", "1", "--duration", "2",
-             "--max-schedule-lag", "1000", "--out", _out],
+             "--max-schedule-lag", "1000", "--out", _out, .. transportOption],
             output, output, CancellationToken.None).WaitAsync(Timeout);
 
         Assert.True(exit == 0, $"exit code {exit}:\n{output}");
         var text = output.ToString();
-        Assert.True(text.IndexOf("== custom-3t-laharsub", StringComparison.Ordinal) < text.IndexOf("== custom-3t-nchan", StringComparison.Ordinal), text);
+        Assert.True(text.IndexOf($"== custom-3t{suffix}-laharsub", StringComparison.Ordinal) < text.IndexOf($"== custom-3t{suffix}-nchan", StringComparison.Ordinal), text);
         Assert.Contains("laharsub/nchan", text);
         Assert.Contains("server CPU per delivery (µs)", text);
-        foreach (var name in new[] { "custom-3t-laharsub", "custom-3t-nchan" })
+        foreach (var name in new[] { $"custom-3t{suffix}-laharsub", $"custom-3t{suffix}-nchan" })
         {
             var run = ReadRun(name);
+            Assert.Equal(transport ?? "longpoll", run.GetProperty("transport").GetString());
             Assert.True(run.GetProperty("deliveriesExpected").GetInt64() > 0);
             Assert.Equal(run.GetProperty("deliveriesExpected").GetInt64(), run.GetProperty("deliveriesReceived").GetInt64());
         }
@@ -133,7 +168,7 @@ public sealed class NchanRunTests : IDisposable
         }
     }
 
-    private static async Task<NchanProcess> StartNchanAsync(int pollTimeoutSeconds, int? workerProcesses = null)
+    internal static async Task<NchanProcess> StartNchanAsync(int pollTimeoutSeconds, int? workerProcesses = null)
     {
         var repository = ServerProcess.FindRepositoryRoot() ?? throw new InvalidOperationException("Laharsub.sln not found above the test's directory.");
         // Not disposed: nginx may still write to it from another thread after the test.

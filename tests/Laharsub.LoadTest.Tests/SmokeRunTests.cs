@@ -43,6 +43,39 @@ public sealed class SmokeRunTests : IDisposable
         Assert.Contains("<svg", File.ReadAllText(Path.Combine(_out, "report.html")));
     }
 
+    [Theory]
+    [InlineData("sse", "http")]
+    [InlineData("websocket", "websocket")]
+    public async Task AShortRunOverStreamsDeliversEveryMessageOnceAndNamesItsTransport(string transport, string publishVia)
+    {
+        await using var server = await LaharsubTestServer.StartAsync().WaitAsync(LoadRuns.Timeout);
+        using var output = new StringWriter();
+
+        var exit = await LoadTestCommand.RunAsync(
+            ["--url", server.BaseAddress.ToString(), "--transport", transport, "--topics", "4", "--clients-per-topic", "2", "--topics-per-client", "2",
+             "--interval", "0.2", "--warmup", "1", "--duration", "3", "--max-schedule-lag", "1000", "--out", _out],
+            output, output, CancellationToken.None).WaitAsync(LoadRuns.Timeout);
+
+        Assert.True(exit == 0, $"exit code {exit}:\n{output}");
+        var run = ReadRun($"custom-4t-{transport}");
+        Assert.Equal((transport, publishVia), (run.GetProperty("transport").GetString(), run.GetProperty("publishVia").GetString()));
+        var expected = run.GetProperty("deliveriesExpected").GetInt64();
+        // 8 clients publishing 5 times a second for 3 s, each message to 4 subscribers (2 clients x 2 topics per stream).
+        Assert.InRange(expected, 8 * 5 * 3 * 4 * 0.8, 8 * 5 * 3 * 4 * 1.2);
+        Assert.Equal(expected, run.GetProperty("deliveriesReceived").GetInt64());
+        Assert.Equal(expected, run.GetProperty("latency").GetProperty("count").GetInt64());
+        var totals = run.GetProperty("totals");
+        Assert.Equal((0L, 0L, 0L), (totals.GetProperty("lost").GetInt64(), totals.GetProperty("duplicates").GetInt64(), totals.GetProperty("outOfOrder").GetInt64()));
+        Assert.Equal(0, totals.GetProperty("transportErrors").GetInt64());
+        Assert.Empty(totals.GetProperty("httpErrors").EnumerateObject());
+        // One stream per client, held for the whole run; no polls.
+        Assert.Equal((8L, 0L), (totals.GetProperty("streamsOpened").GetInt64(), totals.GetProperty("polls").GetInt64()));
+        // Every accepted publish has its round trip (on the socket: the 'published' answer).
+        Assert.True(run.GetProperty("publishRoundTrip").GetProperty("count").GetInt64() >= totals.GetProperty("publishesAccepted").GetInt64());
+        Assert.Contains($"custom-4t-{transport},", File.ReadAllText(Path.Combine(_out, "summary.csv")));
+        Assert.Contains($"over {transport}", File.ReadAllText(Path.Combine(_out, "report.html")));
+    }
+
     [Fact]
     public async Task ARunSpreadOverTwoProcessesMergesTheirResults()
     {

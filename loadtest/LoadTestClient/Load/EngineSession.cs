@@ -91,6 +91,7 @@ internal static class EngineSession
             DeliveriesTotal = engine.DeliveriesTotal,
             Polls = engine.Polls,
             EmptyPolls = engine.EmptyPolls,
+            StreamsOpened = engine.StreamsOpened,
             Lost = counters.Lost,
             Duplicates = counters.Duplicates,
             OutOfOrder = counters.OutOfOrder,

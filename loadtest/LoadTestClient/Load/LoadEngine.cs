@@ -6,8 +6,9 @@ using Laharsub.LoadTestClient.Measurement;
 namespace Laharsub.LoadTestClient.Load;
 
 /// <summary>
-/// Runs the simulated clients of one process: connects their polls, publishes on schedule through
-/// warm-up and the measured window, drains what is still in flight, and measures all of it.
+/// Runs the simulated clients of one process: connects their subscriptions (polls, streams or
+/// sockets), publishes on schedule through warm-up and the measured window, drains what is still in
+/// flight, and measures all of it.
 /// </summary>
 internal sealed class LoadEngine : IDisposable
 {
@@ -36,7 +37,8 @@ internal sealed class LoadEngine : IDisposable
     {
         Plan = plan;
         var clientCount = plan.Last - plan.FirstClient;
-        // Polls have their own raw connections (RawPoller); the handler's pool is for publishing only.
+        // Subscriptions have their own connections (RawPoller, RawEventStream, SocketSubscriber); the
+        // handler's pool is for REST publishes only.
         Protocol = TargetProtocol.For(plan);
         Http = new LoadHttp(plan.PublishConnections, plan.SourceAddresses);
         Http.Client.BaseAddress = plan.ApiAddress;
@@ -76,7 +78,7 @@ internal sealed class LoadEngine : IDisposable
     /// <summary>Time from the intended send time to the publish starting: the generator's own lag.</summary>
     public LatencyHistogram ScheduleLag { get; } = new();
 
-    /// <summary>Publish request round trips (201 received).</summary>
+    /// <summary>Publish round trips (201 received; on a Laharsub WebSocket, the publish frame's <c>published</c> answer).</summary>
     public LatencyHistogram PublishRoundTrip { get; } = new();
 
     public int ClientCount => _clients.Length;
@@ -89,6 +91,9 @@ internal sealed class LoadEngine : IDisposable
     public long DeliveriesTotal => Volatile.Read(ref _deliveriesTotal);
     public long Polls => Volatile.Read(ref _polls);
     public long EmptyPolls => Volatile.Read(ref _emptyPolls);
+
+    /// <summary>Streams (or sockets) that opened and subscribed, reconnections included; 0 with long polls.</summary>
+    public long StreamsOpened => Volatile.Read(ref Http.StreamsOpened);
     public long MeasureStart => Volatile.Read(ref _measureStart);
     public long MeasureEnd => Volatile.Read(ref _measureEnd);
 
@@ -97,13 +102,13 @@ internal sealed class LoadEngine : IDisposable
 
     public IReadOnlyList<SimulatedClient> Clients => _clients;
 
-    /// <summary>Starts every client's poll loop and waits until each has its connection open.</summary>
+    /// <summary>Starts every client's subscription and waits until each has its poll waiting or its stream open.</summary>
     public async Task<List<Task>> ConnectAsync(TimeSpan timeout, CancellationToken cancellationToken)
     {
         var loops = new List<Task>(_clients.Length);
         foreach (var client in _clients)
         {
-            loops.Add(Task.Run(() => client.PollLoopAsync(cancellationToken), CancellationToken.None));
+            loops.Add(Task.Run(() => client.SubscribeAsync(cancellationToken), CancellationToken.None));
         }
         var deadline = Stopwatch.StartNew();
         while (PollsWaiting < _clients.Length || Http.OpenConnections < _clients.Length)
@@ -214,16 +219,37 @@ internal sealed class LoadEngine : IDisposable
     private async Task PublishAsync(SimulatedClient client, long intended)
     {
         var measured = intended >= MeasureStart && intended < MeasureEnd;
+        var started = MonotonicClock.NowMicroseconds;
+        Interlocked.Increment(ref _publishesStarted);
+        if (measured)
+        {
+            Interlocked.Increment(ref _publishesAttempted);
+            ScheduleLag.Record(started - intended);
+        }
+        var length = MessageStamp.Size + _padding.Length;
+        if (client.PublishSocket is { } socket)
+        {
+            // On the client's own socket: the answer arrives on its receive loop, which completes the publish.
+            var stamped = ArrayPool<byte>.Shared.Rent(length);
+            try
+            {
+                MessageStamp.Write(stamped, intended, started);
+                _padding.CopyTo(stamped.AsSpan(MessageStamp.Size));
+                if (!await socket.PublishAsync(client.HomeTopicId, stamped.AsMemory(0, length), new PendingPublish(0, started, measured)).ConfigureAwait(false))
+                {
+                    PublishLost();
+                    PublishCompleted();
+                }
+            }
+            finally
+            {
+                ArrayPool<byte>.Shared.Return(stamped);
+            }
+            return;
+        }
         try
         {
-            var started = MonotonicClock.NowMicroseconds;
-            Interlocked.Increment(ref _publishesStarted);
-            if (measured)
-            {
-                Interlocked.Increment(ref _publishesAttempted);
-                ScheduleLag.Record(started - intended);
-            }
-            var body = new byte[MessageStamp.Size + _padding.Length];
+            var body = new byte[length];
             MessageStamp.Write(body, intended, started);
             _padding.CopyTo(body.AsSpan(MessageStamp.Size));
             using var request = new HttpRequestMessage(HttpMethod.Post, client.PublishUri) { Content = new ByteArrayContent(body) };
@@ -237,24 +263,18 @@ internal sealed class LoadEngine : IDisposable
             try
             {
                 var stream = await response.Content.ReadAsStreamAsync().ConfigureAwait(false);
-                var length = 0;
-                int read;
-                while (length < answer.Length && (read = await stream.ReadAsync(answer.AsMemory(length)).ConfigureAwait(false)) > 0)
+                var read = 0;
+                int count;
+                while (read < answer.Length && (count = await stream.ReadAsync(answer.AsMemory(read)).ConfigureAwait(false)) > 0)
                 {
-                    length += read;
+                    read += count;
                 }
                 if (!Protocol.IsPublishAccepted((int)response.StatusCode))
                 {
-                    Interlocked.Increment(ref _publishesFailed);
-                    Counters.AddStatus((int)response.StatusCode);
+                    PublishRefused((int)response.StatusCode);
                     return;
                 }
-                PublishRoundTrip.Record(MonotonicClock.NowMicroseconds - started);
-                NoteAccepted(client.HomeTopicId, Protocol.ReadPublishedId(answer.AsSpan(0, length)));
-                if (measured)
-                {
-                    Interlocked.Increment(ref _publishesAccepted);
-                }
+                PublishAnswered(client.HomeTopicId, started, measured, Protocol.ReadPublishedId(answer.AsSpan(0, read)));
             }
             finally
             {
@@ -263,16 +283,50 @@ internal sealed class LoadEngine : IDisposable
         }
         catch (Exception exception) when (exception is HttpRequestException or IOException or OperationCanceledException or JsonException)
         {
-            Interlocked.Increment(ref _publishesFailed);
-            Counters.AddTransportError();
+            PublishLost();
         }
         finally
         {
-            Interlocked.Decrement(ref _publishesInFlight);
+            PublishCompleted();
         }
     }
 
+    /// <summary>A publish was stored as <paramref name="messageId"/>: its round trip, and the id subscribers must reach.</summary>
+    internal void PublishAnswered(long topicId, long started, bool measured, long messageId)
+    {
+        PublishRoundTrip.Record(MonotonicClock.NowMicroseconds - started);
+        NoteAccepted(topicId, messageId);
+        if (measured)
+        {
+            Interlocked.Increment(ref _publishesAccepted);
+        }
+    }
+
+    /// <summary>A publish was refused with <paramref name="status"/>.</summary>
+    internal void PublishRefused(int status)
+    {
+        Interlocked.Increment(ref _publishesFailed);
+        Counters.AddStatus(status);
+    }
+
+    /// <summary>A publish got no answer: its connection broke (or its socket was not open).</summary>
+    internal void PublishLost()
+    {
+        Interlocked.Increment(ref _publishesFailed);
+        Counters.AddTransportError();
+    }
+
+    /// <summary>A publish is over, whatever its outcome (answered, refused or lost): the drain waits for none in flight.</summary>
+    internal void PublishCompleted() => Interlocked.Decrement(ref _publishesInFlight);
+
     private void NoteAccepted(long topicId, long messageId) => Atomic.Max(ref _lastAcceptedId[_topicIndex[topicId]], messageId);
 
-    public void Dispose() => Http.Dispose();
+    public void Dispose()
+    {
+        foreach (var client in _clients)
+        {
+            client.Dispose();
+        }
+        Http.Dispose();
+    }
 }

@@ -5,8 +5,9 @@ namespace Laharsub.LoadTestClient.Load;
 
 /// <summary>
 /// The connections of one process: a single SocketsHttpHandler whose pool of a few connections
-/// carries the publishes, and the raw poll connections (<see cref="RawPoller"/>, one per simulated
-/// client) that it opens and counts. Connections are spread over
+/// carries the publishes, the raw poll and stream connections (<see cref="RawPoller"/>,
+/// <see cref="RawEventStream"/>, one per simulated client) that it opens and counts, and the
+/// WebSockets' handler (<see cref="SocketSubscriber"/>), whose connections it opens and counts too. Connections are spread over
 /// several loopback source addresses so that tens of thousands of them do not exhaust one address's
 /// ephemeral ports, and every byte is counted on the way in and out.
 /// </summary>
@@ -45,9 +46,23 @@ internal sealed class LoadHttp : IDisposable
         };
         Client = new HttpClient(handler) { Timeout = Timeout.InfiniteTimeSpan };
         Client.DefaultRequestHeaders.ExpectContinue = false;
+        // Each WebSocket takes its connection out of the pool for good once upgraded: no cap, no reuse.
+        WebSocketInvoker = new HttpMessageInvoker(new SocketsHttpHandler
+        {
+            MaxConnectionsPerServer = int.MaxValue,
+            UseProxy = false,
+            UseCookies = false,
+            AllowAutoRedirect = false,
+            AutomaticDecompression = DecompressionMethods.None,
+            ConnectTimeout = TimeSpan.FromSeconds(30),
+            ConnectCallback = ConnectAsync,
+        });
     }
 
     public HttpClient Client { get; }
+
+    /// <summary>Opens the WebSockets (ClientWebSocket.ConnectAsync), on the same source addresses and counted like every other connection.</summary>
+    public HttpMessageInvoker WebSocketInvoker { get; }
 
     public long BytesSent => Volatile.Read(ref _bytesSent);
 
@@ -58,11 +73,18 @@ internal sealed class LoadHttp : IDisposable
     public void Dispose()
     {
         Client.Dispose();
+        WebSocketInvoker.Dispose();
         _connectGate.Dispose();
     }
 
-    /// <summary>Polls sent on raw connections (<see cref="RawPoller"/>) and not yet answered (field for interlocked updates).</summary>
+    /// <summary>
+    /// Polls sent on raw connections (<see cref="RawPoller"/>) and not yet answered, or streams open and
+    /// subscribed (<see cref="RawEventStream"/>, <see cref="SocketSubscriber"/>); a field for interlocked updates.
+    /// </summary>
     internal int PollsWaiting;
+
+    /// <summary>Streams and sockets that opened and subscribed, reconnections included (field for interlocked updates).</summary>
+    internal long StreamsOpened;
 
     /// <summary>
     /// Opens a connection from the next source address, at most a few at a time; counted as open

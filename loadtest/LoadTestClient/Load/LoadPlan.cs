@@ -33,6 +33,9 @@ internal sealed record LoadPlan
     /// <summary>Which server's protocol the clients speak.</summary>
     public TargetKind Target { get; init; } = TargetKind.Laharsub;
 
+    /// <summary>How the clients receive: long polls, a Server-Sent Events stream or a WebSocket each.</summary>
+    public TransportKind Transport { get; init; } = TransportKind.LongPoll;
+
     /// <summary>nchan only: channel names are this prefix and the topic id, fresh for each run.</summary>
     public string ChannelPrefix { get; init; } = "";
 

@@ -11,7 +11,10 @@ namespace Laharsub.LoadTestClient.Load;
 /// answer names the channel's last message id), and <c>GET /sub?id=CHANNEL</c> is the long poll,
 /// whose cursor is the last message's <c>Last-Modified</c> and <c>Etag</c>, sent back as
 /// <c>If-Modified-Since</c> and <c>If-None-Match</c>; each answer holds one message, and a poll that
-/// waited its whole timeout is a 408.
+/// waited its whole timeout is a 408. The same location serves an EventSource stream (each message an
+/// event whose <c>id</c> is the message id <c>TIME:TAG</c>, resumed with <c>Last-Event-ID</c>) and a
+/// WebSocket (subprotocol <c>ws+meta.nchan</c>: each frame the message id, a blank line and the body;
+/// resumed with <c>last_event_id</c>). Publishing stays REST on every transport.
 /// </summary>
 internal sealed class NchanProtocol(LoadPlan plan) : TargetProtocol
 {
@@ -36,6 +39,157 @@ internal sealed class NchanProtocol(LoadPlan plan) : TargetProtocol
             throw new ArgumentException("An nchan poll reads one channel: --topics-per-client must be 1 with --target nchan.", nameof(topics));
         }
         return new Wire(_channelPrefix, topics[0].TopicId);
+    }
+
+    public override IEventStreamWire CreateEventStreamWire(IReadOnlyList<DeliveryVerifier> topics) =>
+        new EventStreamWire(_channelPrefix, OneChannel(topics));
+
+    public override IWebSocketWire CreateWebSocketWire(IReadOnlyList<DeliveryVerifier> topics) =>
+        new SocketWire(plan.ChannelPrefix, OneChannel(topics));
+
+    private static long OneChannel(IReadOnlyList<DeliveryVerifier> topics) => topics.Count == 1 ? topics[0].TopicId
+        : throw new ArgumentException("An nchan subscriber reads one channel here: --topics-per-client must be 1 with --target nchan.", nameof(topics));
+
+    private static FormatException Unreadable(string what) => new($"Unreadable nchan stream: {what}.");
+
+    /// <summary>The id of the last message read (<c>TIME:TAG</c>, as nchan wrote it): where a reconnect resumes.</summary>
+    private sealed class LastId
+    {
+        private byte[]? _text;
+        private int _length;
+
+        public ReadOnlySpan<byte> Text => _text.AsSpan(0, _length);
+
+        /// <summary>Parses <paramref name="id"/> into the packed id and keeps its text.</summary>
+        public long Take(ReadOnlySpan<byte> id)
+        {
+            if (!NchanMessageId.TryParseText(id, out var packed))
+            {
+                throw Unreadable($"the message id '{Encoding.ASCII.GetString(id)}' is not TIME:TAG");
+            }
+            _text ??= new byte[48];
+            id.CopyTo(_text);
+            _length = id.Length;
+            return packed;
+        }
+    }
+
+    /// <summary>
+    /// GET /sub?id=CHANNEL with <c>Accept: text/event-stream</c>. nchan writes <c>: hi</c> and then each
+    /// message as an event: <c>id: TIME:TAG</c> and the body as <c>data:</c> lines (split at each LF).
+    /// The first request reads the channel from its oldest message (the channel is the run's own, so
+    /// that is message 1); a reconnect sends the last id as <c>Last-Event-ID</c>, as a browser would.
+    /// </summary>
+    internal sealed class EventStreamWire(byte[] channelPrefix, long topicId) : IEventStreamWire
+    {
+        private readonly LastId _last = new();
+
+        public bool OpenAtHead => true;
+
+        public bool TryWriteQuery(Span<byte> destination, out int written)
+        {
+            written = 0;
+            if (!"id="u8.TryCopyTo(destination) || !channelPrefix.AsSpan().TryCopyTo(destination[3..])
+                || !Utf8Formatter.TryFormat(topicId, destination[(3 + channelPrefix.Length)..], out var digits))
+            {
+                return false;
+            }
+            written = 3 + channelPrefix.Length + digits;
+            return true;
+        }
+
+        public bool TryWriteHeaders(Span<byte> destination, out int written)
+        {
+            written = 0;
+            var last = _last.Text;
+            if (last.IsEmpty)
+            {
+                return true;
+            }
+            if (destination.Length < "Last-Event-ID: "u8.Length + last.Length + 2)
+            {
+                return false;
+            }
+            "Last-Event-ID: "u8.CopyTo(destination);
+            last.CopyTo(destination["Last-Event-ID: "u8.Length..]);
+            written = "Last-Event-ID: "u8.Length + last.Length;
+            "\r\n"u8.CopyTo(destination[written..]);
+            written += 2;
+            return true;
+        }
+
+        public StreamSignal Read(in ServerSentEvent sse, IPollResponseSink sink)
+        {
+            if (!sse.HasData)
+            {
+                return StreamSignal.None;
+            }
+            if (sse.Id.IsEmpty)
+            {
+                throw Unreadable("an event without an id");
+            }
+            sink.OnMessage(topicId, _last.Take(sse.Id), sse.Data);
+            return StreamSignal.None;
+        }
+    }
+
+    /// <summary>
+    /// ws://.../sub?id=CHANNEL with subprotocol <c>ws+meta.nchan</c>: each message is one frame (text
+    /// when the body is UTF-8, else binary) holding <c>id: TIME:TAG</c>, the content type, a blank line
+    /// and the body. A reconnect resumes after the last id (<c>last_event_id</c> in the query).
+    /// </summary>
+    internal sealed class SocketWire(string channelPrefix, long topicId) : IWebSocketWire
+    {
+        public const string MetaSubProtocol = "ws+meta.nchan";
+
+        private readonly LastId _last = new();
+
+        public string SubProtocol => MetaSubProtocol;
+
+        public bool OpenAtConnect => true;
+
+        public Uri Address(Uri pollAddress)
+        {
+            var query = $"id={channelPrefix}{topicId}";
+            if (!_last.Text.IsEmpty)
+            {
+                query += "&last_event_id=" + Uri.EscapeDataString(Encoding.ASCII.GetString(_last.Text));
+            }
+            return new UriBuilder(pollAddress) { Scheme = "ws", Query = query }.Uri;
+        }
+
+        public StreamSignal Read(ReadOnlySpan<byte> frame, bool binary, IStreamSink sink)
+        {
+            ReadOnlySpan<byte> id = default;
+            var rest = frame;
+            while (true)
+            {
+                var end = rest.IndexOf((byte)'\n');
+                if (end < 0)
+                {
+                    throw Unreadable("a frame without the blank line that ends its meta lines");
+                }
+                var line = rest[..end];
+                rest = rest[(end + 1)..];
+                if (line.IsEmpty)
+                {
+                    break;
+                }
+                if (line.StartsWith("id: "u8))
+                {
+                    id = line[4..];
+                }
+            }
+            if (id.IsEmpty)
+            {
+                throw Unreadable("a frame without an id");
+            }
+            sink.OnMessage(topicId, _last.Take(id), rest);
+            return StreamSignal.None;
+        }
+
+        public bool TryWritePublish(Span<byte> destination, long sequence, long topicId, ReadOnlySpan<byte> body, out int written) =>
+            throw new NotSupportedException("Runs against nchan publish with POST /pub on every transport.");
     }
 
     /// <summary>One channel's long poll and its cursor (the header values of the last message, kept as received).</summary>
@@ -151,6 +305,21 @@ internal static class NchanMessageId
         return true;
     }
 
+    /// <summary>A message id as text, <c>TIME:TAG</c> (an event's id, a publish answer's <c>last_message_id</c>).</summary>
+    public static bool TryParseText(ReadOnlySpan<byte> text, out long id)
+    {
+        id = 0;
+        var colon = text.IndexOf((byte)':');
+        if (colon > 0 && Utf8Parser.TryParse(text[..colon], out long seconds, out var consumed) && consumed == colon
+            && Utf8Parser.TryParse(text[(colon + 1)..], out long tag, out consumed) && consumed == text.Length - colon - 1
+            && tag is >= 0 and < 1L << TagBits && seconds is >= 0 and < 1L << (63 - TagBits))
+        {
+            id = Pack(seconds, tag);
+            return true;
+        }
+        return false;
+    }
+
     /// <summary>The <c>last_message_id</c> ("TIME:TAG") of a publish answer in JSON.</summary>
     public static long ReadPublishAnswer(ReadOnlySpan<byte> json)
     {
@@ -160,13 +329,9 @@ internal static class NchanMessageId
             if (reader.TokenType == JsonTokenType.PropertyName && reader.ValueTextEquals("last_message_id"u8) && reader.Read()
                 && reader.TokenType == JsonTokenType.String)
             {
-                var text = reader.ValueSpan;
-                var colon = text.IndexOf((byte)':');
-                if (colon > 0 && Utf8Parser.TryParse(text[..colon], out long seconds, out var consumed) && consumed == colon
-                    && Utf8Parser.TryParse(text[(colon + 1)..], out long tag, out consumed) && consumed == text.Length - colon - 1
-                    && tag is >= 0 and < 1L << TagBits)
+                if (TryParseText(reader.ValueSpan, out var id))
                 {
-                    return Pack(seconds, tag);
+                    return id;
                 }
                 break;
             }

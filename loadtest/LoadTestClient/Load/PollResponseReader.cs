@@ -73,6 +73,33 @@ internal static class PollResponseReader
         }
     }
 
+    /// <summary>
+    /// Reads one message object, as in the JSON format's <c>messages</c> (a Server-Sent Event's data);
+    /// <paramref name="scratch"/> receives its decoded body.
+    /// </summary>
+    public static void ReadMessageObject(ReadOnlySpan<byte> json, IPollResponseSink sink, ref byte[] scratch)
+    {
+        var reader = new Utf8JsonReader(json, new JsonReaderOptions { MaxDepth = 8 });
+        Expect(reader.Read() && reader.TokenType == JsonTokenType.StartObject, "a message is not a JSON object");
+        ReadMessage(ref reader, sink, ref scratch);
+    }
+
+    /// <summary>Reads one notice object, as in the JSON format's <c>notices</c> (a Server-Sent Event's data).</summary>
+    public static void ReadNoticeObject(ReadOnlySpan<byte> json, IPollResponseSink sink)
+    {
+        var reader = new Utf8JsonReader(json, new JsonReaderOptions { MaxDepth = 8 });
+        Expect(reader.Read() && reader.TokenType == JsonTokenType.StartObject, "a notice is not a JSON object");
+        ReadNotice(ref reader, sink);
+    }
+
+    /// <summary>Reads the message object at <paramref name="reader"/> (on its start), leaving the reader on its end.</summary>
+    internal static void ReadMessage(ref Utf8JsonReader reader, IPollResponseSink sink, ref byte[] scratch)
+    {
+        // Each message on its own: its epoch is reported (and compared with the topic's) every time.
+        long epochReportedFor = 0;
+        ReadJsonMessage(ref reader, sink, ref scratch, ref epochReportedFor);
+    }
+
     /// <summary>Reads a multipart/mixed poll response with the given boundary (RFC 2046 framing, docs/protocol.md).</summary>
     public static void ReadMultipart(ReadOnlySpan<byte> content, ReadOnlySpan<byte> boundary, IPollResponseSink sink)
     {
@@ -215,7 +242,8 @@ internal static class PollResponseReader
         sink.OnMessage(topicId, messageId, body);
     }
 
-    private static void ReadNotice(ref Utf8JsonReader reader, IPollResponseSink sink)
+    /// <summary>Reads the notice object at <paramref name="reader"/> (on its start), leaving the reader on its end.</summary>
+    internal static void ReadNotice(ref Utf8JsonReader reader, IPollResponseSink sink)
     {
         long topicId = 0, from = 0, to = 0, first = 0;
         var type = 0;

@@ -179,7 +179,8 @@ internal sealed class RawPoller
                 {
                     return;
                 }
-                catch (Exception exception) when (exception is SocketException or IOException or FormatException or ObjectDisposedException)
+                catch (Exception exception) when (exception is SocketException or IOException or FormatException or ObjectDisposedException
+                    or System.Text.Json.JsonException)
                 {
                     // Whatever was half read is useless: the next poll starts on a fresh connection.
                     Close(ref socket);
@@ -267,8 +268,8 @@ internal sealed class RawPoller
         }
     }
 
-    /// <summary>The parts of a response head the poller needs.</summary>
-    private readonly record struct ResponseHead(int Status, int ContentLength, bool Close, int ContentTypeStart, int ContentTypeLength)
+    /// <summary>The parts of a response head the poller (and <see cref="RawEventStream"/>) needs.</summary>
+    internal readonly record struct ResponseHead(int Status, int ContentLength, bool Close, int ContentTypeStart, int ContentTypeLength, bool Chunked = false)
     {
         /// <summary>Parses the status line and headers (<paramref name="head"/> ends with the last header's CRLF).</summary>
         public static ResponseHead Parse(ReadOnlySpan<byte> head)
@@ -278,7 +279,7 @@ internal sealed class RawPoller
             if (!statusLine.StartsWith("HTTP/1.1 "u8) || statusLine.Length < 12
                 || !Utf8Parser.TryParse(statusLine.Slice(9, 3), out int status, out var consumed) || consumed != 3)
             {
-                throw new FormatException("Unreadable poll response: no HTTP/1.1 status line.");
+                throw new FormatException("Unreadable response: no HTTP/1.1 status line.");
             }
             int contentLength = -1, contentTypeStart = 0, contentTypeLength = 0;
             var close = false;
@@ -299,7 +300,7 @@ internal sealed class RawPoller
                     {
                         if (!Utf8Parser.TryParse(value, out contentLength, out consumed) || consumed != value.Length || contentLength < 0)
                         {
-                            throw new FormatException("Unreadable poll response: a bad Content-Length.");
+                            throw new FormatException("Unreadable response: a bad Content-Length.");
                         }
                     }
                     else if (Ascii.EqualsIgnoreCase(name, "Connection"u8))
@@ -319,7 +320,7 @@ internal sealed class RawPoller
                 offset += length + 2;
             }
             // A chunked body's length is not given: RunAsync closes the connection after it.
-            return new ResponseHead(status, chunked ? -1 : contentLength, close, contentTypeStart, contentTypeLength);
+            return new ResponseHead(status, chunked ? -1 : contentLength, close, contentTypeStart, contentTypeLength, chunked);
         }
 
         private static bool ContainsIgnoreCase(ReadOnlySpan<byte> text, ReadOnlySpan<byte> word)

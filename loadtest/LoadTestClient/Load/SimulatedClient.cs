@@ -1,21 +1,26 @@
 using System.Net;
+using System.Text.Json;
 using Laharsub.LoadTestClient.Measurement;
 
 namespace Laharsub.LoadTestClient.Load;
 
 /// <summary>
-/// One simulated chat participant: a long-poll loop over its topics (on its own raw HTTP/1.1
-/// connection, <see cref="RawPoller"/>, in the target's protocol, <see cref="IPollWire"/>) that
-/// resumes from its cursors and checks every delivered id, and (driven by the
-/// <see cref="PublishScheduler"/>, when it is one of its topic's publishers) a publisher to its home topic.
+/// One simulated chat participant: a subscription to its topics that resumes from its cursors and
+/// checks every delivered id (a long-poll loop on its own raw HTTP/1.1 connection, <see cref="RawPoller"/>;
+/// or a Server-Sent Events stream, <see cref="RawEventStream"/>; or a WebSocket, <see cref="SocketSubscriber"/>;
+/// each in the target's protocol), and (driven by the <see cref="PublishScheduler"/>, when it is one of
+/// its topic's publishers) a publisher to its home topic, on its WebSocket where the target takes that.
 /// </summary>
-internal sealed class SimulatedClient : IPollResponseSink, IRawPollHandler
+internal sealed class SimulatedClient : IPollResponseSink, IRawPollHandler, IEventStreamHandler, ISocketHandler, IDisposable
 {
     private readonly LoadEngine _engine;
     private readonly DeliveryVerifier[] _topics;
     private readonly Dictionary<long, DeliveryVerifier>? _byTopicId;
     private readonly IPollWire _wire;
-    private readonly RawPoller _poller;
+    private readonly RawPoller? _poller;
+    private readonly IEventStreamWire? _eventWire;
+    private readonly RawEventStream? _eventStream;
+    private readonly SocketSubscriber? _socket;
     private long _receivedAt;
 
     public SimulatedClient(LoadEngine engine, Uri apiAddress, long homeTopicId, IReadOnlyList<long> subscribedTopicIds, long phaseMicroseconds, bool publishes = true)
@@ -29,7 +34,21 @@ internal sealed class SimulatedClient : IPollResponseSink, IRawPollHandler
         _topics = subscribedTopicIds.Select(id => new DeliveryVerifier(id, engine.Protocol.ConsecutiveMessageIds)).ToArray();
         _byTopicId = _topics.Length > 4 ? _topics.ToDictionary(t => t.TopicId) : null;
         _wire = engine.Protocol.CreatePollWire(_topics);
-        _poller = new RawPoller(engine.Http, engine.Protocol.PollAddressAt(apiAddress), _wire.Accept);
+        var subscriptionAddress = engine.Protocol.PollAddressAt(apiAddress);
+        switch (engine.Plan.Transport)
+        {
+            case TransportKind.Sse:
+                _eventWire = engine.Protocol.CreateEventStreamWire(_topics);
+                _eventStream = new RawEventStream(engine.Http, subscriptionAddress);
+                break;
+            case TransportKind.WebSocket:
+                _socket = new SocketSubscriber(engine.Http, subscriptionAddress, engine.Protocol.CreateWebSocketWire(_topics), this);
+                PublishSocket = Transports.PublishesOnSocket(engine.Plan.Target, engine.Plan.Transport) ? _socket : null;
+                break;
+            default:
+                _poller = new RawPoller(engine.Http, subscriptionAddress, _wire.Accept);
+                break;
+        }
     }
 
     public long HomeTopicId { get; }
@@ -46,7 +65,16 @@ internal sealed class SimulatedClient : IPollResponseSink, IRawPollHandler
     /// <summary>This client's poll requests and answers in the target's protocol.</summary>
     public IPollWire Wire => _wire;
 
-    public Task PollLoopAsync(CancellationToken cancellationToken) => _poller.RunAsync(this, cancellationToken);
+    /// <summary>The WebSocket this client publishes on (--transport websocket against Laharsub); null when it publishes with REST requests.</summary>
+    public SocketSubscriber? PublishSocket { get; }
+
+    /// <summary>Holds the client's subscription (its polls, stream or socket) until cancelled.</summary>
+    public Task SubscribeAsync(CancellationToken cancellationToken) =>
+        _eventStream is not null ? _eventStream.RunAsync(this, cancellationToken)
+        : _socket is not null ? _socket.RunAsync(cancellationToken)
+        : _poller!.RunAsync(this, cancellationToken);
+
+    public void Dispose() => _socket?.Dispose();
 
     bool IRawPollHandler.TryWriteQuery(Span<byte> destination, out int written) => _wire.TryWriteQuery(destination, out written);
 
@@ -72,9 +100,59 @@ internal sealed class SimulatedClient : IPollResponseSink, IRawPollHandler
         return true;
     }
 
-    void IRawPollHandler.OnError(Exception exception)
+    void IRawPollHandler.OnError(Exception exception) => CountError(exception);
+
+    bool IEventStreamHandler.TryWriteQuery(Span<byte> destination, out int written) => _eventWire!.TryWriteQuery(destination, out written);
+
+    bool IEventStreamHandler.TryWriteHeaders(Span<byte> destination, out int written) => _eventWire!.TryWriteHeaders(destination, out written);
+
+    StreamSignal IEventStreamHandler.OnHead(int status)
     {
-        if (exception is FormatException)
+        if (status != (int)HttpStatusCode.OK)
+        {
+            _engine.Counters.AddStatus(status);
+            return StreamSignal.None;
+        }
+        return _eventWire!.OpenAtHead ? StreamSignal.Opened : StreamSignal.None;
+    }
+
+    StreamSignal IEventStreamHandler.OnEvent(in ServerSentEvent sse, long receivedAt)
+    {
+        // Every event of one read arrived then: one timestamp for all of them.
+        _receivedAt = receivedAt;
+        return _eventWire!.Read(sse, this);
+    }
+
+    void IEventStreamHandler.OnError(Exception exception) => CountError(exception);
+
+    void ISocketHandler.OnReceived(long receivedAt) => _receivedAt = receivedAt;
+
+    void ISocketHandler.OnStatus(int status) => _engine.Counters.AddStatus(status);
+
+    void ISocketHandler.OnError(Exception exception) => CountError(exception);
+
+    void ISocketHandler.OnPublishAnswered(in PendingPublish publish, long messageId)
+    {
+        _engine.PublishAnswered(HomeTopicId, publish.Started, publish.Measured, messageId);
+        _engine.PublishCompleted();
+    }
+
+    void ISocketHandler.OnPublishRefused(in PendingPublish publish, int status)
+    {
+        _engine.PublishRefused(status);
+        _engine.PublishCompleted();
+    }
+
+    void ISocketHandler.OnPublishLost(in PendingPublish publish)
+    {
+        _engine.PublishLost();
+        _engine.PublishCompleted();
+    }
+
+    /// <summary>An answer that could not be read counts as status 0; a broken connection as a transport error.</summary>
+    private void CountError(Exception exception)
+    {
+        if (exception is FormatException or JsonException)
         {
             _engine.Counters.AddStatus(0);
         }

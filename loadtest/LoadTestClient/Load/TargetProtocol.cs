@@ -50,6 +50,72 @@ internal abstract class TargetProtocol
 
     /// <summary>One client's poll requests and the reading of their answers.</summary>
     public abstract IPollWire CreatePollWire(IReadOnlyList<Measurement.DeliveryVerifier> topics);
+
+    /// <summary>One client's Server-Sent Events stream (<c>--transport sse</c>): its request and the reading of its events.</summary>
+    public abstract IEventStreamWire CreateEventStreamWire(IReadOnlyList<Measurement.DeliveryVerifier> topics);
+
+    /// <summary>One client's WebSocket (<c>--transport websocket</c>): its address and the reading of its frames.</summary>
+    public abstract IWebSocketWire CreateWebSocketWire(IReadOnlyList<Measurement.DeliveryVerifier> topics);
+}
+
+/// <summary>What a stream's event or frame meant for the stream itself, beyond the deliveries it held.</summary>
+internal enum StreamSignal
+{
+    None,
+
+    /// <summary>The stream is subscribed (Laharsub's <c>open</c> event and first <c>subscribed</c> frame).</summary>
+    Opened,
+
+    /// <summary>The server asks the client to reconnect and resume (Laharsub's <c>reconnect</c> event).</summary>
+    Reconnect,
+}
+
+/// <summary>One simulated client's Server-Sent Events stream, as a target speaks it.</summary>
+internal interface IEventStreamWire
+{
+    /// <inheritdoc cref="IRawPollHandler.TryWriteQuery"/>
+    bool TryWriteQuery(Span<byte> destination, out int written);
+
+    /// <inheritdoc cref="IRawPollHandler.TryWriteHeaders"/>
+    bool TryWriteHeaders(Span<byte> destination, out int written);
+
+    /// <summary>Whether the stream is subscribed once its 200 head arrives (nchan), rather than at an event that says so.</summary>
+    bool OpenAtHead { get; }
+
+    /// <summary>Reads one event into <paramref name="sink"/>, moving the cursors past it.</summary>
+    StreamSignal Read(in ServerSentEvent sse, IPollResponseSink sink);
+}
+
+/// <summary>Receives what a stream holds beyond deliveries: the answers to publishes sent on a WebSocket.</summary>
+internal interface IStreamSink : IPollResponseSink
+{
+    /// <summary>A publish frame was stored as <paramref name="messageId"/>; <paramref name="id"/> is the frame's own id.</summary>
+    void OnPublished(ReadOnlySpan<byte> id, long messageId);
+
+    /// <summary>A frame was refused with <paramref name="status"/>; <paramref name="id"/> is empty when the refusal answers no frame of the client's.</summary>
+    void OnRefused(ReadOnlySpan<byte> id, int status);
+}
+
+/// <summary>One simulated client's WebSocket, as a target speaks it.</summary>
+internal interface IWebSocketWire
+{
+    string SubProtocol { get; }
+
+    /// <summary>Where to connect now (<c>ws://</c>), with the client's cursors: a reconnect resumes where it left off.</summary>
+    Uri Address(Uri pollAddress);
+
+    /// <summary>Whether the socket is subscribed once the handshake is done (nchan), rather than at a frame that says so.</summary>
+    bool OpenAtConnect { get; }
+
+    /// <summary>Reads one whole frame (a text frame unless <paramref name="binary"/>) into <paramref name="sink"/>.</summary>
+    StreamSignal Read(ReadOnlySpan<byte> frame, bool binary, IStreamSink sink);
+
+    /// <summary>
+    /// Writes a frame that publishes <paramref name="body"/> to <paramref name="topicId"/>, with
+    /// <paramref name="sequence"/> as its id; false when <paramref name="destination"/> is too small.
+    /// </summary>
+    /// <exception cref="NotSupportedException">The target takes no publishes on this socket.</exception>
+    bool TryWritePublish(Span<byte> destination, long sequence, long topicId, ReadOnlySpan<byte> body, out int written);
 }
 
 /// <summary>One simulated client's poll, as a target speaks it: request, timeout status and the reading of an answer.</summary>

@@ -14,6 +14,9 @@ internal sealed record ProcessResult
     public long DeliveriesTotal { get; init; }
     public long Polls { get; init; }
     public long EmptyPolls { get; init; }
+
+    /// <summary>Streams or sockets opened (--transport sse, websocket): one per client, and one more per reconnection.</summary>
+    public long StreamsOpened { get; init; }
     public long Lost { get; init; }
     public long Duplicates { get; init; }
     public long OutOfOrder { get; init; }
@@ -81,6 +84,7 @@ internal sealed record ProcessResult
             DeliveriesTotal = results.Sum(r => r.DeliveriesTotal),
             Polls = results.Sum(r => r.Polls),
             EmptyPolls = results.Sum(r => r.EmptyPolls),
+            StreamsOpened = results.Sum(r => r.StreamsOpened),
             Lost = results.Sum(r => r.Lost),
             Duplicates = results.Sum(r => r.Duplicates),
             OutOfOrder = results.Sum(r => r.OutOfOrder),

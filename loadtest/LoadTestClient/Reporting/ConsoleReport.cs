@@ -11,16 +11,19 @@ internal static class ConsoleReport
         var t = r.Totals;
         output.WriteLine();
         output.WriteLine($"-- {r.Name}: {(r.Valid ? "VALID" : "INVALID: " + r.InvalidReason)}{(t.Interrupted ? " (interrupted)" : "")}");
-        output.WriteLine($"   {r.Target}: clients {r.Clients} ({r.Topics} topics x {r.ClientsPerTopic}, {(r.PublishersPerTopic == r.ClientsPerTopic ? "all" : r.PublishersPerTopic)} publishing, "
-            + $"{r.TopicsPerClient} topic(s) per poll), window {t.WindowSeconds:0.0} s after {r.WarmupSeconds:0} s warm-up");
+        var stream = r.Transport != "longpoll";
+        output.WriteLine($"   {r.Target} ({r.Format}): clients {r.Clients} ({r.Topics} topics x {r.ClientsPerTopic}, "
+            + $"{(r.PublishersPerTopic == r.ClientsPerTopic ? "all" : r.PublishersPerTopic)} publishing, "
+            + $"{r.TopicsPerClient} topic(s) per {(stream ? "stream" : "poll")}), window {t.WindowSeconds:0.0} s after {r.WarmupSeconds:0} s warm-up");
         output.WriteLine($"   publishes/s target {r.TargetPublishesPerSecond:0.0}, achieved {r.AchievedPublishesPerSecond:0.0} ({t.PublishesAccepted} accepted, {t.PublishesFailed} failed in the whole run)");
         output.WriteLine($"   deliveries expected {r.DeliveriesExpected}, received {r.DeliveriesReceived}, missing {r.DeliveriesMissing}; lost {t.Lost}, duplicated {t.Duplicates}, "
             + $"out of order {t.OutOfOrder}, gap notices {t.GapNotices} ({t.GapMessages} messages), resets {t.Resets}, epoch resets {t.EpochResets}");
-        output.WriteLine($"   polls {t.Polls} ({t.EmptyPolls} empty); HTTP errors {(t.HttpErrors.Count == 0 ? "none" : string.Join(", ", t.HttpErrors.Select(e => $"{e.Key}: {e.Value}")))}; transport errors {t.TransportErrors}");
+        output.WriteLine((stream ? $"   streams opened {t.StreamsOpened} ({Math.Max(0, t.StreamsOpened - r.Clients)} reopened)" : $"   polls {t.Polls} ({t.EmptyPolls} empty)")
+            + $"; HTTP errors {(t.HttpErrors.Count == 0 ? "none" : string.Join(", ", t.HttpErrors.Select(e => $"{e.Key}: {e.Value}")))}; transport errors {t.TransportErrors}");
         WriteLatency(output, "latency (ms) from creation ", r.Latency);
         WriteLatency(output, "latency (ms) from schedule ", r.LatencyFromSchedule);
         WriteLatency(output, "publish start lag (ms)     ", r.ScheduleLag);
-        WriteLatency(output, "publish round trip (ms)    ", r.PublishRoundTrip);
+        WriteLatency(output, r.PublishVia == "websocket" ? "publish on socket (ms)     " : "publish round trip (ms)    ", r.PublishRoundTrip);
         if (r.ServerProcesses.Count > 1)
         {
             foreach (var p in r.ServerProcesses)
@@ -45,12 +48,14 @@ internal static class ConsoleReport
     public static void WriteSummary(TextWriter output, IReadOnlyList<RunReport> reports)
     {
         output.WriteLine();
-        output.WriteLine("run                         clients  pub/s tgt/got   expected   received  lost dup ooo   mean    sd   p50   p90   p99  p99.9    max  sched p99  srv CPU%  srv µs/dlv  RSS MiB  cli CPU%  valid");
+        // Names of runs of streams against a named target are longer (seed1-200t-websocket-laharsub).
+        var width = Math.Max(26, reports.Max(r => r.Name.Length));
+        output.WriteLine("run".PadRight(width) + "  clients  pub/s tgt/got   expected   received  lost dup ooo   mean    sd   p50   p90   p99  p99.9    max  sched p99  srv CPU%  srv µs/dlv  RSS MiB  cli CPU%  valid");
         foreach (var r in reports)
         {
             var l = r.Latency;
             output.WriteLine(string.Create(CultureInfo.InvariantCulture,
-                $"{r.Name,-26} {r.Clients,8} {r.TargetPublishesPerSecond,7:0} {r.AchievedPublishesPerSecond,6:0} {r.DeliveriesExpected,10} {r.DeliveriesReceived,10} "
+                $"{r.Name.PadRight(width)} {r.Clients,8} {r.TargetPublishesPerSecond,7:0} {r.AchievedPublishesPerSecond,6:0} {r.DeliveriesExpected,10} {r.DeliveriesReceived,10} "
                 + $"{r.Totals.Lost,5} {r.Totals.Duplicates,3} {r.Totals.OutOfOrder,3} {l.MeanMs,6:0.00} {l.StdDevMs,5:0.00} {l.P50Ms,5:0.00} {l.P90Ms,5:0.00} "
                 + $"{l.P99Ms,5:0.00} {l.P999Ms,6:0.00} {l.MaxMs,6:0.0} {r.LatencyFromSchedule.P99Ms,10:0.00} {r.Server?.CpuPercentOfOneCore ?? double.NaN,9:0.0} "
                 + $"{r.Server?.CpuMicrosecondsPerDelivery ?? double.NaN,11:0.0} {r.Server?.RssMeanMiB ?? double.NaN,8:0} {r.ClientCpuPercentOfOneCore,9:0.0}  {(r.Valid ? "yes" : "NO")}"));
@@ -60,13 +65,13 @@ internal static class ConsoleReport
         if (reports.Any(r => r.ServerProcesses.Count > 1))
         {
             output.WriteLine();
-            output.WriteLine("run                         process    CPU%  µs/dlv  RSS MiB");
+            output.WriteLine("run".PadRight(width) + " process    CPU%  µs/dlv  RSS MiB");
             foreach (var r in reports.Where(r => r.ServerProcesses.Count > 1))
             {
                 foreach (var p in r.ServerProcesses)
                 {
                     output.WriteLine(string.Create(CultureInfo.InvariantCulture,
-                        $"{r.Name,-26} {p.Name,-9} {p.CpuPercentOfOneCore,6:0.0} {p.CpuMicrosecondsPerDelivery,7:0.0} {p.RssMeanMiB,8:0}"));
+                        $"{r.Name.PadRight(width)} {p.Name,-9} {p.CpuPercentOfOneCore,6:0.0} {p.CpuMicrosecondsPerDelivery,7:0.0} {p.RssMeanMiB,8:0}"));
                 }
             }
         }

@@ -33,7 +33,7 @@ internal static class HtmlReport
             """);
         var first = reports[0];
         html.Append(CultureInfo.InvariantCulture, $"<p>{Encode(first.Command)}<br>Started {first.StartedAt:u}; {first.WarmupSeconds:0} s warm-up, {first.DurationSeconds:0} s measured per run; "
-            + $"{first.MessageSize}-byte messages, {first.Format}. Latency is from the creation of a message to its receipt by a subscriber "
+            + $"{first.MessageSize}-byte messages, over {first.Transport} ({first.Format}). Latency is from the creation of a message to its receipt by a subscriber "
             + $"(the original's metric); \"from schedule\" counts from the time the publisher was meant to send it.</p>");
         AppendTable(html, reports);
 

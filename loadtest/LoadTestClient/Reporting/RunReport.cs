@@ -35,6 +35,12 @@ internal sealed record RunReport
     public required double IntervalSeconds { get; init; }
     public required int MessageSize { get; init; }
     public required string Format { get; init; }
+
+    /// <summary>How the clients received: longpoll, sse or websocket.</summary>
+    public string Transport { get; init; } = "longpoll";
+
+    /// <summary>Where publishes went: http (REST requests) or websocket (each client's own socket).</summary>
+    public string PublishVia { get; init; } = "http";
     public required double WarmupSeconds { get; init; }
     public required double DurationSeconds { get; init; }
     public required int Processes { get; init; }
