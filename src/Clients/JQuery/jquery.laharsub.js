@@ -1,5 +1,6 @@
 /*!
- * jquery.laharsub.js — jQuery client for Laharsub, HTTP pub/sub with one multiplexed long poll.
+ * jquery.laharsub.js — jQuery client for Laharsub, HTTP pub/sub: all of a page's subscriptions share
+ * one connection, a WebSocket, a Server-Sent Events stream or a long poll (tried in that order).
  * Works with jQuery 3.7 and jQuery 4; no other dependency. Wire protocol: docs/protocol.md.
  */
 (function (factory) {
@@ -35,10 +36,19 @@
     // Bearer token for a server in Jwt mode: a string, or a function returning a string or a promise of
     // one. A function is called before every request, and once more after a 401 (an expired token).
     accessToken: null,
+    // The transports to try, in this order: 'websocket' (subprotocol laharsub.v1), 'sse' (the browser's
+    // EventSource) and 'longpoll'. One that cannot be opened although the server answers a plain request
+    // (a proxy that refuses the upgrade or buffers the stream) is passed over for the next.
+    transports: ['websocket', 'sse', 'longpoll'],
+    // Milliseconds an SSE stream may take to deliver the server's `open` event before it is taken to be
+    // held back by a buffering proxy (the next transport is then tried).
+    sseOpenTimeout: 5000,
     // Client-wide callbacks: onError(error) for failures no subscription owns; onStatus(status, info)
-    // with status 'connecting' | 'connected' | 'retrying' | 'idle' | 'closed'.
+    // with status 'connecting' | 'connected' | 'retrying' | 'idle' | 'closed'; onTransport(transport,
+    // info) when the connection in use starts on another transport than before.
     onError: null,
-    onStatus: null
+    onStatus: null,
+    onTransport: null
   };
 
   var subscriptionDefaults = {
@@ -55,6 +65,12 @@
   };
 
   var jsonType = /^application\/(?:[\w.+-]*\+)?json\b/i;
+  var transportNames = ['websocket', 'sse', 'longpoll'];
+  var subprotocol = 'laharsub.v1';
+  // A publish whose WebSocket frame is longer than this many UTF-16 units (up to 3 bytes each) goes over
+  // REST instead: the server closes a socket that sends a frame above Laharsub:Streams:MaxReceiveFrameBytes
+  // (1 MiB by default), and a closed socket would take the subscriptions' connection with it.
+  var maxPublishFrameLength = 320 * 1024;
   // The protocol's epochs: opaque tokens of 1 to 32 characters from [0-9A-Za-z_-].
   var epochPattern = /^[0-9A-Za-z_-]{1,32}$/;
 
@@ -114,12 +130,41 @@
     if (settings.ajax != null && !$.isPlainObject(settings.ajax)) {
       fail('option ajax must be a plain object of $.ajax settings.');
     }
+    checkNumber(settings, 'sseOpenTimeout', 1);
     checkCallback(settings, 'onError');
     checkCallback(settings, 'onStatus');
+    checkCallback(settings, 'onTransport');
+    settings.transports = validateTransports(settings.transports);
     if (settings.accessToken != null && typeof settings.accessToken !== 'string' && typeof settings.accessToken !== 'function') {
       fail('option accessToken must be a token string or a function returning one (or a promise of one).');
     }
     return settings;
+  }
+
+  function validateTransports(list) {
+    if (!Array.isArray(list) || !list.length) {
+      fail('option transports must be a non-empty array of "websocket", "sse" and "longpoll", in the order to try them (got ' + String(list) + ').');
+    }
+    $.each(list, function (i, name) {
+      if ($.inArray(name, transportNames) < 0) {
+        fail('option transports names "' + String(name) + '": the transports are "websocket", "sse" and "longpoll".');
+      }
+      if ($.inArray(name, list) !== i) {
+        fail('option transports lists "' + name + '" twice: list each transport once.');
+      }
+    });
+    return list.slice();
+  }
+
+  /** Whether this browser has what the transport needs (jsdom, old browsers and some webviews lack EventSource). */
+  function transportSupported(name) {
+    if (name === 'websocket') {
+      return typeof WebSocket === 'function';
+    }
+    if (name === 'sse') {
+      return typeof EventSource === 'function';
+    }
+    return true;
   }
 
   function validateSubscription(options) {
@@ -216,6 +261,43 @@
     });
   }
 
+  /**
+   * The compact form of a subscription set, `14:43~9f3c0a1b2c3d4e5f,15:8`: a stream's `topics` query
+   * parameter, and the topics of a WebSocket's subscribe frame.
+   */
+  function compactTopics(subscriptions) {
+    return $.map(subscriptions, function (sub) {
+      var text = String(sub.topicId);
+      if (sub.cursor != null) {
+        text += ':' + sub.cursor;
+        if (sub.epoch != null) {
+          text += '~' + sub.epoch;
+        }
+      }
+      return text;
+    }).join(',');
+  }
+
+  /**
+   * A stream's URL: the subscription URL with the topics in the compact form, and the token as
+   * `access_token` (an EventSource or a WebSocket cannot send Authorization).
+   */
+  function streamUrl(baseUrl, subscriptions, token) {
+    var url = baseUrl + '/subscriptions' + (subscriptions.length ? '?topics=' + compactTopics(subscriptions) : '');
+    if (token) {
+      url += (subscriptions.length ? '&' : '?') + 'access_token=' + encodeURIComponent(token);
+    }
+    return url;
+  }
+
+  /** The ws: or wss: URL of a stream URL that may be relative to the page (as baseUrl may be). */
+  function socketUrl(url) {
+    var base = typeof document !== 'undefined' && document.baseURI ? document.baseURI : undefined;
+    var absolute = new URL(url, base);
+    absolute.protocol = absolute.protocol === 'https:' ? 'wss:' : 'ws:';
+    return absolute.href;
+  }
+
   /** The epoch a message or notice names, if it is one (anything else is ignored, not sent back). */
   function epochOf(item) {
     return typeof item.epoch === 'string' && epochPattern.test(item.epoch) ? item.epoch : null;
@@ -228,6 +310,14 @@
       bytes[i] = binary.charCodeAt(i);
     }
     return bytes;
+  }
+
+  function encodeBase64(bytes) {
+    var chunks = [];
+    for (var i = 0; i < bytes.length; i += 8192) {
+      chunks.push(String.fromCharCode.apply(null, bytes.subarray(i, i + 8192)));
+    }
+    return btoa(chunks.join(''));
   }
 
   /** Adds `data` to a wire message: parsed JSON, the text, or the bytes of a base64 body. */
@@ -271,6 +361,28 @@
     return { body: JSON.stringify(data), contentType: contentType || 'application/json' };
   }
 
+  /**
+   * A WebSocket publish frame (without its id) for what publishBody made, or null when it should go
+   * over REST: a Blob cannot be read without waiting, and a large body might exceed the server's frame limit.
+   */
+  function publishFrame(topicId, body) {
+    var frame = { type: 'publish', topicId: topicId, contentType: body.contentType };
+    var data = body.body;
+    if (typeof data === 'string') {
+      frame.encoding = 'text';
+      frame.body = data;
+    } else if (typeof ArrayBuffer !== 'undefined' && data instanceof ArrayBuffer) {
+      frame.encoding = 'base64';
+      frame.body = encodeBase64(new Uint8Array(data));
+    } else if (typeof ArrayBuffer !== 'undefined' && ArrayBuffer.isView(data)) {
+      frame.encoding = 'base64';
+      frame.body = encodeBase64(new Uint8Array(data.buffer, data.byteOffset, data.byteLength));
+    } else {
+      return null;
+    }
+    return frame.body.length > maxPublishFrameLength ? null : frame;
+  }
+
   /** An Error carrying the HTTP status and the server's problem detail (RFC 9457) when there is one. */
   function LaharsubError(message, status, problem, jqXHR) {
     var error = new Error(message);
@@ -283,6 +395,27 @@
     return error;
   }
 
+  /** What a problem detail says: its detail (or title), then each invalid parameter's messages; null when it says nothing. */
+  function describeProblem(problem) {
+    if (!problem || !(problem.detail || problem.title)) {
+      return null;
+    }
+    var reason = problem.detail || problem.title;
+    if (problem.errors) {
+      reason += ' ' + $.map(problem.errors, function (messages, key) {
+        return key + ': ' + [].concat(messages).join(' ');
+      }).join('; ');
+    }
+    return reason;
+  }
+
+  /** The error for a problem the server sent on a WebSocket (a refused frame): as errorFrom's, without a jqXHR. */
+  function problemError(what, problem) {
+    problem = problem && typeof problem === 'object' ? problem : {};
+    var status = isId(problem.status) ? problem.status : 0;
+    return LaharsubError(what + ' failed: ' + (describeProblem(problem) || 'status ' + status), status, problem, null);
+  }
+
   function errorFrom(jqXHR, textStatus, what) {
     var problem = null;
     var contentType = jqXHR.getResponseHeader('Content-Type') || '';
@@ -293,14 +426,9 @@
         problem = null;
       }
     }
-    var reason;
-    if (problem && (problem.detail || problem.title)) {
-      reason = problem.detail || problem.title;
-      if (problem.errors) {
-        reason += ' ' + $.map(problem.errors, function (messages, key) {
-          return key + ': ' + [].concat(messages).join(' ');
-        }).join('; ');
-      }
+    var reason = describeProblem(problem);
+    if (reason) {
+      // The problem detail says it.
     } else if (jqXHR.status === 414) {
       // Kestrel refuses an over-long request line before Laharsub sees it, so there is no problem detail.
       reason = 'HTTP 414: the poll names more topics than fit in the server\'s request line. ' +
@@ -406,9 +534,20 @@
     this._baseIndex = 0;
     this.baseUrl = this.baseUrls[0];
     this.options = validateOptions(options || {});
+    // The transport of the connection in use (or of the last one): 'websocket', 'sse' or 'longpoll';
+    // null until a connection has started.
+    this.transport = null;
     this._subs = {};
     this._order = [];
     this._poll = null;
+    // The stream being opened or open (WebSocket or EventSource), with what it carries.
+    this._conn = null;
+    // Which of options.transports the next connection tries: it moves on when a stream cannot be
+    // opened though the server answers, and starts again when the server could not be reached.
+    this._chain = 0;
+    this._skipped = [];
+    this._tokenRetried = false;
+    this._stopStreak = 0;
     this._generation = 0;
     this._retryTimer = null;
     this._kickTimer = null;
@@ -441,11 +580,19 @@
     /**
      * Publishes one message; resolves with { topicId, messageId, epoch }. Objects go as JSON unless a
      * contentType says otherwise; strings as text/plain; ArrayBuffer, typed arrays and Blobs as bytes.
+     * Sent on the WebSocket when one is open, else as a REST request.
      * Not retried automatically: a retried publish whose first try did arrive would be stored twice.
      */
     publish: function (topicId, data, contentType) {
       var id = toId(topicId, 'topicId');
       var body = publishBody(data, contentType);
+      var conn = this._conn;
+      if (conn && conn.kind === 'websocket' && conn.established && conn.socket.readyState === 1) {
+        var frame = publishFrame(id, body);
+        if (frame) {
+          return this._publishOnSocket(conn, id, frame);
+        }
+      }
       return this._request('POST', '/topics/' + id, 'publish to topic ' + id, {
         data: body.body,
         contentType: body.contentType,
@@ -456,7 +603,7 @@
     /**
      * Subscribes to a topic from `from` (absent: the next message published), in the incarnation
      * `epoch` when given. Returns a handle with unsubscribe(), cursor(), epoch() and `ready`, a promise
-     * resolved once the subscription is in the poll.
+     * resolved once the subscription's cursor is fixed (whatever is published afterwards is delivered).
      */
     subscribe: function (topicId, options) {
       var id = toId(topicId, 'topicId');
@@ -495,8 +642,8 @@
       if (sub.cursor != null) {
         this._join(sub);
       } else {
-        // Fix the cursor before joining: re-issuing the poll later without `from` would restart at
-        // the topic's end again and lose what was published in between.
+        // Fix the cursor before joining: a connection opened later without `from` would start at the
+        // topic's end again and lose what was published in between.
         this.getTopic(id).then(function (info) {
           if (sub.active) {
             sub.cursor = info.lastMessageId + 1;
@@ -537,7 +684,7 @@
       return this._order.slice();
     },
 
-    /** Ends every subscription and the poll; the client cannot be used afterwards. */
+    /** Ends every subscription and the connection; the client cannot be used afterwards. */
     close: function () {
       var client = this;
       if (this._closed) {
@@ -550,6 +697,7 @@
       this._order = [];
       this._closed = true;
       this._stopPoll();
+      this._endConn('the client was closed');
       this._setStatus('closed');
     },
 
@@ -614,8 +762,8 @@
       report(this.options.onStatus, this, [status, info || {}]);
     },
 
-    // Replaces the waiting poll with one for the current set, once per burst of subscribe/unsubscribe
-    // calls (they often come several in a row), so at most one poll is ever outstanding.
+    // Brings the connection in line with the current set, once per burst of subscribe/unsubscribe calls
+    // (they often come several in a row), so at most one connection is ever open or outstanding.
     _kick: function () {
       var client = this;
       if (this._closed) {
@@ -633,9 +781,32 @@
         if (client._retryTimer) {
           return;
         }
-        client._stopPoll();
-        client._startPoll();
+        client._resync();
       }, 0);
+    },
+
+    _resync: function () {
+      var conn = this._conn;
+      var joined = this._joined();
+      if (conn && conn.kind === 'websocket') {
+        if (conn.established) {
+          // An open socket changes its topics with frames, and stays open without any (it carries publishes).
+          this._syncSocket(conn);
+          this._setStatus(joined.length ? 'connected' : 'idle');
+          return;
+        }
+        if (joined.length) {
+          // Still opening: synced once the server has said it is subscribed.
+          return;
+        }
+      }
+      if (conn && conn.kind === 'sse' && conn.established && this._sseCovers(conn, joined)) {
+        return;
+      }
+      // A long poll is asked again, an event stream opened again, for the new set, from the cursors.
+      this._stopPoll();
+      this._endConn('the subscriptions changed');
+      this._connect();
     },
 
     _stopPoll: function () {
@@ -655,10 +826,69 @@
       }
     },
 
+    // Starts a connection for the current set with the transport the chain has reached.
+    _connect: function () {
+      if (this._closed || this._poll || this._conn || this._retryTimer) {
+        return;
+      }
+      var subs = this._joined();
+      if (!subs.length) {
+        this._setStatus('idle');
+        return;
+      }
+      // This connection is for the current set: a kick still pending would only end it and start again.
+      if (this._kickTimer) {
+        clearTimeout(this._kickTimer);
+        this._kickTimer = null;
+      }
+      var kind = this._nextTransport();
+      if (kind == null) {
+        var error = LaharsubError('subscribing failed: the server answers, but none of the transports ' + this.options.transports.join(', ') +
+          ' could be opened (a proxy on the way may refuse WebSocket upgrades or buffer event streams): add \'longpoll\' to the option transports.', 0, null, null);
+        this._chain = 0;
+        this._skipped = [];
+        report(this.options.onError, this, [error]);
+        this._retryLater(backoffDelay(this._attempt++, this.options, Math.random()), error);
+        return;
+      }
+      if (this._status !== 'connected' && this._status !== 'retrying') {
+        this._setStatus('connecting');
+      }
+      if (kind === 'longpoll') {
+        this._startPoll();
+      } else {
+        this._openStream(kind, subs);
+      }
+    },
+
+    _nextTransport: function () {
+      var list = this.options.transports;
+      for (; this._chain < list.length; this._chain++) {
+        if (transportSupported(list[this._chain])) {
+          return list[this._chain];
+        }
+      }
+      return null;
+    },
+
+    // A connection has started: it is the one in use, on `kind`.
+    _established: function (kind) {
+      var skipped = this._skipped;
+      this._attempt = 0;
+      this._tokenRetried = false;
+      this._skipped = [];
+      if (this.transport !== kind) {
+        var previous = this.transport;
+        this.transport = kind;
+        report(this.options.onTransport, this, [kind, { previous: previous, skipped: skipped, baseUrl: this.baseUrl }]);
+      }
+      this._setStatus('connected');
+    },
+
     _startPoll: function () {
       var client = this;
       var subs = this._joined();
-      if (this._closed || this._poll) {
+      if (this._closed || this._poll || this._conn) {
         return;
       }
       if (!subs.length) {
@@ -674,7 +904,7 @@
       var address = this._baseIndex;
       // Until a poll has been answered (first poll, or after a failure) ask for an answer at once, so
       // that the page learns quickly that the server is reachable instead of after a whole poll.
-      var timeout = this._status === 'connected' ? this.options.pollTimeout : 0;
+      var timeout = this._status === 'connected' && this.transport === 'longpoll' ? this.options.pollTimeout : 0;
       var started = Date.now();
       if (this._status !== 'connected' && this._status !== 'retrying') {
         this._setStatus('connecting');
@@ -690,13 +920,13 @@
           return;
         }
         client._poll = null;
-        client._attempt = 0;
-        client._setStatus('connected');
+        client._established('longpoll');
         if (jqXHR.status === 204 || !data) {
           client._afterEmptyPoll(Date.now() - started, timeout);
           return;
         }
         client._earlyEmptyPolls = 0;
+        client._stopStreak = 0;
         client._deliver(data);
         client._startPoll();
       }, function (jqXHR, textStatus) {
@@ -730,6 +960,8 @@
       }
     },
 
+    // The connection failed (a poll's answer, a stream that was cut or could not be opened): retry,
+    // drop a refused topic, or end every subscription, as the status says.
     _pollFailed: function (error, address) {
       var client = this;
       if (isRetryable(error.status)) {
@@ -738,6 +970,9 @@
         var delay;
         if (isUnavailable(error.status)) {
           this._failOver(address);
+          // Once the server answers again, the preferred transport is tried first again.
+          this._chain = 0;
+          this._skipped = [];
         }
         if (isUnavailable(error.status) && count > 1 && failures < count) {
           // Another instance is tried at once, whatever this one's Retry-After says; once every one has
@@ -777,13 +1012,542 @@
       this._setStatus('idle', { error: error });
     },
 
+    // The server said it is stopping (a WebSocket closed 1001, an event stream's `reconnect`): another
+    // instance answers, or this one after its restart. Each stop in a row without a delivery in between
+    // waits longer, so that a draining server that still accepts streams is not asked again and again.
+    _serverStopping: function (error, address) {
+      this._attempt = Math.max(this._attempt, this._stopStreak++);
+      this._pollFailed(error, address);
+    },
+
     _retryLater: function (delay, error) {
       var client = this;
       this._setStatus('retrying', { delay: delay, error: error, baseUrl: this.baseUrl });
       this._retryTimer = setTimeout(function () {
         client._retryTimer = null;
-        client._startPoll();
+        client._connect();
       }, delay);
+    },
+
+    // Opens a WebSocket or an EventSource for `subs`, once the token (if any) is known.
+    _openStream: function (kind, subs) {
+      var client = this;
+      var conn = {
+        kind: kind,
+        address: this._baseIndex,
+        established: false,
+        token: null,
+        timer: null,
+        socket: null,
+        source: null,
+        // sse: the subscriptions the stream was opened for, and those of them the server deleted.
+        subs: {},
+        deleted: {},
+        // websocket: each topic the socket follows, with the frame that (re)positioned it while unanswered;
+        // the subscribe/unsubscribe frames sent, in order; publishes awaiting their answer.
+        topics: {},
+        frames: {},
+        frameCount: 0,
+        publishes: {}
+      };
+      $.each(subs, function (i, sub) { conn.subs[sub.topicId] = sub; });
+      this._conn = conn;
+      var open = function (token) {
+        if (client._conn !== conn) {
+          return;
+        }
+        conn.token = token || null;
+        if (kind === 'websocket') {
+          client._openSocket(conn, subs);
+        } else {
+          client._openEventSource(conn, subs);
+        }
+      };
+      if (this.options.accessToken == null) {
+        open(null);
+        return;
+      }
+      tokenFrom(this.options.accessToken).then(open, function () {
+        if (client._conn === conn) {
+          client._conn = null;
+          client._pollFailed(errorFrom(unsentXhr(), 'token', 'subscription'), conn.address);
+        }
+      });
+    },
+
+    // Ends the stream in use (if any), failing the publishes still unanswered on it.
+    _endConn: function (why) {
+      var conn = this._conn;
+      if (!conn) {
+        return;
+      }
+      this._conn = null;
+      clearTimeout(conn.timer);
+      if (conn.socket) {
+        try {
+          conn.socket.close(1000);
+        } catch (e) {
+          // Already closing.
+        }
+      }
+      if (conn.source) {
+        conn.source.close();
+      }
+      this._failPublishes(conn, 'the WebSocket was closed (' + why + ') before the publish was answered: it may have been stored.');
+    },
+
+    // A stream could not be opened. The browser does not say why (a WebSocket's handshake status and an
+    // EventSource's are hidden from pages), so one poll that answers at once asks the server: an error
+    // there (a 404 or 403 topic, a refused token, an unreachable server) is handled as a poll's, and
+    // the same transport is tried again; an answer means the server accepts these subscriptions, and
+    // the stream was refused or held back on the way (a proxy): the next transport is tried.
+    _streamFailedToOpen: function (conn) {
+      var client = this;
+      var subs = this._joined();
+      if (this._closed || this._poll || this._conn) {
+        return;
+      }
+      if (!subs.length) {
+        this._setStatus('idle');
+        return;
+      }
+      var generation = ++this._generation;
+      var address = this._baseIndex;
+      // The stream's own token, not a fresh one: a 401 here says that it was the token that was refused;
+      // and the stream's query form, so that a query the server refuses is refused here too.
+      this._poll = authorizedAjax(conn.token, $.extend({}, this.options.ajax, {
+        url: this.baseUrls[address] + '/subscriptions?topics=' + compactTopics(subs) + '&timeout=0',
+        type: 'GET',
+        dataType: 'json',
+        timeout: this.options.requestTimeout
+      }));
+      this._poll.then(function (data, textStatus, jqXHR) {
+        if (generation !== client._generation) {
+          return;
+        }
+        client._poll = null;
+        client._skipped.push(conn.kind);
+        client._chain++;
+        if (jqXHR.status !== 204 && data) {
+          client._deliver(data);
+        }
+        client._connect();
+      }, function (jqXHR, textStatus) {
+        if (generation !== client._generation) {
+          return;
+        }
+        client._poll = null;
+        var error = errorFrom(jqXHR, textStatus, 'poll');
+        if (error.status === 401 && typeof client.options.accessToken === 'function' && !client._tokenRetried) {
+          // The stream's token was refused: open it again with a fresh one (once in a row).
+          client._tokenRetried = true;
+          client._connect();
+          return;
+        }
+        client._pollFailed(error, address);
+      });
+    },
+
+    // An open stream ended without the server saying why (the connection was cut): resume from the cursors.
+    _streamLost: function (conn, what) {
+      if (!this._joined().length) {
+        this._setStatus('idle');
+        return;
+      }
+      this._pollFailed(LaharsubError(what, 0, null, null), conn.address);
+    },
+
+    _openSocket: function (conn, subs) {
+      var client = this;
+      var socket;
+      $.each(subs, function (i, sub) { conn.topics[sub.topicId] = { sub: sub, pending: 0 }; });
+      try {
+        socket = new WebSocket(socketUrl(streamUrl(this.baseUrls[conn.address], subs, conn.token)), subprotocol);
+      } catch (e) {
+        this._conn = null;
+        this._streamFailedToOpen(conn);
+        return;
+      }
+      conn.socket = socket;
+      // A proxy may also hold the upgrade without answering.
+      conn.timer = setTimeout(function () {
+        if (client._conn === conn && !conn.established) {
+          client._endConn('it did not open in time');
+          client._streamFailedToOpen(conn);
+        }
+      }, this.options.requestTimeout);
+      socket.onmessage = function (event) {
+        if (client._conn === conn) {
+          client._onSocketFrame(conn, event.data);
+        }
+      };
+      socket.onclose = function (event) {
+        if (client._conn === conn) {
+          client._onSocketClose(conn, event.code, event.reason);
+        }
+      };
+    },
+
+    _onSocketFrame: function (conn, data) {
+      var frame;
+      try {
+        frame = JSON.parse(data);
+      } catch (e) {
+        return;
+      }
+      if (!frame || typeof frame !== 'object') {
+        return;
+      }
+      var sub;
+      if (frame.type === 'message' && frame.message) {
+        sub = this._socketSub(conn, frame.message.topicId);
+        if (sub) {
+          this._stopStreak = 0;
+          this._applyMessage(sub, frame.message);
+        }
+      } else if (frame.type === 'notice' && frame.notice) {
+        sub = this._socketSub(conn, frame.notice.topicId);
+        if (sub) {
+          this._stopStreak = 0;
+          if (frame.notice.type === 'topicDeleted') {
+            // The server has left it out already: no unsubscribe frame.
+            delete conn.topics[frame.notice.topicId];
+          }
+          this._applyNotice(sub, frame.notice);
+        }
+      } else if (frame.type === 'subscribed') {
+        this._onSubscribed(conn, frame);
+      } else if (frame.type === 'published') {
+        var pending = conn.publishes[frame.id];
+        if (pending) {
+          delete conn.publishes[frame.id];
+          clearTimeout(pending.timer);
+          pending.deferred.resolve({ topicId: frame.topicId, messageId: frame.messageId, epoch: frame.epoch });
+        }
+      } else if (frame.type === 'problem') {
+        this._onSocketProblem(conn, frame);
+      }
+    },
+
+    // The subscription a socket's delivery for `topicId` belongs to, or null: not followed any more, or
+    // re-positioned by a frame the server has not answered yet (what still arrives is from before).
+    _socketSub: function (conn, topicId) {
+      var entry = conn.topics[topicId];
+      var sub = this._subs[topicId];
+      return entry && !entry.pending && sub && entry.sub === sub && sub.joined ? sub : null;
+    },
+
+    _onSubscribed: function (conn, frame) {
+      var client = this;
+      var sent = frame.id != null ? conn.frames[frame.id] : null;
+      if (sent) {
+        this._settleFrames(conn, sent.n);
+      }
+      $.each(frame.topics || [], function (i, position) {
+        var sub = position && client._socketSub(conn, position.topicId);
+        // A cursor given without its epoch belongs to the incarnation the server positioned it in.
+        if (sub && sub.epoch == null) {
+          sub.epoch = epochOf(position);
+        }
+      });
+      if (!conn.established) {
+        conn.established = true;
+        clearTimeout(conn.timer);
+        this._established('websocket');
+        // Subscriptions changed while the socket opened.
+        this._syncSocket(conn);
+        if (!this._joined().length) {
+          this._setStatus('idle');
+        }
+      }
+    },
+
+    // The server applies a socket's frames in order and answers `subscribed` with the last one's id:
+    // the frames up to it are applied, and what arrives from now on follows the new positions.
+    _settleFrames: function (conn, n) {
+      $.each(conn.topics, function (topicId, entry) {
+        if (entry.pending && entry.pending <= n) {
+          entry.pending = 0;
+        }
+      });
+      $.each(conn.frames, function (id, sent) {
+        if (sent.n <= n) {
+          delete conn.frames[id];
+        }
+      });
+    },
+
+    _onSocketProblem: function (conn, frame) {
+      var problem = frame.problem && typeof frame.problem === 'object' ? frame.problem : {};
+      var pending = frame.id != null ? conn.publishes[frame.id] : null;
+      if (pending) {
+        delete conn.publishes[frame.id];
+        this._publishFailed(pending, problemError(pending.what, problem));
+        return;
+      }
+      var sent = frame.id != null ? conn.frames[frame.id] : null;
+      var topicId = isId(problem.topicId) ? problem.topicId : null;
+      if (problem.status === 404 && topicId != null) {
+        // A topic that does not exist, found when the server started the socket or applied the frames
+        // up to this one: those frames are applied without it.
+        if (sent) {
+          this._settleFrames(conn, sent.n);
+        }
+        this._socketRefused(conn, topicId, null, problem);
+        return;
+      }
+      if (sent && sent.kind === 'subscribe') {
+        // This frame alone was refused (403: the token may not subscribe; 400): nothing changed.
+        delete conn.frames[frame.id];
+        this._socketRefused(conn, sent.topicId, sent.n, problem);
+        return;
+      }
+      report(this.options.onError, this, [problemError('changing the subscriptions', problem)]);
+    },
+
+    // Ends the subscription the server refused on the socket, and tells its owner.
+    _socketRefused: function (conn, topicId, frameNumber, problem) {
+      var entry = conn.topics[topicId];
+      if (entry && (frameNumber == null || entry.pending === frameNumber)) {
+        delete conn.topics[topicId];
+      }
+      var sub = this._subs[topicId];
+      if (!sub || !entry || entry.sub !== sub) {
+        return;
+      }
+      var error = problemError('subscribe to topic ' + topicId, problem);
+      this._drop(sub);
+      report(sub.options.onError, sub.handle, [error, sub.handle]);
+      report(this.options.onError, this, [error]);
+    },
+
+    _onSocketClose: function (conn, code, reason) {
+      this._conn = null;
+      clearTimeout(conn.timer);
+      var said = ' (WebSocket close code ' + code + (reason ? ': ' + reason : '') + ')';
+      this._failPublishes(conn, 'the WebSocket closed' + said + ' before the publish was answered: it may have been stored.');
+      if (code === 4001) {
+        // The token expired: a fresh one, then the socket again (a second refusal in a row ends the
+        // subscriptions, as a poll's second 401 does).
+        if (typeof this.options.accessToken === 'function' && !this._tokenRetried) {
+          this._tokenRetried = true;
+          this._connect();
+        } else {
+          this._pollFailed(LaharsubError('subscription failed: the access token expired' + said + '.', 401, null, null), conn.address);
+        }
+        return;
+      }
+      if (code === 4000) {
+        // The server could not read a frame of this client's: say so, and carry on on a new socket.
+        var refused = LaharsubError('the server closed the WebSocket, refusing a frame of this client' + said + '.', 0, null, null);
+        report(this.options.onError, this, [refused]);
+        this._retryLater(backoffDelay(this._attempt++, this.options, Math.random()), refused);
+        return;
+      }
+      if (code === 1001) {
+        this._serverStopping(LaharsubError('the server is stopping' + said + '.', 0, null, null), conn.address);
+        return;
+      }
+      if (code === 4008) {
+        // This page read too slowly: the same server, a new socket, from the cursors.
+        this._retryLater(0, LaharsubError('the server closed the WebSocket for reading too slowly' + said + '.', 0, null, null));
+        return;
+      }
+      if (conn.established) {
+        this._streamLost(conn, 'the WebSocket was cut' + said + '.');
+      } else {
+        this._streamFailedToOpen(conn);
+      }
+    },
+
+    // Brings an open socket's topics in line with the subscriptions: a subscribe frame for each new (or
+    // re-subscribed) topic, one unsubscribe frame for those that left.
+    _syncSocket: function (conn) {
+      var client = this;
+      var wanted = {};
+      var gone = [];
+      if (conn.socket.readyState !== 1) {
+        return;
+      }
+      $.each(this._joined(), function (i, sub) {
+        wanted[sub.topicId] = true;
+        var entry = conn.topics[sub.topicId];
+        if (!entry || entry.sub !== sub) {
+          var id = client._sendFrame(conn, { type: 'subscribe', topics: compactTopics([sub]) }, sub.topicId);
+          conn.topics[sub.topicId] = { sub: sub, pending: conn.frames[id].n };
+        }
+      });
+      $.each(conn.topics, function (topicId) {
+        if (!wanted[topicId]) {
+          gone.push(Number(topicId));
+        }
+      });
+      if (gone.length) {
+        $.each(gone, function (i, topicId) { delete conn.topics[topicId]; });
+        this._sendFrame(conn, { type: 'unsubscribe', topics: gone.join(',') }, null);
+      }
+    },
+
+    // Sends a subscribe or unsubscribe frame with the next id; returns the id.
+    _sendFrame: function (conn, frame, topicId) {
+      var n = ++conn.frameCount;
+      frame.id = 'c' + n;
+      conn.frames[frame.id] = { n: n, kind: frame.type, topicId: topicId };
+      conn.socket.send(JSON.stringify(frame));
+      return frame.id;
+    },
+
+    _publishOnSocket: function (conn, topicId, frame) {
+      var client = this;
+      var result = $.Deferred();
+      var n = ++conn.frameCount;
+      var pending = { deferred: result, what: 'publish to topic ' + topicId, timer: null };
+      frame.id = 'c' + n;
+      conn.publishes[frame.id] = pending;
+      pending.timer = setTimeout(function () {
+        if (conn.publishes[frame.id] === pending) {
+          delete conn.publishes[frame.id];
+          client._publishFailed(pending, LaharsubError(pending.what + ' failed: no answer in time on the WebSocket (it may have been stored).', 0, null, null));
+        }
+      }, this.options.requestTimeout);
+      try {
+        conn.socket.send(JSON.stringify(frame));
+      } catch (e) {
+        delete conn.publishes[frame.id];
+        this._publishFailed(pending, LaharsubError(pending.what + ' failed: the WebSocket could not send it (' + e.message + ').', 0, null, null));
+      }
+      return result.promise();
+    },
+
+    _publishFailed: function (pending, error) {
+      clearTimeout(pending.timer);
+      report(this.options.onError, this, [error]);
+      pending.deferred.reject(error);
+    },
+
+    _failPublishes: function (conn, why) {
+      var client = this;
+      var pending = conn.publishes;
+      conn.publishes = {};
+      $.each(pending, function (id, each) {
+        client._publishFailed(each, LaharsubError(each.what + ' failed: ' + why, 0, null, null));
+      });
+    },
+
+    _openEventSource: function (conn, subs) {
+      var client = this;
+      var source;
+      try {
+        source = new EventSource(streamUrl(this.baseUrls[conn.address], subs, conn.token));
+      } catch (e) {
+        this._conn = null;
+        this._streamFailedToOpen(conn);
+        return;
+      }
+      conn.source = source;
+      // The server writes `open` at once; a stream that says nothing for this long is held back by a
+      // buffering proxy, which would deliver nothing until the stream ends.
+      conn.timer = setTimeout(function () {
+        if (client._conn === conn && !conn.established) {
+          client._endConn('it did not open in time');
+          client._streamFailedToOpen(conn);
+        }
+      }, this.options.sseOpenTimeout);
+      var on = function (type, handler) {
+        source.addEventListener(type, function (event) {
+          // The browser's own `open` event (the response's headers arrived) has no data: only the
+          // server's `event: open` says that the stream started.
+          if (client._conn !== conn || typeof event.data !== 'string') {
+            return;
+          }
+          var data;
+          try {
+            data = JSON.parse(event.data);
+          } catch (e) {
+            return;
+          }
+          if (data && typeof data === 'object') {
+            handler(data);
+          }
+        });
+      };
+      on('open', function (data) {
+        $.each(data.topics || [], function (i, position) {
+          var sub = position && client._sseSub(conn, position.topicId);
+          if (sub && sub.epoch == null) {
+            sub.epoch = epochOf(position);
+          }
+        });
+        conn.established = true;
+        clearTimeout(conn.timer);
+        client._established('sse');
+      });
+      on('message', function (message) {
+        var sub = client._sseSub(conn, message.topicId);
+        if (sub) {
+          client._stopStreak = 0;
+          client._applyMessage(sub, message);
+        }
+      });
+      on('notice', function (notice) {
+        var sub = client._sseSub(conn, notice.topicId);
+        if (sub) {
+          client._stopStreak = 0;
+          if (notice.type === 'topicDeleted') {
+            // The stream goes on without it: no need to open it again for that.
+            conn.deleted[notice.topicId] = true;
+          }
+          client._applyNotice(sub, notice);
+        }
+      });
+      on('reconnect', function (data) {
+        client._endConn('the server ended the stream');
+        var why = 'the server ended the event stream (' + String(data.reason) + (data.detail ? ': ' + data.detail : '') + ')';
+        if (data.reason === 'tokenExpired') {
+          // A stream is opened again with a fresh token (the accessToken function is asked for one).
+          client._connect();
+        } else {
+          client._serverStopping(LaharsubError(why, 0, null, null), conn.address);
+        }
+      });
+      source.onerror = function () {
+        if (client._conn !== conn) {
+          return;
+        }
+        // Not left to the EventSource's own reconnection: the client resumes from its cursors, at
+        // another instance when the one in use is gone, with its backoff and a fresh token.
+        client._endConn('the stream failed');
+        if (conn.established) {
+          client._streamLost(conn, 'the event stream was cut.');
+        } else {
+          client._streamFailedToOpen(conn);
+        }
+      };
+    },
+
+    _sseSub: function (conn, topicId) {
+      var sub = this._subs[topicId];
+      return sub && conn.subs[topicId] === sub && sub.joined ? sub : null;
+    },
+
+    // Whether the open event stream carries exactly the subscriptions `joined` (topics it had that the
+    // server deleted aside).
+    _sseCovers: function (conn, joined) {
+      var covers = true;
+      var count = 0;
+      $.each(joined, function (i, sub) {
+        if (conn.subs[sub.topicId] !== sub) {
+          covers = false;
+        }
+      });
+      $.each(conn.subs, function (topicId, sub) {
+        if (sub.active) {
+          count++;
+        } else if (!conn.deleted[topicId]) {
+          covers = false;
+        }
+      });
+      return covers && count === joined.length;
     },
 
     // Applies one poll answer: notices first, then messages, following the protocol's cursor rule.
@@ -797,23 +1561,8 @@
           return false;
         }
         var sub = client._subs[notice.topicId];
-        if (!sub || !sub.joined) {
-          return;
-        }
-        // Every notice names the topic's incarnation: a subscription without an epoch learns it here.
-        var epoch = epochOf(notice);
-        if (notice.type === 'gap') {
-          sub.cursor = Math.max(sub.cursor || 0, notice.toMessageId + 1);
-          sub.epoch = epoch || sub.epoch;
-          report(sub.options.onGap, sub.handle, [notice, sub.handle]);
-        } else if (notice.type === 'reset') {
-          sub.cursor = notice.firstMessageId;
-          sub.epoch = epoch || sub.epoch;
-          var reset = $.extend({}, notice, { epochChanged: notice.reason === 'epochChanged' });
-          report(sub.options.onReset || sub.options.onGap, sub.handle, [reset, sub.handle]);
-        } else if (notice.type === 'topicDeleted') {
-          client._drop(sub);
-          report(sub.options.onTopicDeleted, sub.handle, [notice, sub.handle]);
+        if (sub && sub.joined) {
+          client._applyNotice(sub, notice);
         }
       });
       $.each(data.messages || [], function (i, message) {
@@ -821,14 +1570,39 @@
           return false;
         }
         var sub = client._subs[message.topicId];
-        // A message below the cursor was delivered by an earlier answer (e.g. one that raced an abort).
-        if (!sub || !sub.joined || (sub.cursor != null && message.messageId < sub.cursor)) {
-          return;
+        if (sub && sub.joined) {
+          client._applyMessage(sub, message);
         }
-        sub.cursor = message.messageId + 1;
-        sub.epoch = epochOf(message) || sub.epoch;
-        report(sub.options.onMessage, sub.handle, [decodeMessage(message), sub.handle]);
       });
+    },
+
+    _applyNotice: function (sub, notice) {
+      // Every notice names the topic's incarnation: a subscription without an epoch learns it here.
+      var epoch = epochOf(notice);
+      if (notice.type === 'gap') {
+        sub.cursor = Math.max(sub.cursor || 0, notice.toMessageId + 1);
+        sub.epoch = epoch || sub.epoch;
+        report(sub.options.onGap, sub.handle, [notice, sub.handle]);
+      } else if (notice.type === 'reset') {
+        sub.cursor = notice.firstMessageId;
+        sub.epoch = epoch || sub.epoch;
+        var reset = $.extend({}, notice, { epochChanged: notice.reason === 'epochChanged' });
+        report(sub.options.onReset || sub.options.onGap, sub.handle, [reset, sub.handle]);
+      } else if (notice.type === 'topicDeleted') {
+        this._drop(sub);
+        report(sub.options.onTopicDeleted, sub.handle, [notice, sub.handle]);
+      }
+    },
+
+    _applyMessage: function (sub, message) {
+      // A message below the cursor was delivered before: by an answer that raced an abort, or again
+      // by a stream resumed after a reconnect. Each (topic, message id) reaches the page once.
+      if (sub.cursor != null && message.messageId < sub.cursor) {
+        return;
+      }
+      sub.cursor = message.messageId + 1;
+      sub.epoch = epochOf(message) || sub.epoch;
+      report(sub.options.onMessage, sub.handle, [decodeMessage(message), sub.handle]);
     }
   };
 
@@ -843,6 +1617,10 @@
     backoffDelay: backoffDelay,
     parseRetryAfter: parseRetryAfter,
     pollQuery: pollQuery,
+    compactTopics: compactTopics,
+    streamUrl: streamUrl,
+    socketUrl: socketUrl,
+    publishFrame: publishFrame,
     normalizeBaseUrls: normalizeBaseUrls,
     decodeMessage: decodeMessage,
     publishBody: publishBody,

@@ -5,7 +5,7 @@ const crypto = require('node:crypto');
 const { describe, test, before, after } = require('node:test');
 const assert = require('node:assert/strict');
 const { startServer } = require('../support/server');
-const { launchBrowser, newPage, openHarness, eventually } = require('../support/browser');
+const { launchBrowser, newPage, openHarness, serveHarness, eventually } = require('../support/browser');
 
 const key = 'browser-test-signing-key-0123456789abcdef';
 const issuer = 'https://issuer.test';
@@ -46,22 +46,44 @@ describe('jquery.laharsub.js with access tokens', () => {
     }), launchBrowser()]);
   });
 
+  const harnesses = [];
+
   after(async () => {
     await browser?.close();
+    for (const harness of harnesses) {
+      await harness.close();
+    }
     await server?.stop();
   });
 
-  /** A harness page whose client is built in the page with `accessToken` made by `script` (page-side code). */
-  const openWith = async (version, script, tokens) => {
+  /**
+   * A harness page whose client is built in the page with `accessToken` made by `script` (page-side
+   * code) and the given client options. With `served`, the page comes from a loopback origin of its
+   * own, as a WebSocket needs (Local Network Access refuses one to a route-fulfilled page).
+   */
+  const openWith = async (version, script, tokens, { options = {}, served = false } = {}) => {
     const page = await newPage(browser);
-    await openHarness(page, { origin: server.url, scriptBase: '/demo', api: '/ps', version });
-    await page.evaluate(({ script, tokens }) => {
+    let api = '/ps';
+    if (served) {
+      const harness = { scriptBase: `${server.url}/demo`, api: server.api, version };
+      const origin = await serveHarness(harness);
+      harnesses.push(origin);
+      await openHarness(page, { origin: origin.origin, served: true, ...harness });
+      api = server.api;
+    } else {
+      await openHarness(page, { origin: server.url, scriptBase: '/demo', api, version });
+    }
+    await page.evaluate(({ script, tokens, api, options }) => {
       window.tokens = tokens;
       window.tokenCalls = 0;
       window.client.close();
       // eslint-disable-next-line no-new-func
-      window.client = $.laharsub('/ps', { retryDelay: 200, maxRetryDelay: 1000, accessToken: new Function(script)() });
-    }, { script, tokens });
+      window.client = $.laharsub(api, $.extend({
+        retryDelay: 200, maxRetryDelay: 1000, accessToken: new Function(script)(),
+        onStatus: function (status) { window.statuses.push(status); },
+        onTransport: function (transport) { window.transports.push(transport); }
+      }, options));
+    }, { script, tokens, api, options });
     return page;
   };
 
@@ -112,7 +134,7 @@ describe('jquery.laharsub.js with access tokens', () => {
     await call('POST', `/topics/${topic}`, { before: 'the refresh' });
     const grant = { subscribe: [String(topic)] };
     const page = await openWith('4.0.0', 'return function () { return window.tokens[Math.min(window.tokenCalls++, window.tokens.length - 1)]; };',
-      [token(grant, { expiresIn: -3600 }), token(grant)]);
+      [token(grant, { expiresIn: -3600 }), token(grant)], { options: { transports: ['longpoll'] } });
     const pollStatuses = [];
     page.on('response', (r) => { if (r.url().includes('/ps/subscriptions')) { pollStatuses.push(r.status()); } });
 
@@ -129,6 +151,38 @@ describe('jquery.laharsub.js with access tokens', () => {
     assert.deepEqual(await page.evaluate(() => window.events.filter((e) => e.type === 'error')), []);
     await page.context().close();
   });
+
+  for (const transport of ['websocket', 'sse']) {
+    test(`${transport === 'sse' ? 'an SSE' : 'a WebSocket'} stream carries its token as access_token, and one whose token expired is opened again with a fresh one`, async () => {
+      const topic = (await call('POST', '/topics')).topicId;
+      await call('POST', `/topics/${topic}`, { before: 'the refresh' });
+      const grant = { subscribe: [String(topic)], publish: [String(topic)] };
+      const tokens = [token(grant, { expiresIn: -3600 }), token(grant)];
+      const page = await openWith('4.0.0', 'return function () { return window.tokens[Math.min(window.tokenCalls++, window.tokens.length - 1)]; };',
+        tokens, { options: { transports: [transport] }, served: true });
+      const streamUrls = [];
+      page.on('websocket', (socket) => streamUrls.push(socket.url()));
+      page.on('request', (r) => { if (r.resourceType() === 'eventsource') { streamUrls.push(r.url()); } });
+
+      // The stream with the expired token is refused; the poll that checks why gets the 401; the
+      // stream is opened again with the next token, on the same transport.
+      await page.evaluate((id) => window.track(id, 1), topic);
+      await page.waitForFunction(() => window.client.transport !== null && window.statuses.at(-1) === 'connected');
+      await page.evaluate((id) => Promise.resolve(window.client.publish(id, { after: 'the refresh' })), topic);
+      const messages = await eventually(async () => {
+        const found = await page.evaluate(() => window.events.filter((e) => e.type === 'message'));
+        return found.length === 2 ? found : null;
+      }, 'the messages over the stream with the fresh token');
+
+      assert.deepEqual(messages.map((m) => m.data), [{ before: 'the refresh' }, { after: 'the refresh' }]);
+      assert.equal(await page.evaluate(() => window.client.transport), transport);
+      assert.deepEqual(await page.evaluate(() => window.transports), [transport]);
+      const sent = streamUrls.map((url) => new URL(url).searchParams.get('access_token'));
+      assert.deepEqual(sent.slice(0, 2), tokens, 'the expired token, then the fresh one, in the query');
+      assert.deepEqual(await page.evaluate(() => window.events.filter((e) => e.type === 'error')), []);
+      await page.context().close();
+    });
+  }
 
   test('a token that stays bad fails with 401 after one refresh, and onError gets the problem', async () => {
     const topic = (await call('POST', '/topics')).topicId;

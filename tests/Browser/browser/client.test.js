@@ -41,7 +41,8 @@ describe('jquery.laharsub.js in a real browser', () => {
         }
         const page = await newPage(browser);
         const polls = trackPolls(page);
-        await openHarness(page, { origin: server.url, scriptBase: '/demo', api: '/ps', version });
+        // The long poll's own behaviour (the default transports start with a WebSocket: streams.test.js).
+        await openHarness(page, { origin: server.url, scriptBase: '/demo', api: '/ps', version, options: { transports: ['longpoll'] } });
         await page.evaluate((ids) => Promise.all(ids.map((id) => window.track(id))), topics);
 
         const settled = async () => polls.outstanding() === 1 &&

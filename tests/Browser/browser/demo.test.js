@@ -62,6 +62,11 @@ describe('the demo chat', () => {
       await bob.locator('.message', { hasText: 'Welcome, Bob!' }).waitFor();
 
       assert.equal(await alice.locator('#status').getAttribute('data-status'), 'connected');
+      // The default transports' first: the page shows it.
+      for (const page of [alice, bob]) {
+        await page.locator('#transport[data-transport="websocket"]').waitFor();
+        assert.equal(await page.locator('#transport').textContent(), 'WebSocket');
+      }
       const info = await api(server, 'GET', `/topics/${room}`);
       assert.equal(info.lastMessageId, 3);
       assert.deepEqual(alice.errors, []);
@@ -69,6 +74,24 @@ describe('the demo chat', () => {
       await screenshot(bob, `demo-chat-jquery-${version}`);
       await alice.context().close();
       await bob.context().close();
+    });
+  }
+
+  for (const [transports, shown] of [['sse', 'Server-Sent Events'], ['longpoll', 'long poll']]) {
+    test(`with ?transports=${transports} the chat runs over ${shown} and says so`, async () => {
+      const page = await newPage(browser);
+      await page.goto(`${server.url}/demo/?transports=${transports}`);
+      await page.locator('#welcome-create').click();
+      await eventually(async () => /Room #(\d+)/.exec(await page.locator('#room-title').textContent()), 'the new room');
+      await page.locator('#message-input').fill(`Hello over ${shown}`);
+      await page.locator('#message-input').press('Enter');
+      await page.locator('.message .text', { hasText: `Hello over ${shown}` }).waitFor();
+      await page.locator(`#transport[data-transport="${transports}"]`).waitFor();
+      assert.equal(await page.locator('#transport').textContent(), shown);
+      assert.equal(await page.evaluate(() => document.querySelector('#status').getAttribute('data-status')), 'connected');
+      assert.deepEqual(page.errors, []);
+      await screenshot(page, `demo-chat-${transports}`);
+      await page.context().close();
     });
   }
 

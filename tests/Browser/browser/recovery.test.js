@@ -1,6 +1,7 @@
 'use strict';
 // Pages that lose the server or fall behind the retention time recover on their own and say what
-// they missed.
+// they missed. These pages long-poll (the gate holds polls); streams across killed instances:
+// streams-redis.test.js, streams-scaleout.test.js and failover.test.js.
 const { describe, test, after } = require('node:test');
 const assert = require('node:assert/strict');
 const { startServer, api } = require('../support/server');
@@ -53,7 +54,7 @@ describe('recovery', () => {
     const gates = [];
     for (const page of pages) {
       gates.push(await gatePolls(page));
-      await openHarness(page, { origin: first.url, scriptBase: '/demo', api: '/ps', version: '4.0.0' });
+      await openHarness(page, { origin: first.url, scriptBase: '/demo', api: '/ps', version: '4.0.0', options: { transports: ['longpoll'] } });
       await page.evaluate((id) => window.track(id, 1), topic);
     }
     await api(first, 'POST', `/topics/${topic}`, 'before 1');
@@ -100,7 +101,7 @@ describe('recovery', () => {
     const topic = await api(first, 'POST', '/topics');
     const page = await newPage(browser);
     const gate = await gatePolls(page);
-    await openHarness(page, { origin: first.url, scriptBase: '/demo', api: '/ps', version: '3.7.1' });
+    await openHarness(page, { origin: first.url, scriptBase: '/demo', api: '/ps', version: '3.7.1', options: { transports: ['longpoll'] } });
     await page.evaluate((id) => window.track(id, 1), topic.topicId);
     for (let i = 1; i <= 5; i++) {
       await api(first, 'POST', `/topics/${topic.topicId}`, `old ${i}`);
@@ -138,7 +139,7 @@ describe('recovery', () => {
     const topic = (await api(server, 'POST', '/topics')).topicId;
     const page = await newPage(browser);
     const gate = await gatePolls(page);
-    await openHarness(page, { origin: server.url, scriptBase: '/demo', api: '/ps', version: '3.7.1' });
+    await openHarness(page, { origin: server.url, scriptBase: '/demo', api: '/ps', version: '3.7.1', options: { transports: ['longpoll'] } });
     await page.evaluate((id) => window.track(id, 1), topic);
     // Connected first: the client's first poll asks for an answer at once (timeout=0), and the server
     // may count it waiting for the moment it reads; message 1 must find the long poll that follows.

@@ -1,5 +1,5 @@
 'use strict';
-// Three instances on one Redis; the one a page polls is killed (SIGKILL) while messages flow. Given
+// Three instances on one Redis; the one a page streams from is killed (SIGKILL) while messages flow. Given
 // the instances' roots, the jQuery client carries on at another from its cursor, and every
 // acknowledged message arrives exactly once, in order.
 const { describe, test, after } = require('node:test');
@@ -36,6 +36,8 @@ describe('scale-out', () => {
     const page = await newPage(browser);
     await openHarness(page, { origin: pages.origin, served: true, ...harness });
     await page.evaluate((id) => window.track(id, 1), topic.topicId);
+    // The default transports: a WebSocket (the others: streams-scaleout.test.js).
+    await page.waitForFunction(() => window.client.transport === 'websocket' && window.statuses.at(-1) === 'connected');
     await eventually(async () => (await api(a, 'GET', `/topics/${topic.topicId}`)).waitingPolls === 1, 'the page waiting on the first instance');
 
     // The publisher goes through an instance that stays up: every publish is acknowledged.

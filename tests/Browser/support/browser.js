@@ -53,10 +53,12 @@ function harnessHtml({ scriptBase, api, version, options }) {
 <script>
   window.events = [];
   window.statuses = [];
+  window.transports = [];
   window.handles = {};
   window.client = $.laharsub(${JSON.stringify(api)}, $.extend({
     retryDelay: 200, maxRetryDelay: 1000,
-    onStatus: function (status) { statuses.push(status); }
+    onStatus: function (status) { statuses.push(status); },
+    onTransport: function (transport) { transports.push(transport); }
   }, ${JSON.stringify(options)}));
   function record(event) {
     events.push(event);

@@ -10,7 +10,14 @@ jQuery(function ($) {
   var order = [];
   var current = null;
   // A server in Jwt mode needs a token: open the page with ?token=... (e.g. from the token command).
-  var client = $.laharsub(apiBase, { onStatus: showStatus, accessToken: params.get('token') });
+  // ?transports=sse,longpoll chooses the transports to try (default: websocket, sse, longpoll).
+  var transportNames = { websocket: 'WebSocket', sse: 'Server-Sent Events', longpoll: 'long poll' };
+  var options = { onStatus: showStatus, onTransport: showTransport, accessToken: params.get('token') };
+  var chosen = $.grep(String(params.get('transports') || '').split(','), function (name) { return transportNames.hasOwnProperty(name); });
+  if (chosen.length) {
+    options.transports = chosen;
+  }
+  var client = $.laharsub(apiBase, options);
 
   var $messages = $('#messages');
   var $nickname = $('#nickname');
@@ -236,6 +243,14 @@ jQuery(function ($) {
     }
     var live = client.topics().length;
     $('#connection-meta').text(live ? live + (live === 1 ? ' room' : ' rooms') + ' live over 1 connection' : 'No rooms yet');
+  }
+
+  // The transport the client uses, and which it passed over (a proxy that refused the WebSocket, say).
+  function showTransport(transport, info) {
+    var skipped = $.map(info.skipped || [], function (name) { return transportNames[name]; });
+    $('#transport').attr('data-transport', transport).text(transportNames[transport])
+      .attr('title', skipped.length ? transportNames[transport] + ': ' + skipped.join(' and ') + ' could not be opened on the way to the server.' :
+        'The connection all rooms share.');
   }
 
   function showStatus(status, info) {
