@@ -200,7 +200,9 @@ internal sealed class AccessControl(
 
     /// <summary>Whether the request carries <c>access_token</c> in its query (looked for without parsing the query into a collection).</summary>
     internal static bool HasQueryToken(HttpRequest request) =>
-        request.QueryString.Value is { } query && query.Contains(AccessTokenParameter + "=", StringComparison.Ordinal);
+        request.QueryString.Value is { } query && query.Contains(AccessTokenParameter + "=", StringComparison.Ordinal)
+        // The subscription URL only: it is what browsers open as an EventSource or a WebSocket.
+        && request.Path.Value is { } path && path.EndsWith("/subscriptions", StringComparison.Ordinal);
 
     /// <summary>The query parameter of a stream's token.</summary>
     internal const string AccessTokenParameter = "access_token";

@@ -20,7 +20,7 @@ internal static partial class SubscriptionEndpoints
     internal const string WebSocketSubProtocol = "laharsub.v1";
 
     /// <summary>Close codes that say what to do (docs/protocol.md).</summary>
-    internal const int CloseNotThisProtocol = 4000, CloseTokenExpired = 4001, CloseTooSlow = 4008;
+    internal const int CloseNotThisProtocol = 4000, CloseTokenExpired = 4001;
 
     private static async Task RunWebSocketAsync(HttpContext context, PollServices services, Subscription[] initial)
     {
@@ -49,7 +49,8 @@ internal static partial class SubscriptionEndpoints
         /// <summary>Whether the current run gave its positions (else its input stands, less an unknown topic).</summary>
         private bool _positioned;
         private long? _unknownTopic;
-        private List<string?> _answering = [];
+        /// <summary>The frames the current run answers (its first <c>subscribed</c>, or a <c>problem</c> for a topic one named).</summary>
+        private List<(string? Id, List<Subscription> Topics)> _answering = [];
 
         private PollServices Services => services;
 
@@ -167,7 +168,7 @@ internal static partial class SubscriptionEndpoints
                             _cursors.Set(topic);
                         }
                     }
-                    _answering.Add(id);
+                    _answering.Add((id, topics));
                 }
                 _changes.Clear();
             }
@@ -204,7 +205,9 @@ internal static partial class SubscriptionEndpoints
                     switch (received.MessageType)
                     {
                         case WebSocketMessageType.Close:
+                            // The client's close: answered, as the close handshake asks, then the run ends.
                             CancelRun();
+                            await CloseAsync(WebSocketCloseStatus.NormalClosure, "Closed by the client.").ConfigureAwait(false);
                             return;
                         case WebSocketMessageType.Binary:
                             await RefuseAsync("Frames are JSON text frames (docs/protocol.md, \"WebSocket\"); this one was binary.").ConfigureAwait(false);
@@ -386,8 +389,8 @@ internal static partial class SubscriptionEndpoints
 
         private Task SendSubscribedAsync(Subscription[] positions) => SendFramesAsync(writer =>
         {
-            var answering = _answering.Count == 0 ? [null] : _answering;
-            foreach (var id in answering)
+            var answering = _answering.Count == 0 ? [(null, [])] : _answering;
+            foreach (var (id, _) in answering)
             {
                 WriteJson(writer, json =>
                 {
@@ -587,8 +590,9 @@ internal static partial class SubscriptionEndpoints
                 if (result.UnknownTopicId is { } unknown)
                 {
                     session._unknownTopic = unknown;
-                    var answering = session._answering.Count > 0 ? session._answering[^1] : null;
-                    await session.SendProblemAsync(answering, Problems.TopicNotFound(unknown).ProblemDetails).ConfigureAwait(false);
+                    // The frame that named the topic, if one did (else it came with the URL).
+                    var naming = session._answering.FindLast(frame => frame.Topics.Exists(topic => topic.TopicId == unknown)).Id;
+                    await session.SendProblemAsync(naming, Problems.TopicNotFound(unknown).ProblemDetails).ConfigureAwait(false);
                     return false;
                 }
                 foreach (var notice in result.Notices)

@@ -1,4 +1,6 @@
+using Laharsub.Server.Endpoints;
 using Microsoft.AspNetCore.Builder;
+using Microsoft.AspNetCore.OpenApi;
 using Microsoft.Extensions.DependencyInjection;
 using Scalar.AspNetCore;
 
@@ -15,7 +17,12 @@ internal static class OpenApiExtensions
     public const string DocumentName = "v1";
 
     public static IServiceCollection AddLaharsubOpenApi(this IServiceCollection services) =>
-        services.AddOpenApi(DocumentName, options => options.AddDocumentTransformer<LaharsubDocumentTransformer>());
+        services.AddOpenApi(DocumentName, options =>
+        {
+            options.AddDocumentTransformer<LaharsubDocumentTransformer>();
+            // The topic's HTTP body (the store's TopicInfo plus waitingPolls) keeps the schema name clients know.
+            options.CreateSchemaReferenceId = type => type.Type == typeof(TopicResource) ? "TopicInfo" : OpenApiOptions.CreateDefaultSchemaReferenceId(type);
+        });
 
     public static WebApplication MapLaharsubOpenApi(this WebApplication app)
     {
