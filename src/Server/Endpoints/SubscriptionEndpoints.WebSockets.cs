@@ -22,6 +22,9 @@ internal static partial class SubscriptionEndpoints
     /// <summary>Close codes that say what to do (docs/protocol.md).</summary>
     internal const int CloseNotThisProtocol = 4000, CloseTokenExpired = 4001, CloseTooSlow = 4008;
 
+    /// <summary>How long a socket the server closed waits for the client's close frame (a browser answers at once).</summary>
+    private static readonly TimeSpan CloseHandshakeWait = TimeSpan.FromSeconds(2);
+
     private static async Task RunWebSocketAsync(HttpContext context, PollServices services, Subscription[] initial)
     {
         using var session = new SocketSession(context, services);
@@ -112,7 +115,17 @@ internal static partial class SubscriptionEndpoints
             finally
             {
                 services.Metrics.PollEnded(outcome, 0);
-                await receiving.CancelAsync().ConfigureAwait(false);
+                if (_socket.State == WebSocketState.CloseSent)
+                {
+                    // The close handshake: the client answers with its close frame, which ends the receiver.
+                    // Cancelling a pending receive aborts the connection (RST), and the client may then never
+                    // read the close frame just sent.
+                    receiving.CancelAfter(CloseHandshakeWait);
+                }
+                else
+                {
+                    await receiving.CancelAsync().ConfigureAwait(false);
+                }
                 await receiver.ConfigureAwait(ConfigureAwaitOptions.SuppressThrowing);
                 _socket.Dispose();
             }
