@@ -227,8 +227,10 @@ internal static partial class SubscriptionEndpoints
         /// <summary>Closes a socket whose client does not speak the protocol, saying why.</summary>
         private async Task RefuseAsync(string reason)
         {
-            CancelRun();
+            // Closed first, then the run ended: a run ended while the socket is still open starts again, and
+            // would send the client a subscribed frame before the close.
             await CloseAsync((WebSocketCloseStatus)CloseNotThisProtocol, reason).ConfigureAwait(false);
+            CancelRun();
         }
 
         private void CancelRun()
