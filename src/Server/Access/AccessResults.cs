@@ -1,5 +1,6 @@
 using Microsoft.AspNetCore.Authentication;
 using Microsoft.AspNetCore.Http;
+using Microsoft.AspNetCore.Mvc;
 using Microsoft.AspNetCore.Http.HttpResults;
 using Microsoft.Extensions.DependencyInjection;
 using Microsoft.IdentityModel.Tokens;
@@ -99,11 +100,11 @@ internal static class AccessResults
             {
                 extensions["topicId"] = id;
             }
-            await httpContext.RequestServices.GetRequiredService<IProblemDetailsService>().WriteAsync(new ProblemDetailsContext
-            {
-                HttpContext = httpContext,
-                ProblemDetails = new() { Status = StatusCodes.Status401Unauthorized, Title = title, Detail = detail, Extensions = extensions },
-            }).ConfigureAwait(false);
+            // A problem result, not the problem details service alone: that refuses (throws) when Accept names
+            // only what no writer writes, as a browser's EventSource sends text/event-stream alone; the result
+            // then writes the JSON anyway.
+            await TypedResults.Problem(new ProblemDetails { Status = StatusCodes.Status401Unauthorized, Title = title, Detail = detail, Extensions = extensions })
+                .ExecuteAsync(httpContext).ConfigureAwait(false);
         }
     }
 }

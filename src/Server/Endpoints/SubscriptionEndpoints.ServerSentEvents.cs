@@ -38,8 +38,9 @@ internal static partial class SubscriptionEndpoints
     private static Task StreamEventsAsync(HttpContext context, PollServices services, SubscriptionQuery query)
     {
         var subscriptions = query.Subscriptions;
-        if (context.Request.Headers[LastEventIdHeader] is { Count: > 0 } lastEventId
-            && ResumeFrom(lastEventId.ToString(), subscriptions, services.Options) is { } error)
+        // An empty id resumes nothing (the standard's EventSource sends none then): the query's cursors stand.
+        if (context.Request.Headers[LastEventIdHeader].ToString() is { Length: > 0 } lastEventId
+            && ResumeFrom(lastEventId, subscriptions, services.Options) is { } error)
         {
             return Problems.Invalid(LastEventIdHeader, error).ExecuteAsync(context);
         }

@@ -22,6 +22,9 @@ internal static partial class SubscriptionEndpoints
     /// <summary>Close codes that say what to do (docs/protocol.md).</summary>
     internal const int CloseNotThisProtocol = 4000, CloseTokenExpired = 4001;
 
+    /// <summary>How long a socket the server closed waits for the client's close frame (a browser answers at once).</summary>
+    private static readonly TimeSpan CloseHandshakeWait = TimeSpan.FromSeconds(2);
+
     private static async Task RunWebSocketAsync(HttpContext context, PollServices services, Subscription[] initial)
     {
         using var session = new SocketSession(context, services);
@@ -124,11 +127,15 @@ internal static partial class SubscriptionEndpoints
                 services.Metrics.PollEnded(outcome, 0);
                 if (_socket.State == WebSocketState.CloseSent)
                 {
-                    // The close handshake: the client answers our close frame, and the receive loop sees it. Cancelling
-                    // the receive first would abort the socket and could reset the connection before the client read why.
-                    await receiver.WaitAsync(services.Streams.KeepAliveInterval, services.TimeProvider).ConfigureAwait(ConfigureAwaitOptions.SuppressThrowing);
+                    // The close handshake: the client answers with its close frame, which ends the receiver.
+                    // Cancelling a pending receive aborts the connection (RST), and the client may then never
+                    // read the close frame just sent.
+                    receiving.CancelAfter(CloseHandshakeWait);
                 }
-                await receiving.CancelAsync().ConfigureAwait(false);
+                else
+                {
+                    await receiving.CancelAsync().ConfigureAwait(false);
+                }
                 await receiver.ConfigureAwait(ConfigureAwaitOptions.SuppressThrowing);
                 _socket.Dispose();
             }
@@ -232,8 +239,10 @@ internal static partial class SubscriptionEndpoints
         /// <summary>Closes a socket whose client does not speak the protocol, saying why.</summary>
         private async Task RefuseAsync(string reason)
         {
-            CancelRun();
+            // Closed first, then the run ended: a run ended while the socket is still open starts again, and
+            // would send the client a subscribed frame before the close.
             await CloseAsync((WebSocketCloseStatus)CloseNotThisProtocol, reason).ConfigureAwait(false);
+            CancelRun();
         }
 
         private void CancelRun()

@@ -2,6 +2,7 @@ using System.Globalization;
 using System.Net;
 using Microsoft.AspNetCore.Connections.Features;
 using Microsoft.AspNetCore.Http;
+using Microsoft.AspNetCore.Mvc;
 using Microsoft.Extensions.DependencyInjection;
 
 namespace Laharsub.Server.Limits;
@@ -25,18 +26,15 @@ internal sealed class ClientLimitProblem(string setting, int limit, IPAddress cl
             // Connection: close for HTTP/1.x, GOAWAY for HTTP/2: the slot is given back once this answer is sent.
             httpContext.Features.Get<IConnectionLifetimeNotificationFeature>()?.RequestClose();
         }
-        var problems = httpContext.RequestServices.GetRequiredService<IProblemDetailsService>();
-        await problems.WriteAsync(new ProblemDetailsContext
+        // A problem result, not the problem details service alone: that refuses (throws) when Accept names
+        // only what no writer writes, as a browser's EventSource sends text/event-stream alone.
+        await TypedResults.Problem(new ProblemDetails
         {
-            HttpContext = httpContext,
-            ProblemDetails =
-            {
-                Status = StatusCodes.Status429TooManyRequests,
-                Title = "Too many at once from this client",
-                Detail = $"Client {ClientAddress.Describe(client)} already holds {limit} {held}, the most one client address may hold " +
-                    $"({setting}). {advice} Retry after {(int)RetryAfter.TotalSeconds} s, or ask the operator to raise {setting}.",
-                Extensions = { ["setting"] = setting, ["limit"] = limit },
-            },
-        }).ConfigureAwait(false);
+            Status = StatusCodes.Status429TooManyRequests,
+            Title = "Too many at once from this client",
+            Detail = $"Client {ClientAddress.Describe(client)} already holds {limit} {held}, the most one client address may hold " +
+                $"({setting}). {advice} Retry after {(int)RetryAfter.TotalSeconds} s, or ask the operator to raise {setting}.",
+            Extensions = { ["setting"] = setting, ["limit"] = limit },
+        }).ExecuteAsync(httpContext).ConfigureAwait(false);
     }
 }
