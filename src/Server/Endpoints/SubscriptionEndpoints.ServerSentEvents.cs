@@ -97,6 +97,30 @@ internal static partial class SubscriptionEndpoints
         return null;
     }
 
+    /// <summary>
+    /// A stream's positions as the <c>topics</c> array of an SSE <c>open</c> event or a WebSocket
+    /// <c>subscribed</c> frame: each topic's id, epoch and cursor (<c>from</c>).
+    /// </summary>
+    private static void WritePositions(Utf8JsonWriter json, Subscription[] positions)
+    {
+        json.WriteStartArray("topics"u8);
+        foreach (var position in positions)
+        {
+            json.WriteStartObject();
+            json.WriteNumber("topicId"u8, position.TopicId);
+            if (position.Epoch is { } epoch)
+            {
+                json.WriteString("epoch"u8, epoch);
+            }
+            if (position.From is { } from)
+            {
+                json.WriteNumber("from"u8, from);
+            }
+            json.WriteEndObject();
+        }
+        json.WriteEndArray();
+    }
+
     /// <summary>Writes a subscription's deliveries as events, each with the cursors to resume from after it.</summary>
     private readonly struct EventStreamSink(HttpContext context, PollServices services, StreamCursors cursors, CancellationToken tokenExpired) : ISubscriptionSink
     {
@@ -120,22 +144,7 @@ internal static partial class SubscriptionEndpoints
             using (var json = new Utf8JsonWriter(output))
             {
                 json.WriteStartObject();
-                json.WriteStartArray("topics"u8);
-                foreach (var position in positions)
-                {
-                    json.WriteStartObject();
-                    json.WriteNumber("topicId"u8, position.TopicId);
-                    if (position.Epoch is { } epoch)
-                    {
-                        json.WriteString("epoch"u8, epoch);
-                    }
-                    if (position.From is { } from)
-                    {
-                        json.WriteNumber("from"u8, from);
-                    }
-                    json.WriteEndObject();
-                }
-                json.WriteEndArray();
+                WritePositions(json, positions);
                 json.WriteEndObject();
             }
             output.Write(EventEnd);

@@ -408,22 +408,7 @@ internal static partial class SubscriptionEndpoints
                     {
                         json.WriteString("id"u8, id);
                     }
-                    json.WriteStartArray("topics"u8);
-                    foreach (var position in positions)
-                    {
-                        json.WriteStartObject();
-                        json.WriteNumber("topicId"u8, position.TopicId);
-                        if (position.Epoch is { } epoch)
-                        {
-                            json.WriteString("epoch"u8, epoch);
-                        }
-                        if (position.From is { } from)
-                        {
-                            json.WriteNumber("from"u8, from);
-                        }
-                        json.WriteEndObject();
-                    }
-                    json.WriteEndArray();
+                    WritePositions(json, positions);
                 });
             }
             _answering = [];
