@@ -66,6 +66,7 @@ public sealed class BadArgumentTests
         { "PollTimeout 1.5 s", api => _ = new LaharsubClient(api, new LaharsubClientOptions { PollTimeout = TimeSpan.FromSeconds(1.5) }) },
         { "PollTimeout 2 h", api => _ = new LaharsubClient(api, new LaharsubClientOptions { PollTimeout = TimeSpan.FromHours(2) }) },
         { "unknown PollFormat", api => _ = new LaharsubClient(api, new LaharsubClientOptions { PollFormat = (PollFormat)7 }) },
+        { "unknown Transport", api => _ = new LaharsubClient(api, new LaharsubClientOptions { Transport = (LaharsubTransport)7 }) },
         { "RequestTimeout 0", api => _ = new LaharsubClient(api, new LaharsubClientOptions { RequestTimeout = TimeSpan.Zero }) },
         { "RetryDelay 0", api => _ = new LaharsubClient(api, new LaharsubClientOptions { RetryDelay = TimeSpan.Zero }) },
         { "MaxRetryDelay below RetryDelay", api => _ = new LaharsubClient(api, new LaharsubClientOptions { RetryDelay = TimeSpan.FromSeconds(2), MaxRetryDelay = TimeSpan.FromSeconds(1) }) },

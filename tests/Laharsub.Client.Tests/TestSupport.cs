@@ -9,17 +9,25 @@ internal static class TestSupport
 {
     public static readonly TimeSpan Timeout = TimeSpan.FromSeconds(20);
 
-    public static LaharsubClientOptions Options(PollFormat format = PollFormat.Multipart, int pollSeconds = 10) => new()
+    /// <remarks>
+    /// Long polling unless <paramref name="transport"/> says otherwise: most tests are about the long
+    /// poll (what it sends, how many are in flight, scripted answers); the stream tests choose theirs.
+    /// </remarks>
+    public static LaharsubClientOptions Options(PollFormat format = PollFormat.Multipart, int pollSeconds = 10, LaharsubTransport transport = LaharsubTransport.LongPolling) => new()
     {
         PollFormat = format,
         PollTimeout = TimeSpan.FromSeconds(pollSeconds),
         RequestTimeout = TimeSpan.FromSeconds(10),
         RetryDelay = TimeSpan.FromMilliseconds(50),
         MaxRetryDelay = TimeSpan.FromMilliseconds(300),
+        Transport = transport,
     };
 
     public static LaharsubClient CreateLaharsubClient(this LaharsubTestServer server, PollFormat format = PollFormat.Multipart) =>
         new(server.ApiAddress, Options(format));
+
+    public static LaharsubClient CreateLaharsubClient(this LaharsubTestServer server, LaharsubTransport transport) =>
+        new(server.ApiAddress, Options(transport: transport));
 
     public static string Text(this SubscriptionEvent item) =>
         item is LaharsubMessage message ? message.GetString() : throw new InvalidOperationException($"Expected a message, got {item}.");

@@ -104,7 +104,7 @@ public sealed partial class LaharsubClient
     /// <c>401</c> the provider is asked once more and a fresh request is sent with its token; a second
     /// <c>401</c> is the answer. Never retries a <c>403</c>: a new token would not grant more.
     /// </summary>
-    private async Task<Exchange> SendAuthorizedAsync(Func<HttpRequestMessage> createRequest, CancellationToken cancellationToken)
+    internal async Task<Exchange> SendAuthorizedAsync(Func<HttpRequestMessage> createRequest, CancellationToken cancellationToken)
     {
         var provider = _options.AccessTokenProvider;
         var request = createRequest();
@@ -149,7 +149,7 @@ public sealed partial class LaharsubClient
     }
 
     /// <summary>A request and its answer, disposed together.</summary>
-    private readonly record struct Exchange(HttpRequestMessage Request, HttpResponseMessage Response) : IDisposable
+    internal readonly record struct Exchange(HttpRequestMessage Request, HttpResponseMessage Response) : IDisposable
     {
         public void Dispose()
         {
@@ -172,7 +172,7 @@ public sealed partial class LaharsubClient
     /// How long to wait before retrying an error answer; <see langword="null"/> when it must not be
     /// retried, or when the server asks for a wait longer than <paramref name="maxRetryAfter"/>.
     /// </summary>
-    private TimeSpan? RetryDelayFor(HttpResponseMessage response, int attempt, TimeSpan maxRetryAfter)
+    internal TimeSpan? RetryDelayFor(HttpResponseMessage response, int attempt, TimeSpan maxRetryAfter)
     {
         var status = (int)response.StatusCode;
         if (status is not (429 or >= 500))
@@ -220,7 +220,31 @@ public sealed partial class LaharsubClient
         return ParseProblem(response.StatusCode, response.Content.Headers.ContentType, body);
     }
 
-    private static LaharsubException ParseProblem(HttpStatusCode status, MediaTypeHeaderValue? contentType, byte[] body)
+    /// <summary>
+    /// Turns a problem details object that came in a WebSocket frame (its status inside it) into the
+    /// exception the same problem in an HTTP answer would be.
+    /// </summary>
+    internal static LaharsubException ParseProblemObject(ReadOnlySpan<byte> json)
+    {
+        var body = json.ToArray();
+        var status = HttpStatusCode.InternalServerError;
+        try
+        {
+            using var problem = JsonDocument.Parse(body);
+            if (problem.RootElement.ValueKind == JsonValueKind.Object
+                && problem.RootElement.TryGetProperty("status", out var number) && number.TryGetInt32(out var code) && code is >= 100 and <= 999)
+            {
+                status = (HttpStatusCode)code;
+            }
+        }
+        catch (JsonException)
+        {
+            // Reported below as the text it is.
+        }
+        return ParseProblem(status, new MediaTypeHeaderValue("application/problem+json"), body);
+    }
+
+    internal static LaharsubException ParseProblem(HttpStatusCode status, MediaTypeHeaderValue? contentType, byte[] body)
     {
         var mediaType = contentType?.MediaType ?? "";
         if (mediaType.EndsWith("json", StringComparison.OrdinalIgnoreCase) && body.Length > 0)

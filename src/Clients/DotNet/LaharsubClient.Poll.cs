@@ -23,15 +23,15 @@ public sealed partial class LaharsubClient
     /// <param name="changed">Fires when the topic set changes: the poll is abandoned (nothing was consumed).</param>
     /// <param name="stopped">Fires when the subscription is disposed.</param>
     /// <param name="cancellationToken">The caller's cancellation: throws <see cref="OperationCanceledException"/>.</param>
-    internal async Task<PollOutcome> PollAsync(string query, int failures, CancellationToken changed, CancellationToken stopped, CancellationToken cancellationToken)
+    internal Task<PollOutcome> PollAsync(string query, int failures, CancellationToken changed, CancellationToken stopped, CancellationToken cancellationToken)
     {
         var seconds = (long)PollTimeout.TotalSeconds;
         var address = CurrentAddress;
         var uri = new Uri(_addresses[address], string.Create(CultureInfo.InvariantCulture, $"subscriptions?{query}&timeout={seconds}"));
-        using var expiry = new CancellationTokenSource(PollTimeout + _options.RequestTimeout, TimeProvider);
-        using var poll = CancellationTokenSource.CreateLinkedTokenSource(changed, stopped, cancellationToken, _disposing.Token, expiry.Token);
-        try
+        return AttemptAsync(address, failures, async () =>
         {
+            using var expiry = new CancellationTokenSource(PollTimeout + _options.RequestTimeout, TimeProvider);
+            using var poll = CancellationTokenSource.CreateLinkedTokenSource(changed, stopped, cancellationToken, _disposing.Token, expiry.Token);
             using var exchange = await SendAuthorizedAsync(() =>
             {
                 var request = new HttpRequestMessage(HttpMethod.Get, uri);
@@ -49,23 +49,22 @@ public sealed partial class LaharsubClient
                     // connection in the second case, probably reaching another instance.
                     return PollOutcome.Empty;
             }
-            if (IsUnavailable(response.StatusCode))
-            {
-                FailOver(address);
-                // Another instance is tried at once, whatever this one's Retry-After says.
-                var wait = TriesAnotherAddressAtOnce(failures + 1) ? TimeSpan.Zero : RetryDelayFor(response, failures + 1, maxRetryAfter: TimeSpan.MaxValue)!.Value;
-                return PollOutcome.Retry(wait, await ReadProblemAsync(response, poll.Token).ConfigureAwait(false));
-            }
-            if (RetryDelayFor(response, failures + 1, maxRetryAfter: TimeSpan.MaxValue) is { } delay)
-            {
-                return PollOutcome.Retry(delay, await ReadProblemAsync(response, poll.Token).ConfigureAwait(false));
-            }
-            var problem = await ReadProblemAsync(response, poll.Token).ConfigureAwait(false);
-            if (problem.StatusCode == HttpStatusCode.NotFound && problem.TopicId is { } missing)
-            {
-                return PollOutcome.TopicNotFound(missing, problem.Detail);
-            }
-            throw problem;
+            return await ErrorAnswerAsync(response, address, failures, refusable: false, poll.Token).ConfigureAwait(false);
+        }, changed, stopped, cancellationToken);
+    }
+
+    /// <summary>
+    /// Runs one attempt of a subscription (a poll, or the opening of a stream) and turns what interrupts
+    /// it into outcomes: the caller's cancellation is thrown; the subscription's end, a change of its
+    /// topics and network failures are not. An attempt that finds the instance unreachable moves the
+    /// client to its next address.
+    /// </summary>
+    private async Task<PollOutcome> AttemptAsync(int address, int failures, Func<Task<PollOutcome>> attempt,
+        CancellationToken changed, CancellationToken stopped, CancellationToken cancellationToken)
+    {
+        try
+        {
+            return await attempt().ConfigureAwait(false);
         }
         catch (OperationCanceledException) when (cancellationToken.IsCancellationRequested)
         {
@@ -96,6 +95,38 @@ public sealed partial class LaharsubClient
             }
             return PollOutcome.Retry(Backoff(failures + 1), exception);
         }
+    }
+
+    /// <summary>
+    /// What an error answer to a poll or a stream's request means for the subscription: try again (at
+    /// once elsewhere for 502/503/504, after <c>Retry-After</c> or a backoff for 429 and 5xx), a topic the
+    /// server does not know, or a refusal. A refusal of a stream (<paramref name="refusable"/>) lets
+    /// <see cref="LaharsubTransport.Auto"/> try the next transport, except <c>401</c> and <c>403</c>,
+    /// which every transport would get; the rest is thrown.
+    /// </summary>
+    private async Task<PollOutcome> ErrorAnswerAsync(HttpResponseMessage response, int address, int failures, bool refusable, CancellationToken cancellationToken)
+    {
+        if (IsUnavailable(response.StatusCode))
+        {
+            FailOver(address);
+            // Another instance is tried at once, whatever this one's Retry-After says.
+            var wait = TriesAnotherAddressAtOnce(failures + 1) ? TimeSpan.Zero : RetryDelayFor(response, failures + 1, maxRetryAfter: TimeSpan.MaxValue)!.Value;
+            return PollOutcome.Retry(wait, await ReadProblemAsync(response, cancellationToken).ConfigureAwait(false));
+        }
+        if (RetryDelayFor(response, failures + 1, maxRetryAfter: TimeSpan.MaxValue) is { } delay)
+        {
+            return PollOutcome.Retry(delay, await ReadProblemAsync(response, cancellationToken).ConfigureAwait(false));
+        }
+        var problem = await ReadProblemAsync(response, cancellationToken).ConfigureAwait(false);
+        if (problem.StatusCode == HttpStatusCode.NotFound && problem.TopicId is { } missing)
+        {
+            return PollOutcome.TopicNotFound(missing, problem.Detail);
+        }
+        if (refusable && problem.StatusCode is not (HttpStatusCode.Unauthorized or HttpStatusCode.Forbidden))
+        {
+            return PollOutcome.Refused(problem);
+        }
+        throw problem;
     }
 
     private static async Task<List<SubscriptionEvent>> ReadEventsAsync(HttpResponseMessage response, CancellationToken cancellationToken)

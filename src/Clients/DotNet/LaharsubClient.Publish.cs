@@ -10,7 +10,7 @@ namespace Laharsub.Client;
 
 public sealed partial class LaharsubClient
 {
-    private const string TextContentType = "text/plain; charset=utf-8";
+    internal const string TextContentType = "text/plain; charset=utf-8";
     private const string JsonContentType = "application/json";
 
     /// <summary>Publishes bytes as one message, kept byte for byte with its content type.</summary>
@@ -32,7 +32,11 @@ public sealed partial class LaharsubClient
     /// <returns>The message's topic and final id, and the topic's epoch.</returns>
     /// <exception cref="EpochMismatchException">The topic is not the incarnation <see cref="PublishOptions.ExpectedEpoch"/> names; nothing was published.</exception>
     /// <exception cref="LaharsubException">The server refused: <c>404</c> unknown topic, <c>413</c> too large, ...</exception>
-    public Task<PublishedMessage> PublishAsync(long topicId, ReadOnlyMemory<byte> body, string contentType, PublishOptions? options, CancellationToken cancellationToken = default)
+    public Task<PublishedMessage> PublishAsync(long topicId, ReadOnlyMemory<byte> body, string contentType, PublishOptions? options, CancellationToken cancellationToken = default) =>
+        PublishCoreAsync(topicId, body, contentType, ValidatePublish(topicId, body, contentType, options), cancellationToken);
+
+    /// <summary>Checks a publish's arguments before anything is sent; returns the epoch it requires, if any.</summary>
+    internal static string? ValidatePublish(long topicId, ReadOnlyMemory<byte> body, string contentType, PublishOptions? options)
     {
         ThrowIfNotId(topicId);
         if (body.IsEmpty)
@@ -46,10 +50,10 @@ public sealed partial class LaharsubClient
         }
         var expectedEpoch = options?.ExpectedEpoch;
         Epochs.ThrowIfInvalid(expectedEpoch, $"{nameof(options)}.{nameof(PublishOptions.ExpectedEpoch)}");
-        return PublishCoreAsync(topicId, body, contentType, expectedEpoch, cancellationToken);
+        return expectedEpoch;
     }
 
-    private async Task<PublishedMessage> PublishCoreAsync(long topicId, ReadOnlyMemory<byte> body, string contentType, string? expectedEpoch, CancellationToken cancellationToken)
+    internal async Task<PublishedMessage> PublishCoreAsync(long topicId, ReadOnlyMemory<byte> body, string contentType, string? expectedEpoch, CancellationToken cancellationToken)
     {
         try
         {

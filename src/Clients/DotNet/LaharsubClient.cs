@@ -5,7 +5,8 @@ namespace Laharsub.Client;
 
 /// <summary>
 /// A client of one Laharsub server: topics, publishing, and subscriptions that multiplex many topics
-/// on one long poll. Thread-safe; create one per server and share it, as it holds the connection pool.
+/// on one connection (a WebSocket, a Server-Sent Events stream or a long poll: <see cref="LaharsubClientOptions.Transport"/>).
+/// Thread-safe; create one per server and share it, as it holds the connection pool.
 /// </summary>
 /// <remarks>
 /// Requests that fail with a network error or a 5xx are retried with capped exponential backoff and

@@ -13,8 +13,28 @@ public sealed class LaharsubClientOptions
     /// </summary>
     public TimeSpan PollTimeout { get; set; } = TimeSpan.FromSeconds(30);
 
-    /// <summary>The format subscriptions ask for; <see cref="PollFormat.Multipart"/> by default (see its remarks).</summary>
+    /// <summary>The format long polls ask for; <see cref="PollFormat.Multipart"/> by default (see its remarks). Streams are JSON.</summary>
     public PollFormat PollFormat { get; set; } = PollFormat.Multipart;
+
+    /// <summary>
+    /// How subscriptions receive messages: <see cref="LaharsubTransport.Auto"/> (the default) tries a
+    /// WebSocket, then Server-Sent Events, then long polling, and keeps the first that works. Every
+    /// transport delivers the same events with the same cursors, retries and failover.
+    /// </summary>
+    /// <remarks>
+    /// A stream must start within <see cref="RequestTimeout"/>. An open event stream that receives nothing,
+    /// not even the server's heartbeat (every 15 s by default), for <see cref="PollTimeout"/> plus
+    /// <see cref="RequestTimeout"/> is taken for dead and opened again; an open WebSocket is pinged every
+    /// <see cref="PollTimeout"/> and given up when no pong comes within <see cref="RequestTimeout"/>, or when
+    /// a change of its topics is not answered within <see cref="RequestTimeout"/>.
+    /// </remarks>
+    public LaharsubTransport Transport { get; set; } = LaharsubTransport.Auto;
+
+    /// <summary>
+    /// How many events a WebSocket subscription holds for its reader before it stops taking the topics
+    /// that overflow and asks for them again from their cursors once the reader has caught up (for tests).
+    /// </summary>
+    internal int StreamQueueCapacity { get; set; } = 1000;
 
     /// <summary>
     /// The time limit of one attempt of a non-poll request, and the margin added to
@@ -75,6 +95,10 @@ public sealed class LaharsubClientOptions
         if (!Enum.IsDefined(PollFormat))
         {
             throw new ArgumentException($"PollFormat {(int)PollFormat} is unknown: use PollFormat.Multipart or PollFormat.Json.", "options");
+        }
+        if (!Enum.IsDefined(Transport))
+        {
+            throw new ArgumentException($"Transport {(int)Transport} is unknown: use LaharsubTransport.Auto, WebSocket, ServerSentEvents or LongPolling.", "options");
         }
         if (RequestTimeout <= TimeSpan.Zero || RequestTimeout > TimeSpan.FromHours(1))
         {

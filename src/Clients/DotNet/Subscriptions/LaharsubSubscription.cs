@@ -1,23 +1,26 @@
 using System.Globalization;
 using System.Runtime.CompilerServices;
 using System.Text;
+using Laharsub.Client.Streams;
 
 namespace Laharsub.Client;
 
 /// <summary>
-/// Subscriptions to any number of topics, served by ONE long poll at a time. Tracks a cursor per topic
-/// (the smallest message id still wanted) and delivers messages and notices through
-/// <see cref="ReadAllAsync"/>. Topics can be added and removed while it runs: a waiting poll is
-/// abandoned and sent again with the new set, and no message is lost or delivered twice.
+/// Subscriptions to any number of topics, served by ONE connection at a time: a WebSocket, a Server-Sent
+/// Events stream or a long poll (<see cref="LaharsubClientOptions.Transport"/>; <see cref="Transport"/>
+/// says which). Tracks a cursor per topic (the smallest message id still wanted) and delivers messages
+/// and notices through <see cref="ReadAllAsync"/>, the same whatever the transport. Topics can be added
+/// and removed while it runs (a WebSocket is told with a frame; an event stream is opened again, a
+/// waiting poll sent again, with the new set), and no message is lost or delivered twice.
 /// </summary>
 /// <remarks>
-/// Failed polls (network errors, timeouts, 5xx, 429) are retried with backoff for as long as the
+/// Failed polls and streams (network errors, timeouts, 5xx, 429) are retried with backoff for as long as the
 /// subscription runs; notices (<see cref="GapNotice"/>, <see cref="ResetNotice"/>,
 /// <see cref="TopicDeletedNotice"/>, <see cref="TopicNotFoundNotice"/>) are delivered as events and the
 /// subscription goes on. Only an answer the client cannot recover from (any other 4xx, e.g. more topics
 /// than the server's <c>MaxSubscriptionsPerPoll</c>) ends the enumeration with a <see cref="LaharsubException"/>.
 /// </remarks>
-public sealed class LaharsubSubscription : IAsyncDisposable
+public sealed partial class LaharsubSubscription : IAsyncDisposable
 {
     private readonly LaharsubClient _client;
     private readonly object _gate = new();
@@ -29,6 +32,14 @@ public sealed class LaharsubSubscription : IAsyncDisposable
     private CancellationTokenSource _changed = new();
     private int _reading;
     private int _disposed;
+    /// <summary>Whether the transport is found by trying them in turn (<see cref="LaharsubTransport.Auto"/>).</summary>
+    private readonly bool _auto;
+    /// <summary>The transport the next connection tries.</summary>
+    private LaharsubTransport _candidate;
+    /// <summary>The transport in use (a <see cref="LaharsubTransport"/>), -1 before one was established.</summary>
+    private int _transport = -1;
+    /// <summary>Why the transport tried before <see cref="_candidate"/> was given up, for <see cref="TransportChanged"/>.</summary>
+    private Exception? _fallbackReason;
 
     internal LaharsubSubscription(LaharsubClient client, IEnumerable<KeyValuePair<long, TopicCursor>> cursors)
     {
@@ -39,17 +50,35 @@ public sealed class LaharsubSubscription : IAsyncDisposable
         }
         _stopping = CancellationTokenSource.CreateLinkedTokenSource(client.Disposing);
         _stopped = _stopping.Token;
+        _auto = client.Options.Transport == LaharsubTransport.Auto;
+        _candidate = _auto ? LaharsubTransport.WebSocket : client.Options.Transport;
     }
 
     /// <summary>
-    /// Raised before each retry of a failed poll, with why it failed (a network error, a timeout, a
-    /// malformed answer, or a <see cref="LaharsubException"/> for a 5xx or 429) and how long the
-    /// subscription waits before polling again; the sender is the subscription. The subscription itself
+    /// Raised before each retry of a failed poll or stream, with why it failed (a network error, a timeout, a
+    /// malformed answer, a <see cref="LaharsubException"/> for a 5xx or 429, a stream that broke or that
+    /// the server ended, asking to reconnect) and how long the subscription waits before connecting
+    /// again; the sender is the subscription. The subscription itself
     /// never gives up on such failures; this is how an application sees that it is not getting through
     /// (a wrong address, a server that is down) and decides whether to go on. Runs on the enumerating
     /// thread: keep it short.
     /// </summary>
     public event EventHandler<RetryingEventArgs>? Retrying;
+
+    /// <summary>
+    /// Raised when the subscription starts using a transport: when its first connection is established,
+    /// and when <see cref="LaharsubTransport.Auto"/> fell back to another transport (with why, in
+    /// <see cref="TransportChangedEventArgs.Reason"/>); the sender is the subscription. Runs on the
+    /// enumerating thread: keep it short.
+    /// </summary>
+    public event EventHandler<TransportChangedEventArgs>? TransportChanged;
+
+    /// <summary>
+    /// The transport in use: <see cref="LaharsubTransport.WebSocket"/>, <see cref="LaharsubTransport.ServerSentEvents"/>
+    /// or <see cref="LaharsubTransport.LongPolling"/> once a connection was established (a stream
+    /// started, a poll answered); <see langword="null"/> before.
+    /// </summary>
+    public LaharsubTransport? Transport => Volatile.Read(ref _transport) is var transport and >= 0 ? (LaharsubTransport)transport : null;
 
     /// <summary>
     /// A snapshot of each subscribed topic's cursor: the smallest message id not yet delivered, and the
@@ -71,7 +100,7 @@ public sealed class LaharsubSubscription : IAsyncDisposable
 
     /// <summary>
     /// Subscribes to a topic from a given cursor, or moves the cursor of a topic already subscribed.
-    /// A waiting poll is replaced at once.
+    /// A waiting poll is replaced, an event stream opened again, a WebSocket told, at once.
     /// </summary>
     /// <param name="topicId">The topic's id (positive).</param>
     /// <param name="from">The smallest message id wanted: 1 for everything still retained, a saved cursor to resume.</param>
@@ -90,7 +119,11 @@ public sealed class LaharsubSubscription : IAsyncDisposable
             throw new ArgumentOutOfRangeException(nameof(from), from, $"{from} is not a cursor: use a message id (1 for everything retained).");
         }
         Epochs.ThrowIfInvalid(epoch);
-        Change(cursors => cursors[topicId] = new TopicCursor(from, epoch ?? (cursors.TryGetValue(topicId, out var known) ? known.Epoch : null)));
+        Change(topicId, cursors =>
+        {
+            cursors[topicId] = new TopicCursor(from, epoch ?? (cursors.TryGetValue(topicId, out var known) ? known.Epoch : null));
+            return true;
+        });
     }
 
     /// <summary>
@@ -106,7 +139,7 @@ public sealed class LaharsubSubscription : IAsyncDisposable
         LaharsubClient.ThrowIfNotId(topicId);
         ObjectDisposedException.ThrowIf(_stopped.IsCancellationRequested, this);
         var topic = await _client.GetTopicAsync(topicId, cancellationToken).ConfigureAwait(false);
-        Change(cursors => cursors.TryAdd(topicId, new TopicCursor(topic.LastMessageId + 1, topic.Epoch)));
+        Change(topicId, cursors => cursors.TryAdd(topicId, new TopicCursor(topic.LastMessageId + 1, topic.Epoch)));
     }
 
     /// <summary>Unsubscribes from a topic; nothing more is delivered for it, even from an answer already received.</summary>
@@ -115,18 +148,18 @@ public sealed class LaharsubSubscription : IAsyncDisposable
     public bool Remove(long topicId)
     {
         var removed = false;
-        Change(cursors => removed = cursors.Remove(topicId));
+        Change(topicId, cursors => removed = cursors.Remove(topicId));
         return removed;
     }
 
     /// <summary>
-    /// Polls and delivers messages and notices for the subscribed topics, in id order within each
-    /// topic, until <paramref name="cancellationToken"/> fires (then <see cref="OperationCanceledException"/>)
-    /// or the subscription is disposed (then the enumeration simply ends). With no topics subscribed it
-    /// waits for one to be added. One enumeration at a time.
+    /// Delivers messages and notices for the subscribed topics, in id order within each topic, until
+    /// <paramref name="cancellationToken"/> fires (then <see cref="OperationCanceledException"/>) or the
+    /// subscription is disposed (then the enumeration simply ends). With no topics subscribed it waits
+    /// for one to be added. One enumeration at a time.
     /// </summary>
-    /// <param name="cancellationToken">Stops the enumeration, aborting the outstanding poll.</param>
-    /// <exception cref="LaharsubException">The server refused the poll for a reason a retry cannot fix.</exception>
+    /// <param name="cancellationToken">Stops the enumeration, aborting the outstanding poll or stream.</param>
+    /// <exception cref="LaharsubException">The server refused the subscription for a reason a retry cannot fix, or refused the transport chosen in <see cref="LaharsubClientOptions.Transport"/>.</exception>
     /// <exception cref="InvalidOperationException">Another enumeration of this subscription is running.</exception>
     public async IAsyncEnumerable<SubscriptionEvent> ReadAllAsync([EnumeratorCancellation] CancellationToken cancellationToken = default)
     {
@@ -146,16 +179,31 @@ public sealed class LaharsubSubscription : IAsyncDisposable
                     await WaitAsync(Timeout.InfiniteTimeSpan, changed, cancellationToken).ConfigureAwait(false);
                     continue;
                 }
-                var outcome = await _client.PollAsync(query, failures, changed, _stopped, cancellationToken).ConfigureAwait(false);
+                var transport = _candidate;
+                var outcome = transport switch
+                {
+                    LaharsubTransport.WebSocket => await _client.OpenWebSocketAsync(query, failures, this, changed, _stopped, cancellationToken).ConfigureAwait(false),
+                    LaharsubTransport.ServerSentEvents => await _client.OpenEventStreamAsync(query, failures, changed, _stopped, cancellationToken).ConfigureAwait(false),
+                    _ => await _client.PollAsync(query, failures, changed, _stopped, cancellationToken).ConfigureAwait(false),
+                };
                 switch (outcome.Kind)
                 {
                     case PollOutcomeKind.Retry:
                         failures++;
-                        Retrying?.Invoke(this, new RetryingEventArgs(outcome.Error!, outcome.Delay));
-                        await WaitAsync(outcome.Delay, CancellationToken.None, cancellationToken).ConfigureAwait(false);
+                        await RetryAfterAsync(outcome.Error!, outcome.Delay, cancellationToken).ConfigureAwait(false);
                         continue;
+                    case PollOutcomeKind.Refused:
+                        if (FallBack(transport, outcome.Error!))
+                        {
+                            continue;
+                        }
+                        throw outcome.Error!;
                     case PollOutcomeKind.TopicNotFound:
                         failures = 0;
+                        if (transport == LaharsubTransport.LongPolling)
+                        {
+                            Established(transport);
+                        }
                         if (!Drop(outcome.TopicId))
                         {
                             if (ChangedSince(changed))
@@ -170,24 +218,125 @@ public sealed class LaharsubSubscription : IAsyncDisposable
                         continue;
                     case PollOutcomeKind.Delivered:
                         failures = 0;
+                        Established(transport);
                         break;
+                    case PollOutcomeKind.Connected:
+                        break;
+                    case PollOutcomeKind.Empty:
+                        failures = 0;
+                        Established(transport);
+                        continue;
                     default:
                         failures = 0;
                         continue;
                 }
-                foreach (var item in outcome.Events)
+                if (outcome.Kind == PollOutcomeKind.Delivered)
                 {
-                    // After a change, the rest of this answer is dropped unconsumed: the next poll, with
-                    // the new set and the cursors as they stand, asks for exactly what is still wanted.
-                    if (changed.IsCancellationRequested || _stopped.IsCancellationRequested)
+                    foreach (var item in outcome.Events)
                     {
+                        // After a change, the rest of this answer is dropped unconsumed: the next poll, with
+                        // the new set and the cursors as they stand, asks for exactly what is still wanted.
+                        if (changed.IsCancellationRequested || _stopped.IsCancellationRequested)
+                        {
+                            break;
+                        }
+                        cancellationToken.ThrowIfCancellationRequested();
+                        if (Apply(item, changed))
+                        {
+                            yield return item;
+                        }
+                    }
+                    continue;
+                }
+
+                // A stream: read it until it ends, then connect again (at once, or after a backoff).
+                var session = outcome.Session!;
+                var socket = session as WebSocketSession;
+                var end = StreamStep.Stopped;
+                await using (session.ConfigureAwait(false))
+                {
+                    var started = false;
+                    // A WebSocket is told about changes of the topic set, and goes on; an event stream is opened again.
+                    var streamChanged = changed;
+                    var reading = true;
+                    while (reading)
+                    {
+                        var step = await session.NextAsync(streamChanged, cancellationToken).ConfigureAwait(false);
+                        switch (step.Kind)
+                        {
+                            case StreamStepKind.Event:
+                                cancellationToken.ThrowIfCancellationRequested();
+                                if (Apply(step.Event!, socket is null ? changed : null))
+                                {
+                                    yield return step.Event!;
+                                }
+                                break;
+                            case StreamStepKind.Subscribed:
+                                Unfence(step.Answers);
+                                if (!started)
+                                {
+                                    started = true;
+                                    failures = 0;
+                                    Established(session.Transport);
+                                    Volatile.Write(ref _socket, socket);
+                                }
+                                break;
+                            case StreamStepKind.TopicNotFound:
+                                Unfence(step.Answers);
+                                if (DropUnlessFenced(step.TopicId))
+                                {
+                                    yield return new TopicNotFoundNotice(step.TopicId, step.Detail);
+                                }
+                                break;
+                            case StreamStepKind.Changed when socket is not null:
+                                streamChanged = await SyncAsync(socket, overflowed: false).ConfigureAwait(false);
+                                break;
+                            case StreamStepKind.Overflowed:
+                                Overflowed(step.TopicId);
+                                break;
+                            case StreamStepKind.Drained when socket is not null:
+                                streamChanged = await SyncAsync(socket, overflowed: true).ConfigureAwait(false);
+                                break;
+                            default:
+                                end = step;
+                                reading = false;
+                                break;
+                        }
+                    }
+                    Interlocked.CompareExchange(ref _socket, null, socket);
+                }
+                switch (end.Kind)
+                {
+                    case StreamStepKind.Ended or StreamStepKind.Failed:
+                        // A stream that broke or fell silent may mean the instance is gone: the next try goes
+                        // to the next address (at once, as a poll would). One the server ended on purpose is
+                        // opened again after a short random wait, so that the clients of a stopping instance
+                        // do not all come back at the same moment (nor, during its shutdown, in a tight loop).
+                        failures++;
+                        TimeSpan delay;
+                        if (end.Kind == StreamStepKind.Failed && IsBroken(end.Error!))
+                        {
+                            _client.FailOver(session.Address);
+                            delay = _client.FailoverBackoff(failures);
+                        }
+                        else
+                        {
+                            delay = _client.Backoff(failures);
+                        }
+                        await RetryAfterAsync(end.Error!, delay, cancellationToken).ConfigureAwait(false);
                         break;
-                    }
-                    cancellationToken.ThrowIfCancellationRequested();
-                    if (Apply(item, changed))
-                    {
-                        yield return item;
-                    }
+                    case StreamStepKind.NotStarted:
+                        if (!FallBack(transport, end.Error!))
+                        {
+                            failures++;
+                            await RetryAfterAsync(end.Error!, _client.Backoff(failures), cancellationToken).ConfigureAwait(false);
+                        }
+                        break;
+                    case StreamStepKind.Fatal:
+                        throw end.Error!;
+                    default:
+                        // Stopped, or (event stream) changed: connect again at once.
+                        break;
                 }
             }
         }
@@ -197,7 +346,7 @@ public sealed class LaharsubSubscription : IAsyncDisposable
         }
     }
 
-    /// <summary>Stops the subscription: aborts the outstanding poll and ends the enumeration.</summary>
+    /// <summary>Stops the subscription: aborts the outstanding poll or stream and ends the enumeration.</summary>
     public ValueTask DisposeAsync()
     {
         if (Interlocked.Exchange(ref _disposed, 1) == 0)
@@ -209,38 +358,58 @@ public sealed class LaharsubSubscription : IAsyncDisposable
         return ValueTask.CompletedTask;
     }
 
-    /// <summary>The poll query for the current set (null when empty) and the token that fires when the set changes.</summary>
+    /// <summary>
+    /// The query for a new connection with the current set (null when empty) and the token that fires when
+    /// the set changes. The connection starts from these cursors, so what a WebSocket was still to be told
+    /// is void.
+    /// </summary>
     private (string? Query, CancellationToken Changed) Snapshot()
     {
         lock (_gate)
         {
+            _touched.Clear();
+            _overflowed.Clear();
+            _fences.Clear();
             if (_cursors.Count == 0)
             {
                 return (null, _changed.Token);
             }
-            var query = new StringBuilder("topics=", 8 + _cursors.Count * 24);
-            foreach (var (topicId, cursor) in _cursors)
-            {
-                // id:from~epoch; '~' is unreserved in URLs and epochs are [0-9A-Za-z_-], so nothing needs escaping.
-                query.Append(CultureInfo.InvariantCulture, $"{topicId}:{cursor.From}");
-                if (cursor.Epoch is not null)
-                {
-                    query.Append('~').Append(cursor.Epoch);
-                }
-                query.Append(',');
-            }
-            query.Length--;
-            return (query.ToString(), _changed.Token);
+            return (Topics(_cursors, prefix: "topics="), _changed.Token);
         }
     }
 
-    /// <summary>Changes the topic set and abandons the poll that waits with the old one.</summary>
-    private void Change(Action<Dictionary<long, TopicCursor>> change)
+    /// <summary>Topics and cursors in the compact syntax: <c>14:43~9f3c0a1b2c3d4e5f,15:1</c>.</summary>
+    private static string Topics(IEnumerable<KeyValuePair<long, TopicCursor>> cursors, string prefix = "")
+    {
+        var query = new StringBuilder(prefix, prefix.Length + 32);
+        foreach (var (topicId, cursor) in cursors)
+        {
+            // id:from~epoch; '~' is unreserved in URLs and epochs are [0-9A-Za-z_-], so nothing needs escaping.
+            query.Append(CultureInfo.InvariantCulture, $"{topicId}:{cursor.From}");
+            if (cursor.Epoch is not null)
+            {
+                query.Append('~').Append(cursor.Epoch);
+            }
+            query.Append(',');
+        }
+        query.Length--;
+        return query.ToString();
+    }
+
+    /// <summary>
+    /// Changes the topic set and abandons the poll (or event stream) that waits with the old one. The
+    /// topic changed is held back on a WebSocket until the server has taken the change (see <see cref="_fences"/>).
+    /// </summary>
+    private void Change(long topicId, Func<Dictionary<long, TopicCursor>, bool> change)
     {
         CancellationTokenSource previous;
         lock (_gate)
         {
-            change(_cursors);
+            if (change(_cursors))
+            {
+                _touched.Add(topicId);
+                _fences[topicId] = NotSent;
+            }
             previous = _changed;
             _changed = new CancellationTokenSource();
         }
@@ -268,18 +437,21 @@ public sealed class LaharsubSubscription : IAsyncDisposable
     }
 
     /// <summary>
-    /// Applies the protocol's cursor rule for one event of the answer to the poll made with the snapshot
-    /// whose token is <paramref name="changed"/>; <see langword="false"/> when the event must not be
-    /// delivered: its topic was removed, the message was delivered already, or the topic set changed
-    /// since that snapshot. The last is checked here, under the lock that a change takes, because a
-    /// check before this call could pass just before an Add moves a cursor back, and applying the old
-    /// answer would then move it past messages the caller asked for again.
+    /// Applies the protocol's cursor rule for one event; <see langword="false"/> when the event must not be
+    /// delivered: its topic was removed, or the message was delivered already, or the event belongs to an
+    /// answer or stream the subscription no longer stands by. For a poll or an event stream (made with the
+    /// snapshot whose token is <paramref name="changed"/>) that is any change of the topic set since; for a
+    /// WebSocket (<paramref name="changed"/> <see langword="null"/>), a change of this topic that the server
+    /// has not answered yet. Both are checked here, under the lock that a change takes, because a check
+    /// before this call could pass just before an Add moves a cursor back, and applying the old answer
+    /// would then move it past messages the caller asked for again.
     /// </summary>
-    private bool Apply(SubscriptionEvent item, CancellationToken changed)
+    private bool Apply(SubscriptionEvent item, CancellationToken? changed)
     {
         lock (_gate)
         {
-            if (_changed.Token != changed || !_cursors.TryGetValue(item.TopicId, out var cursor))
+            if ((changed is { } token ? _changed.Token != token : _fences.ContainsKey(item.TopicId))
+                || !_cursors.TryGetValue(item.TopicId, out var cursor))
             {
                 return false;
             }
@@ -308,6 +480,43 @@ public sealed class LaharsubSubscription : IAsyncDisposable
                     return true;
             }
         }
+    }
+
+    /// <summary>
+    /// Moves on from <paramref name="failed"/> to the next transport, if the subscription finds its
+    /// transport (<see cref="LaharsubTransport.Auto"/>) and one is left; <see langword="false"/> otherwise.
+    /// </summary>
+    private bool FallBack(LaharsubTransport failed, Exception reason)
+    {
+        if (!_auto || failed == LaharsubTransport.LongPolling)
+        {
+            return false;
+        }
+        _candidate = failed == LaharsubTransport.WebSocket ? LaharsubTransport.ServerSentEvents : LaharsubTransport.LongPolling;
+        _fallbackReason = reason;
+        return true;
+    }
+
+    /// <summary>Records the transport in use, raising <see cref="TransportChanged"/> when it is a new one.</summary>
+    private void Established(LaharsubTransport transport)
+    {
+        if (Interlocked.Exchange(ref _transport, (int)transport) != (int)transport)
+        {
+            var reason = _fallbackReason;
+            _fallbackReason = null;
+            TransportChanged?.Invoke(this, new TransportChangedEventArgs(transport, reason));
+        }
+    }
+
+    /// <summary>Whether a stream's failure may mean that its instance is gone (rather than, say, a malformed frame).</summary>
+    private static bool IsBroken(Exception error) =>
+        LaharsubClient.IsUnreachable(error) || error is System.Net.WebSockets.WebSocketException or TimeoutException;
+
+    /// <summary>Reports a failure with <see cref="Retrying"/>, then waits <paramref name="delay"/> (unless the subscription ends first).</summary>
+    private async Task RetryAfterAsync(Exception error, TimeSpan delay, CancellationToken cancellationToken)
+    {
+        Retrying?.Invoke(this, new RetryingEventArgs(error, delay));
+        await WaitAsync(delay, CancellationToken.None, cancellationToken).ConfigureAwait(false);
     }
 
     /// <summary>Waits for <paramref name="delay"/>, a change of the topic set, or the subscription's end; throws only when <paramref name="cancellationToken"/> fires.</summary>

@@ -1,6 +1,8 @@
+using Laharsub.Client.Streams;
+
 namespace Laharsub.Client;
 
-/// <summary>How one long poll ended, for the subscription loop to act on.</summary>
+/// <summary>How one long poll, or the opening of a stream, ended, for the subscription loop to act on.</summary>
 internal sealed class PollOutcome
 {
     public static readonly PollOutcome Empty = new(PollOutcomeKind.Empty);
@@ -26,11 +28,18 @@ internal sealed class PollOutcome
     /// <summary>The server's explanation of the unknown topic.</summary>
     public string? Detail { get; private init; }
 
+    /// <summary>The stream that was opened (set for <see cref="PollOutcomeKind.Connected"/>).</summary>
+    public IStreamSession? Session { get; private init; }
+
     public static PollOutcome Delivered(IReadOnlyList<SubscriptionEvent> events) => new(PollOutcomeKind.Delivered) { Events = events };
 
     public static PollOutcome Retry(TimeSpan delay, Exception error) => new(PollOutcomeKind.Retry) { Delay = delay, Error = error };
 
     public static PollOutcome TopicNotFound(long topicId, string? detail) => new(PollOutcomeKind.TopicNotFound) { TopicId = topicId, Detail = detail };
+
+    public static PollOutcome Connected(IStreamSession session) => new(PollOutcomeKind.Connected) { Session = session };
+
+    public static PollOutcome Refused(LaharsubException refusal) => new(PollOutcomeKind.Refused) { Error = refusal };
 }
 
 /// <summary>The ways a long poll ends.</summary>
@@ -48,4 +57,12 @@ internal enum PollOutcomeKind
     Retry,
     /// <summary>404 naming one of the topics.</summary>
     TopicNotFound,
+    /// <summary>A stream is open: read it with <see cref="PollOutcome.Session"/>.</summary>
+    Connected,
+    /// <summary>
+    /// The server (or a proxy) answered a stream's request with something other than the stream, and not
+    /// with an error that every transport would get: <see cref="LaharsubTransport.Auto"/> tries the next
+    /// transport; a transport chosen on purpose ends the subscription with <see cref="PollOutcome.Error"/>.
+    /// </summary>
+    Refused,
 }

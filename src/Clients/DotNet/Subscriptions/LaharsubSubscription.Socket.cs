@@ -1,0 +1,216 @@
+using System.Net;
+using Laharsub.Client.Streams;
+using Laharsub.Client.Wire;
+
+namespace Laharsub.Client;
+
+public sealed partial class LaharsubSubscription
+{
+    /// <summary>A fence whose frame is not sent yet.</summary>
+    private const long NotSent = long.MaxValue;
+
+    /// <summary>
+    /// WebSocket: the topics whose events are held back, each until the server answers the change frame
+    /// with this sequence number (<see cref="NotSent"/> until that frame is sent). When a topic is added,
+    /// moved or removed while the socket runs, what the server sends for it until it has taken the change
+    /// belongs to the old position: delivering it could skip what the caller asked for again. The server
+    /// answers frames in order, on the one socket that also carries the events, so the answer
+    /// (<c>subscribed</c>, or the <c>problem</c> of an unknown topic) marks where the new position's
+    /// events start. Guarded by <see cref="_gate"/>.
+    /// </summary>
+    private readonly Dictionary<long, long> _fences = [];
+    /// <summary>WebSocket: topics changed by the caller that the server is still to be told about.</summary>
+    private readonly HashSet<long> _touched = [];
+    /// <summary>WebSocket: topics whose events did not fit in the socket's queue: asked for again once the reader has caught up. Used on the reader's side only.</summary>
+    private readonly HashSet<long> _overflowed = [];
+    private long _frameSequence;
+    private long _overflowedEvents;
+    /// <summary>The WebSocket in use, once it has started; publishes go on it.</summary>
+    private WebSocketSession? _socket;
+
+    /// <summary>Events a WebSocket could not hold for a slow reader, and asked for again (for tests).</summary>
+    internal long OverflowedEvents => Interlocked.Read(ref _overflowedEvents);
+
+    /// <summary>
+    /// Publishes bytes as one message: on the subscription's WebSocket when it has one open
+    /// (<see cref="Transport"/> is <see cref="LaharsubTransport.WebSocket"/>), which costs no request,
+    /// else exactly as <see cref="LaharsubClient.PublishAsync(long, ReadOnlyMemory{byte}, string, PublishOptions?, CancellationToken)"/>.
+    /// </summary>
+    /// <remarks>
+    /// On the socket the publish is one <c>publish</c> frame answered by <c>published</c> (the same ids and
+    /// epoch as the HTTP answer) or <c>problem</c> (thrown as the same exception the HTTP answer would be,
+    /// with its status, title and detail), within <see cref="LaharsubClientOptions.RequestTimeout"/>; it is
+    /// not retried. A frame that could not be sent, and a <c>503</c> of an instance that is stopping, publish
+    /// over HTTP instead: nothing was stored. When the socket closes after the frame went out and before
+    /// the answer, the call throws <see cref="IOException"/>: the message may or may not have been stored.
+    /// </remarks>
+    /// <param name="topicId">The topic's id (positive).</param>
+    /// <param name="body">The message: at least one byte, at most the server's <c>MaxMessageBytes</c> (256 KiB by default).</param>
+    /// <param name="contentType">A media type such as <c>image/png</c>; subscribers receive it unchanged.</param>
+    /// <param name="options">Conditions such as <see cref="PublishOptions.ExpectedEpoch"/>; <see langword="null"/> for none.</param>
+    /// <param name="cancellationToken">Stops waiting for the answer (the message may be stored already).</param>
+    /// <returns>The message's topic and final id, and the topic's epoch.</returns>
+    /// <exception cref="EpochMismatchException">The topic is not the incarnation <see cref="PublishOptions.ExpectedEpoch"/> names; nothing was published.</exception>
+    /// <exception cref="LaharsubException">The server refused: <c>404</c> unknown topic, <c>413</c> too large, ...</exception>
+    public async Task<PublishedMessage> PublishAsync(long topicId, ReadOnlyMemory<byte> body, string contentType, PublishOptions? options = null, CancellationToken cancellationToken = default)
+    {
+        var expectedEpoch = LaharsubClient.ValidatePublish(topicId, body, contentType, options);
+        if (Volatile.Read(ref _socket) is { IsClosed: false } socket)
+        {
+            try
+            {
+                if (await socket.TryPublishAsync(topicId, body, contentType, expectedEpoch, cancellationToken).ConfigureAwait(false) is { } published)
+                {
+                    return published;
+                }
+            }
+            catch (LaharsubException problem) when (problem.StatusCode == HttpStatusCode.ServiceUnavailable)
+            {
+                // The instance is stopping and stored nothing: over HTTP, the publish reaches one that stays.
+            }
+            catch (LaharsubException problem) when (problem.StatusCode == HttpStatusCode.PreconditionFailed && expectedEpoch is not null)
+            {
+                throw new EpochMismatchException(topicId, expectedEpoch, problem.ProblemEpoch, problem.Title, problem.Detail);
+            }
+        }
+        return await _client.PublishCoreAsync(topicId, body, contentType, expectedEpoch, cancellationToken).ConfigureAwait(false);
+    }
+
+    /// <summary>
+    /// Publishes text as one message with content type <c>text/plain; charset=utf-8</c>, as
+    /// <see cref="PublishAsync(long, ReadOnlyMemory{byte}, string, PublishOptions?, CancellationToken)"/> does.
+    /// </summary>
+    /// <param name="topicId">The topic's id (positive).</param>
+    /// <param name="text">The message text, not empty.</param>
+    /// <param name="cancellationToken">Stops waiting for the answer (the message may be stored already).</param>
+    public Task<PublishedMessage> PublishAsync(long topicId, string text, CancellationToken cancellationToken = default)
+    {
+        ArgumentException.ThrowIfNullOrEmpty(text);
+        return PublishAsync(topicId, System.Text.Encoding.UTF8.GetBytes(text), LaharsubClient.TextContentType, options: null, cancellationToken);
+    }
+
+    /// <summary>Called by the WebSocket's receive loop for each event it could not hold for the reader.</summary>
+    internal void Dropped() => Interlocked.Increment(ref _overflowedEvents);
+
+    /// <summary>Whether topics overflowed the WebSocket's queue and are still to be asked for again.</summary>
+    internal bool HasOverflowed
+    {
+        get
+        {
+            lock (_gate)
+            {
+                return _overflowed.Count > 0;
+            }
+        }
+    }
+
+    /// <summary>
+    /// An event of the topic was not kept for the reader: from here on (the events before it were kept,
+    /// and are delivered) its events are held back, and the topic is asked for again from its cursor
+    /// once the reader has caught up.
+    /// </summary>
+    private void Overflowed(long topicId)
+    {
+        lock (_gate)
+        {
+            if (_cursors.ContainsKey(topicId))
+            {
+                // Even over a fence of a change already sent: its answer may come before what was dropped.
+                _fences[topicId] = NotSent;
+                _overflowed.Add(topicId);
+            }
+        }
+    }
+
+    /// <summary>
+    /// Tells the WebSocket about the topics the caller changed (or, <paramref name="overflowed"/>, those
+    /// that did not fit in its queue): a <c>subscribe</c> frame with their cursors as they stand and an
+    /// <c>unsubscribe</c> frame with the topics removed. Their events stay held back until the server
+    /// answers. Returns the token that fires at the next change.
+    /// </summary>
+    private async Task<CancellationToken> SyncAsync(WebSocketSession socket, bool overflowed)
+    {
+        byte[]? subscribe = null, unsubscribe = null;
+        long subscribeSequence = 0, unsubscribeSequence = 0;
+        CancellationToken changed;
+        lock (_gate)
+        {
+            var topics = overflowed ? _overflowed : _touched;
+            var added = new List<KeyValuePair<long, TopicCursor>>();
+            var removed = new List<long>();
+            foreach (var topicId in topics)
+            {
+                if (_cursors.TryGetValue(topicId, out var cursor))
+                {
+                    added.Add(KeyValuePair.Create(topicId, cursor));
+                }
+                else
+                {
+                    removed.Add(topicId);
+                }
+            }
+            topics.Clear();
+            if (added.Count > 0)
+            {
+                var sequence = ++_frameSequence;
+                foreach (var (topicId, _) in added)
+                {
+                    _fences[topicId] = sequence;
+                }
+                subscribe = SocketFrames.Change(subscribe: true, sequence, Topics(added));
+                subscribeSequence = sequence;
+            }
+            if (removed.Count > 0)
+            {
+                foreach (var topicId in removed)
+                {
+                    // Nothing of it is delivered anyway: it has no cursor.
+                    _fences.Remove(topicId);
+                }
+                unsubscribeSequence = ++_frameSequence;
+                unsubscribe = SocketFrames.Change(subscribe: false, unsubscribeSequence, string.Join(',', removed));
+            }
+            changed = _changed.Token;
+        }
+        // A frame that cannot be sent aborts the socket, and one the server does not answer within
+        // RequestTimeout gives it up: either way the reader's next step is the socket's end, and the
+        // subscription connects again from its cursors.
+        if (subscribe is not null)
+        {
+            await socket.SendChangeAsync(subscribe, subscribeSequence).ConfigureAwait(false);
+        }
+        if (unsubscribe is not null)
+        {
+            await socket.SendChangeAsync(unsubscribe, unsubscribeSequence).ConfigureAwait(false);
+        }
+        return changed;
+    }
+
+    /// <summary>The server has taken the change frames up to <paramref name="answers"/>: their topics' events are delivered again.</summary>
+    private void Unfence(long? answers)
+    {
+        if (answers is not { } answered)
+        {
+            return;
+        }
+        lock (_gate)
+        {
+            foreach (var (topicId, sequence) in _fences)
+            {
+                if (sequence <= answered)
+                {
+                    _fences.Remove(topicId);
+                }
+            }
+        }
+    }
+
+    /// <summary>Drops a topic the WebSocket's server does not know, unless a later change of it is still to be answered.</summary>
+    private bool DropUnlessFenced(long topicId)
+    {
+        lock (_gate)
+        {
+            return !_fences.ContainsKey(topicId) && _cursors.Remove(topicId);
+        }
+    }
+}
