@@ -103,6 +103,11 @@ internal static partial class SubscriptionEndpoints
                         var wait = new SubscriptionWait(Timeout.InfiniteTimeSpan, services.TimeProvider, run.Token, stopping);
                         await services.Runner.RunAsync(subscriptions, services.Wire.JsonAnswerBytes, wait, new SocketSink(this)).ConfigureAwait(false);
                     }
+                    lock (_changesLock)
+                    {
+                        // Disposed at the end of this iteration: a frame arriving now must not cancel it.
+                        _run = null;
+                    }
                     subscriptions = ApplyChanges(subscriptions);
                 }
                 if (expired.IsCancellationRequested && _socket.State == WebSocketState.Open)
@@ -230,6 +235,14 @@ internal static partial class SubscriptionEndpoints
             {
                 CancelRun();
             }
+            catch (Exception)
+            {
+                // Nothing may leave a socket that no longer reads its client's frames: it is dropped, and the
+                // client reconnects and resumes from its cursors.
+                CancelRun();
+                _socket.Abort();
+                throw;
+            }
             finally
             {
                 ArrayPool<byte>.Shared.Return(buffer);
@@ -266,12 +279,21 @@ internal static partial class SubscriptionEndpoints
                 await RefuseAsync("A frame is one JSON object with a \"type\" (docs/protocol.md, \"WebSocket\"); this one is not JSON.").ConfigureAwait(false);
                 return false;
             }
-            var problem = parsed.Type switch
+            ProblemDetails? problem;
+            try
             {
-                "subscribe" or "unsubscribe" => await ChangeAsync(parsed).ConfigureAwait(false),
-                "publish" => await PublishAsync(parsed).ConfigureAwait(false),
-                _ => Invalid("type", $"'{parsed.Type}' is not a frame type: send subscribe, unsubscribe or publish."),
-            };
+                problem = parsed.Type switch
+                {
+                    "subscribe" or "unsubscribe" => await ChangeAsync(parsed).ConfigureAwait(false),
+                    "publish" => await PublishAsync(parsed).ConfigureAwait(false),
+                    _ => Invalid("type", $"'{parsed.Type}' is not a frame type: send subscribe, unsubscribe or publish."),
+                };
+            }
+            catch (LaharsubStoreUnavailableException unavailable)
+            {
+                problem = Problems.Status(StatusCodes.Status503ServiceUnavailable, "Store unavailable",
+                    $"{unavailable.StoreName} cannot be reached: {unavailable.Message} Nothing was changed; send the frame again after {(int)unavailable.RetryAfter.TotalSeconds} s.").ProblemDetails;
+            }
             if (problem is not null)
             {
                 await SendProblemAsync(parsed.Id, problem).ConfigureAwait(false);
@@ -372,8 +394,11 @@ internal static partial class SubscriptionEndpoints
                 case PublishStatus.TopicNotFound:
                     return Problems.TopicNotFound(topicId).ProblemDetails;
                 case PublishStatus.EpochMismatch:
-                    return Problems.Status(StatusCodes.Status412PreconditionFailed, "Topic is another incarnation",
+                    var mismatch = Problems.Status(StatusCodes.Status412PreconditionFailed, "Topic is another incarnation",
                         $"Topic {topicId} now has epoch '{result.Epoch}', not '{frame.IfEpoch}': it was deleted and created again since you learned its epoch. Nothing was published.").ProblemDetails;
+                    mismatch.Extensions["topicId"] = topicId;
+                    mismatch.Extensions["epoch"] = result.Epoch;
+                    return mismatch;
                 case PublishStatus.StorageFull:
                     return Problems.Status(StatusCodes.Status507InsufficientStorage, "Server full",
                         $"Retained messages have reached Laharsub:MaxRetainedBytes; the message was not stored. Retry after {Math.Ceiling((result.RetryAfter ?? TimeSpan.FromSeconds(1)).TotalSeconds)} s, when older messages expire.").ProblemDetails;
@@ -393,7 +418,7 @@ internal static partial class SubscriptionEndpoints
             Status = StatusCodes.Status403Forbidden,
             Title = "Forbidden",
             Detail = $"The token does not allow '{operation.ToString().ToLowerInvariant()}' on topic {topicId}; ask for a token whose laharsub claim grants it (docs/access-control.md).",
-            Extensions = { ["topicId"] = topicId },
+            Extensions = { ["topicId"] = topicId, ["operation"] = operation.Name() },
         };
 
         private Task SendSubscribedAsync(Subscription[] positions) => SendFramesAsync(writer =>
