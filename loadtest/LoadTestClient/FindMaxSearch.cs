@@ -102,7 +102,8 @@ internal sealed class FindMaxSearch(LoadTestOptions options, RunExecutor executo
     }
 
     /// <summary>Every step, then the highest sustained deliveries per second of each target and their ratio.</summary>
-    public static void WriteVerdicts(TextWriter output, IReadOnlyList<RunReport> reports, IReadOnlyList<string> targets)
+    /// <param name="serverCores">How many cores the servers were pinned to (--server-cpus), which turns the highest rate into a rate per core; null: not pinned.</param>
+    public static void WriteVerdicts(TextWriter output, IReadOnlyList<RunReport> reports, IReadOnlyList<string> targets, int? serverCores = null)
     {
         output.WriteLine();
         output.WriteLine($"== find-max (a step holds when p99 from schedule <= {MaxP99Milliseconds} ms and every delivery arrived)");
@@ -121,7 +122,8 @@ internal sealed class FindMaxSearch(LoadTestOptions options, RunExecutor executo
             for (var i = 0; i < targets.Count; i++)
             {
                 var held = best[i] is { } b
-                    ? string.Create(CultureInfo.InvariantCulture, $"{b.DeliveriesPerSecond:0} (step {b.Search!.Step}, {b.TargetPublishesPerSecond:0} publishes/s)")
+                    ? string.Create(CultureInfo.InvariantCulture, $"{b.DeliveriesPerSecond:0} (step {b.Search!.Step}, {b.TargetPublishesPerSecond:0} publishes/s")
+                        + (serverCores is { } cores ? string.Create(CultureInfo.InvariantCulture, $"; {b.DeliveriesPerSecond / cores:0} per core of the {cores} it was pinned to)") : ")")
                     : "none: not even the first step held";
                 output.WriteLine($"   {targets[i],-9} {held}; " + (stops[i] is { } why ? "stopped by " + why : "every step held: raise --find-max-steps to go further"));
             }

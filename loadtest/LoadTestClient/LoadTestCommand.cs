@@ -56,6 +56,12 @@ internal static class LoadTestCommand
                 return 1;
             }
         }
+        if (options.ClientCpus is { } clientCores)
+        {
+            // After the build, which may use every core; the --processes workers inherit the mask.
+            CpuAffinity.PinThisProcess([.. clientCores]);
+            output.WriteLine($"this tool runs on core(s) {string.Join(',', clientCores)}");
+        }
         var executor = new RunExecutor(options, output, command);
         var reports = new List<RunReport>();
         var failed = false;
@@ -108,7 +114,7 @@ internal static class LoadTestCommand
             }
             if (options.FindMax)
             {
-                FindMaxSearch.WriteVerdicts(output, reports, options.Targets.Select(RunSpec.TargetName).ToList());
+                FindMaxSearch.WriteVerdicts(output, reports, options.Targets.Select(RunSpec.TargetName).ToList(), options.ServerCpus?.Count);
             }
             if (options.OutputDirectory is { } directory)
             {

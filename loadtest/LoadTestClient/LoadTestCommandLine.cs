@@ -48,7 +48,7 @@ internal sealed class LoadTestCommandLine
         [
             Preset, Topics, Sweep, ClientsPerTopic, PublishersPerTopic, Interval, TopicsPerClient, MessageSize, Format, Transport,
             Warmup, Duration, PollTimeout, Processes, SourceAddresses, PublishConnections, MaxScheduleLag, Target, Compare,
-            FindMax, FindMaxSteps, FindMaxFactor, Url, Servers, Redis, NoBuild, ServerPid, ServerSetting, ServerEnv, Out, Worker,
+            FindMax, FindMaxSteps, FindMaxFactor, Url, Servers, Redis, NoBuild, ServerPid, ServerSetting, ServerEnv, ServerCpus, ClientCpus, Out, Worker,
         ];
         foreach (var option in all)
         {
@@ -224,6 +224,22 @@ internal sealed class LoadTestCommandLine
         CustomParser = ParseEnvironment,
     };
 
+    public Option<int[]> ServerCpus { get; } = new("--server-cpus")
+    {
+        HelpName = "LIST",
+        Description = "Run the server this tool starts on these cores only (taskset -c LIST, e.g. 0): Laharsub, or nginx with one "
+            + "worker per listed core. With --client-cpus on the other cores, a find-max search measures the server per core, "
+            + "with a generator that does not share its core.",
+        CustomParser = result => ParseCores(result, "--server-cpus"),
+    };
+
+    public Option<int[]> ClientCpus { get; } = new("--client-cpus")
+    {
+        HelpName = "LIST",
+        Description = "Run this tool (and its --processes workers) on these cores only, e.g. 1.",
+        CustomParser = result => ParseCores(result, "--client-cpus"),
+    };
+
     public Option<string> Out { get; } = new("--out")
     {
         HelpName = "DIR",
@@ -232,6 +248,10 @@ internal sealed class LoadTestCommandLine
 
     /// <summary>Only for the child processes this tool starts itself (--processes): the file holding a worker's plan.</summary>
     public Option<string> Worker { get; } = new("--worker") { Hidden = true };
+
+    private static int[] ParseCores(ArgumentResult result, string option) =>
+        Hosting.CpuAffinity.Parse(result.Tokens[0].Value, out var problem)
+            ?? Refuse<int[]>(result, $"{option} {problem}, e.g. --server-cpus 0 --client-cpus 1.");
 
     /// <summary>Whether the option was on the command line (not only its default).</summary>
     public static bool Given(ParseResult parsed, Option option) => parsed.GetResult(option) is { Implicit: false };

@@ -87,6 +87,12 @@ internal sealed record LoadTestOptions
     public int Instances => Servers ?? Math.Max(1, Urls.Count);
     public IReadOnlyList<string> ServerSettings { get; init; } = [];
     public IReadOnlyDictionary<string, string> ServerEnvironment { get; init; } = new Dictionary<string, string>();
+
+    /// <summary>The cores the server this tool starts runs on; null: any.</summary>
+    public IReadOnlyList<int>? ServerCpus { get; init; }
+
+    /// <summary>The cores this tool runs on; null: any.</summary>
+    public IReadOnlyList<int>? ClientCpus { get; init; }
     public string? OutputDirectory { get; init; }
     public bool NoBuild { get; init; }
 
@@ -143,6 +149,8 @@ internal sealed record LoadTestOptions
             ServerSettings = parsed.GetValue(line.ServerSetting) ?? [],
             NoBuild = parsed.GetValue(line.NoBuild),
             ServerEnvironment = parsed.GetValue(line.ServerEnv) ?? [],
+            ServerCpus = Given(line.ServerCpus) ? parsed.GetValue(line.ServerCpus) : null,
+            ClientCpus = Given(line.ClientCpus) ? parsed.GetValue(line.ClientCpus) : null,
             OutputDirectory = parsed.GetValue(line.Out),
             WorkerPlanFile = parsed.GetValue(line.Worker),
             Runs = ParseRuns(parsed, line, targets, transport),
@@ -171,6 +179,14 @@ internal sealed record LoadTestOptions
         if ((options.ServerSettings.Count > 0 || options.ServerEnvironment.Count > 0) && options.Url is not null)
         {
             throw new UsageException("--server-setting and --server-env configure the server this tool starts; with --url, configure your server yourself.");
+        }
+        if (options.ServerCpus is not null && options.Url is not null)
+        {
+            throw new UsageException("--server-cpus pins the server this tool starts; with --url, start your server under taskset -c yourself.");
+        }
+        if (options.ServerCpus is { } serverCores && options.ClientCpus is { } clientCores && serverCores.Intersect(clientCores).Any())
+        {
+            throw new UsageException("--server-cpus and --client-cpus share a core, so the generator would compete with the server it measures; give them different cores, e.g. --server-cpus 0 --client-cpus 1.");
         }
         foreach (var run in options.Runs)
         {

@@ -44,11 +44,13 @@ internal sealed class RunExecutor(LoadTestOptions options, TextWriter output, st
                     // nchan_subscriber_timeout ends streams too (a 408 event, a close frame): a run of streams holds
                     // them open for its whole length, as Laharsub does (0: no timeout).
                     var subscriberTimeout = Transports.IsStream(spec.Transport) ? 0 : options.PollTimeoutSeconds;
-                    servers.Add(await NchanProcess.StartAsync(repository, subscriberTimeout, output, stop).ConfigureAwait(false));
+                    // Pinned, nginx gets one worker per core it may use, as nchan's per-core measurements do.
+                    servers.Add(await NchanProcess.StartAsync(repository, subscriberTimeout, output, stop,
+                        workerProcesses: options.ServerCpus?.Count, launcher: ServerLauncher).ConfigureAwait(false));
                 }
                 else if (options.Servers is not { } count)
                 {
-                    servers.Add(await ServerProcess.StartAsync(repository, ServerSettings(spec), options.ServerEnvironment, output, stop).ConfigureAwait(false));
+                    servers.Add(await ServerProcess.StartAsync(repository, ServerSettings(spec), options.ServerEnvironment, output, stop, ServerLauncher).ConfigureAwait(false));
                 }
                 else
                 {
@@ -71,7 +73,7 @@ internal sealed class RunExecutor(LoadTestOptions options, TextWriter output, st
                         .ToList();
                     for (var i = 0; i < count; i++)
                     {
-                        servers.Add(await ServerProcess.StartAsync(repository, settings, options.ServerEnvironment, output, stop).ConfigureAwait(false));
+                        servers.Add(await ServerProcess.StartAsync(repository, settings, options.ServerEnvironment, output, stop, ServerLauncher).ConfigureAwait(false));
                     }
                 }
                 for (var i = 0; i < servers.Count; i++)
@@ -95,6 +97,10 @@ internal sealed class RunExecutor(LoadTestOptions options, TextWriter output, st
                     sampled.Add(new SampledProcess(options.Urls.Count == 1 ? "server" : $"server{i + 1}",
                         new ProcessSampler(options.ServerPids[i], includeChildren: spec.Target == TargetKind.Nchan)));
                 }
+            }
+            foreach (var process in sampled)
+            {
+                process.Sampler.SampleIdle(MonotonicClock.NowMicroseconds);
             }
             // nchan's channels need no creating: each run reads and writes channels of its own, fresh names.
             var apis = instances.Select(root => spec.Target == TargetKind.Laharsub ? new Uri(root, "ps/") : root).ToArray();
@@ -266,7 +272,9 @@ internal sealed class RunExecutor(LoadTestOptions options, TextWriter output, st
             invalid = $"the generator fell behind its own schedule: 99th percentile publish start lag {scheduleLag.P99Ms:0.###} ms "
                 + $"> {plan.MaxScheduleLag.TotalMilliseconds:0.###} ms, so these numbers describe the client, not the server";
         }
-        var usages = sampled.Select(p => ServerUsageOf(p, window, result.DeliveriesMeasured)).OfType<ServerUsage>().ToList();
+        // Each instance holds its share of the subscribers' connections; redis-server holds none of them.
+        var usages = sampled.Select(p => ServerUsageOf(p, window, result.DeliveriesMeasured, p.Name == "redis" ? 0 : plan.TotalClients / plan.InstanceCount))
+            .OfType<ServerUsage>().ToList();
         return new RunReport
         {
             Name = spec.Name,
@@ -311,7 +319,8 @@ internal sealed class RunExecutor(LoadTestOptions options, TextWriter output, st
         };
     }
 
-    private static ServerUsage? ServerUsageOf(SampledProcess process, (long Start, long End) window, long deliveries)
+    /// <param name="connections">The run's subscribers, each one connection: what memory per connection divides by.</param>
+    private static ServerUsage? ServerUsageOf(SampledProcess process, (long Start, long End) window, long deliveries, int connections)
     {
         var sampler = process.Sampler;
         var samples = sampler.Within(window.Start - 600_000, window.End + 600_000);
@@ -323,14 +332,17 @@ internal sealed class RunExecutor(LoadTestOptions options, TextWriter output, st
         var seconds = (samples[^1].AtMicroseconds - samples[0].AtMicroseconds) / 1e6;
         // Deliveries of the window, scaled to the sampled span (whole seconds around the window).
         var perSecond = deliveries / Math.Max((window.End - window.Start) / 1e6, 1e-9);
+        var rssMean = samples.Average(s => s.RssBytes);
         return new ServerUsage(sampler.Pid, samples.Max(s => s.Processes),
-            samples.Average(s => s.RssBytes) / 1048576.0,
+            rssMean / 1048576.0,
             samples.Max(s => s.RssBytes) / 1048576.0,
             cpuSeconds / seconds * 100,
             perSecond == 0 ? 0 : cpuSeconds / seconds / perSecond * 1e6,
             sampler.Samples.Select(s => new[] { (s.AtMicroseconds - window.Start) / 1e6, s.RssBytes / 1048576.0 }).ToList())
         {
             Name = process.Name,
+            IdleRssMiB = sampler.Idle?.RssBytes / 1048576.0,
+            MemoryPerConnectionKiB = sampler.Idle is { } idle && connections > 0 ? (rssMean - idle.RssBytes) / 1024.0 / connections : null,
         };
     }
 
@@ -369,6 +381,9 @@ internal sealed class RunExecutor(LoadTestOptions options, TextWriter output, st
             }
         }
     }
+
+    /// <summary>taskset for a pinned server (--server-cpus); null: it runs anywhere.</summary>
+    private IReadOnlyList<string>? ServerLauncher => options.ServerCpus is { } cores ? CpuAffinity.Launcher([.. cores]) : null;
 
     private List<string> ServerSettings(RunSpec spec) => ServerSettings(options, spec, FileLimits.Read().Soft);
 

@@ -86,6 +86,26 @@ public sealed class NchanRunTests : IDisposable
         Assert.True(run.GetProperty("server").GetProperty("processes").GetInt32() >= 2, run.GetProperty("server").ToString());
     }
 
+    [Fact]
+    public async Task APinnedRunStartsNginxUnderTasksetWithOneWorkerPerCoreAndCountsMemoryPerConnection()
+    {
+        using var output = new StringWriter();
+
+        var exit = await LoadTestCommand.RunAsync(
+            ["--target", "nchan", "--transport", "sse", "--topics", "4", "--clients-per-topic", "2", "--interval", "0.2", "--warmup", "1", "--duration", "3",
+             "--max-schedule-lag", "1000", "--server-cpus", "0", "--out", _out],
+            output, output, CancellationToken.None).WaitAsync(Timeout);
+
+        Assert.True(exit == 0, $"exit code {exit}:\n{output}");
+        var run = ReadRun("custom-4t-sse-nchan");
+        Assert.StartsWith("taskset -c 0 ", run.GetProperty("serverCommand").GetString());
+        var server = run.GetProperty("server");
+        // The master and the one worker that one core gets.
+        Assert.Equal(2, server.GetProperty("processes").GetInt32());
+        Assert.True(server.GetProperty("idleRssMiB").GetDouble() > 0, server.ToString());
+        Assert.Equal(JsonValueKind.Number, server.GetProperty("memoryPerConnectionKiB").ValueKind);
+    }
+
     [Theory]
     [InlineData("sse")]
     [InlineData("websocket")]

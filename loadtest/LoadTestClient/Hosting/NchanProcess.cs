@@ -44,8 +44,9 @@ internal sealed partial class NchanProcess : ITargetServer
     /// worker had taken (a clean-clone CI run hung on it), which is nchan's behaviour under load, not the tool's.
     /// </param>
     /// <exception cref="InvalidOperationException">nginx or the nchan module is missing, or nginx did not start; the message says why and what to do.</exception>
+    /// <param name="launcher">A command that runs nginx, e.g. taskset to pin it (its workers inherit the mask).</param>
     public static async Task<NchanProcess> StartAsync(string repositoryRoot, int pollTimeoutSeconds, TextWriter log, CancellationToken cancellationToken,
-        int? workerProcesses = null)
+        int? workerProcesses = null, IReadOnlyList<string>? launcher = null)
     {
         var nginx = FindNginx()
             ?? throw new InvalidOperationException($"nginx is not installed (no nginx in /usr/sbin or on PATH), so nchan cannot be measured: {InstallHint}.");
@@ -64,10 +65,11 @@ internal sealed partial class NchanProcess : ITargetServer
         var configFile = Path.Combine(prefix, "nchan.conf");
         File.WriteAllText(configFile, configuration);
 
+        string[] command = [.. launcher ?? [], nginx, "-p", prefix + "/", "-c", configFile];
         ChildProcess process;
         try
         {
-            process = ChildProcess.Start("nginx", nginx, ["-p", prefix + "/", "-c", configFile], line => log.WriteLine("[nchan] " + line),
+            process = ChildProcess.Start("nginx", command[0], command[1..], line => log.WriteLine("[nchan] " + line),
                 workingDirectory: prefix, environment: [new(ServerProcess.InlineCompletionsVariable, null)], installHint: InstallHint);
         }
         catch (InvalidOperationException)
@@ -76,7 +78,8 @@ internal sealed partial class NchanProcess : ITargetServer
             throw;
         }
         var server = new NchanProcess(process, prefix, new Uri($"http://127.0.0.1:{port}/"),
-            $"{nginx} -p {prefix}/ -c {configFile} ({ConfigRelativePath}, port {port}, nchan_subscriber_timeout {pollTimeoutSeconds}s)");
+            $"{string.Join(' ', command)} ({ConfigRelativePath}, port {port}, nchan_subscriber_timeout {pollTimeoutSeconds}s"
+            + (workerProcesses is { } count ? $", {count} worker(s))" : ")"));
         var healthy = process.WaitUntilHealthyAsync(server.BaseAddress, TimeSpan.FromSeconds(30), () => "; see the [nchan] lines above.", cancellationToken);
         return await ChildProcess.ReadyOrDisposedAsync(server, healthy).ConfigureAwait(false);
     }

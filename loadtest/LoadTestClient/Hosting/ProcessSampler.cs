@@ -24,6 +24,16 @@ internal sealed class ProcessSampler(int pid, bool includeChildren = false)
 
     public List<ProcessSample> Samples { get; } = [];
 
+    /// <summary>
+    /// The reading taken before the run's clients connected (<see cref="SampleIdle"/>): what the
+    /// server holds with no connection, which memory per connection is counted from.
+    /// </summary>
+    public ProcessSample? Idle { get; private set; }
+
+    /// <summary>Takes the idle reading, kept apart from the run's samples.</summary>
+    public void SampleIdle(long nowMicroseconds) =>
+        Idle = IncludesChildren ? ReadGroup(Pid, nowMicroseconds) : Read(Pid, nowMicroseconds);
+
     /// <summary>Takes a sample and keeps it; null when the process is gone or /proc is not there.</summary>
     public ProcessSample? Sample(long nowMicroseconds)
     {

@@ -33,7 +33,7 @@ internal sealed class ServerProcess : ITargetServer
 
     /// <summary>Builds the server if its Release output is missing, starts it and waits for /health.</summary>
     public static async Task<ServerProcess> StartAsync(string repositoryRoot, IEnumerable<string> settings, IReadOnlyDictionary<string, string> environment,
-        TextWriter log, CancellationToken cancellationToken)
+        TextWriter log, CancellationToken cancellationToken, IReadOnlyList<string>? launcher = null)
     {
         var dll = ChildProcess.HostDll(repositoryRoot, "Release");
         if (!File.Exists(dll))
@@ -55,11 +55,12 @@ internal sealed class ServerProcess : ITargetServer
         ];
         KeyValuePair<string, string?>[] variables =
             [new(InlineCompletionsVariable, null), .. environment.Select(e => new KeyValuePair<string, string?>(e.Key, e.Value))];
-        var process = ChildProcess.StartHost(dll, port, arguments, line => log.WriteLine("[server] " + line), variables);
+        var process = ChildProcess.StartHost(dll, port, arguments, line => log.WriteLine("[server] " + line), variables, launcher);
         var shownArguments = new[] { dll, "--urls", $"http://127.0.0.1:{port}" }.Concat(arguments).Select(a => a.Replace(repositoryRoot + "/", "", StringComparison.Ordinal));
         var server = new ServerProcess(process, new Uri($"http://127.0.0.1:{port}/"))
         {
-            CommandLine = string.Concat(environment.Select(e => $"{e.Key}={e.Value} ")) + "dotnet " + string.Join(' ', shownArguments),
+            CommandLine = string.Concat(environment.Select(e => $"{e.Key}={e.Value} ")) + string.Concat((launcher ?? []).Select(a => a + " "))
+                + "dotnet " + string.Join(' ', shownArguments),
         };
         var healthy = process.WaitUntilHealthyAsync(server.BaseAddress, TimeSpan.FromSeconds(60), () => "; see the [server] lines above.", cancellationToken);
         return await ChildProcess.ReadyOrDisposedAsync(server, healthy).ConfigureAwait(false);

@@ -38,7 +38,8 @@ internal static class ConsoleReport
         else if (r.Server is { } s)
         {
             var memory = s.Processes > 1 ? $"{s.Processes} processes, PSS summed" : "RSS";
-            output.WriteLine($"   server pid {s.Pid} ({memory}): mean {s.RssMeanMiB:0.0} MiB, max {s.RssMaxMiB:0.0} MiB; CPU {s.CpuPercentOfOneCore:0.0}% of one core, {s.CpuMicrosecondsPerDelivery:0.0} µs per delivery");
+            var perConnection = s.MemoryPerConnectionKiB is { } kib ? $" ({kib:0.0} KiB per connection over {s.IdleRssMiB:0.0} MiB idle)" : "";
+            output.WriteLine($"   server pid {s.Pid} ({memory}): mean {s.RssMeanMiB:0.0} MiB, max {s.RssMaxMiB:0.0} MiB{perConnection}; CPU {s.CpuPercentOfOneCore:0.0}% of one core, {s.CpuMicrosecondsPerDelivery:0.0} µs per delivery");
         }
         output.WriteLine($"   client CPU {r.ClientCpuPercentOfOneCore:0.0}% of one core, {r.ClientCpuMicrosecondsPerDelivery:0.0} µs per delivery; "
             + $"GC paused it {t.GcPauseMs:0} ms in the window ({string.Join('/', t.GcCollections)} gen0/1/2 collections); "
@@ -140,6 +141,7 @@ internal static class ConsoleReport
         ("server CPU per delivery (µs)", r => r.Server?.CpuMicrosecondsPerDelivery ?? double.NaN),
         ("server CPU (% of one core)", r => r.Server?.CpuPercentOfOneCore ?? double.NaN),
         ("server memory mean (MiB)", r => r.Server?.RssMeanMiB ?? double.NaN),
+        ("memory per connection (KiB)", r => r.Server?.MemoryPerConnectionKiB ?? double.NaN),
         ("client CPU per delivery (µs)", r => r.ClientCpuMicrosecondsPerDelivery),
     ];
 

@@ -10,12 +10,19 @@ internal sealed record ServerUsage(int Pid, int Processes, double RssMeanMiB, do
     /// <summary>What the process is in the run: server, server1, server2, ..., redis, or total.</summary>
     public string Name { get; init; } = "server";
 
+    /// <summary>Memory before the run's clients connected (RSS, or nginx's summed PSS); null when not read.</summary>
+    public double? IdleRssMiB { get; init; }
+
+    /// <summary>Memory growth over <see cref="IdleRssMiB"/> (mean over the window) per subscriber connection it held; null when not known.</summary>
+    public double? MemoryPerConnectionKiB { get; init; }
+
     /// <summary>Several processes as one: CPU and memory summed (the memory samples of the first process only).</summary>
     public static ServerUsage Total(IReadOnlyList<ServerUsage> parts) =>
         new(parts[0].Pid, parts.Sum(p => p.Processes), parts.Sum(p => p.RssMeanMiB), parts.Sum(p => p.RssMaxMiB),
             parts.Sum(p => p.CpuPercentOfOneCore), parts.Sum(p => p.CpuMicrosecondsPerDelivery), [])
         {
             Name = "total",
+            IdleRssMiB = parts.All(p => p.IdleRssMiB is not null) ? parts.Sum(p => p.IdleRssMiB) : null,
         };
 }
 
