@@ -8,7 +8,8 @@ const paths = require('./paths');
 
 const executablePath = process.env.CHROMIUM_PATH || '/usr/bin/chromium';
 
-async function launchBrowser() {
+/** Launches it; `args` are added to the command line (a certificate to trust, say). */
+async function launchBrowser({ args = [] } = {}) {
   if (!fs.existsSync(executablePath)) {
     throw new Error(`${executablePath} is missing: install Debian's chromium (apt-get install -y chromium) or set CHROMIUM_PATH.`);
   }
@@ -16,7 +17,7 @@ async function launchBrowser() {
     executablePath,
     timeout: 30000,
     args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-      '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+      '--disable-background-networking', '--disable-component-update', '--disable-sync', ...args],
   });
 }
 

@@ -20,16 +20,25 @@ function freePort() {
 }
 
 /**
- * Starts the server; `settings` become `--Laharsub:Name=value` arguments. Resolves once /health
- * answers, within `timeoutMs`.
+ * Starts the server; `settings` become `--Laharsub:Name=value` arguments, and each of `endpoints`
+ * (name -> { Url, Protocols, 'Certificate:Path', ... }) a Kestrel endpoint beside the plain HTTP one at
+ * `url`, through the `--Kestrel:Endpoints:Name:Key=value` arguments the README documents. Resolves
+ * once /health answers, within `timeoutMs`.
  */
-async function startServer({ port, settings = {}, timeoutMs = 30000 } = {}) {
+async function startServer({ port, settings = {}, endpoints = {}, timeoutMs = 30000 } = {}) {
   if (!fs.existsSync(paths.serverDll)) {
     throw new Error(`${paths.serverDll} is missing: build the server first (dotnet build src/Server/Host -c Release).`);
   }
   port = port || await freePort();
   const url = `http://127.0.0.1:${port}`;
-  const args = [paths.serverDll, '--urls', url, '--Logging:LogLevel:Default=Warning'];
+  // Once any endpoint is configured Kestrel binds only those (--urls is ignored), so the plain one joins them.
+  const listen = Object.keys(endpoints).length === 0 ? ['--urls', url] : [`--Kestrel:Endpoints:Http:Url=${url}`];
+  const args = [paths.serverDll, ...listen, '--Logging:LogLevel:Default=Warning'];
+  for (const [name, endpoint] of Object.entries(endpoints)) {
+    for (const [key, value] of Object.entries(endpoint)) {
+      args.push(`--Kestrel:Endpoints:${name}:${key}=${value}`);
+    }
+  }
   for (const [name, value] of Object.entries(settings)) {
     args.push(`--Laharsub:${name}=${value}`);
   }
