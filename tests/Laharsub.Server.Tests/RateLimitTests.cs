@@ -1,7 +1,9 @@
 using System.Collections.Concurrent;
 using System.Net;
 using System.Text;
+using System.Text.Json;
 using Laharsub.Server.Hosting;
+using Laharsub.Server.Tests.Streams;
 using Laharsub.Server.Tests.Support;
 using Laharsub.Testing;
 using Microsoft.AspNetCore.Builder;
@@ -56,6 +58,52 @@ public sealed class RateLimitTests
         // The standalone host has the rate limiter in its pipeline: no warning that it is missing.
         Assert.DoesNotContain(logs.Warnings, warning => warning.Contains("UseRateLimiter"));
     }
+
+    [Fact]
+    public async Task PublishFramesOnAWebSocketDrawOnTheClientsOneBucketAndARefusedOneIsA429ProblemFrame()
+    {
+        // Two permits an hour: none comes back while the test runs. The topic is made in the store, not by
+        // a POST, so that both permits are left for the socket.
+        await using var server = await LaharsubTestServer.StartAsync(o =>
+        {
+            o.RateLimit.RequestsPerPeriod = 2;
+            o.RateLimit.Period = TimeSpan.FromHours(1);
+        });
+        using var client = server.CreateClient();
+        var topic = (await server.Store.CreateTopicAsync().AsTask().WaitAsync(WireClient.Bound))!.TopicId;
+        await using var socket = await LaharsubSocket.ConnectAsync(server.ApiAddress, "");
+        await socket.ReceiveAsync("subscribed");
+
+        var answers = new List<JsonElement>();
+        for (var i = 1; i <= 3; i++)
+        {
+            await socket.SendAsync($$"""{"type":"publish","id":"p{{i}}","topicId":{{topic}},"body":"m{{i}}"}""");
+            answers.Add(await socket.ReceiveAsync());
+        }
+
+        Assert.Equal(["published", "published", "problem"], answers.Select(a => a.GetProperty("type").GetString()));
+        Assert.Equal("p3", answers[2].GetProperty("id").GetString());
+        var refused = answers[2].GetProperty("problem");
+        Assert.Equal(429, refused.GetProperty("status").GetInt32());
+        Assert.InRange(refused.GetProperty("retryAfter").GetInt64(), 1, 3600);
+        Assert.Equal(2, (await client.GetTopicAsync(topic)).GetProperty("lastMessageId").GetInt64());
+
+        // The socket spent the client's bucket: a POST is refused too, with the same problem.
+        var (status, rest) = await client.SendForProblemAsync(new HttpRequestMessage(HttpMethod.Post, $"topics/{topic}") { Content = new StringContent("m4") });
+        Assert.Equal(HttpStatusCode.TooManyRequests, status);
+        Assert.Equal(
+            (Field(rest, "type"), Field(rest, "title"), Field(rest, "detail")),
+            (Field(refused, "type"), Field(refused, "title"), Field(refused, "detail")));
+        Assert.Contains("Laharsub:RateLimit:RequestsPerPeriod", Field(refused, "detail"));
+
+        // The socket stays open and answers frames that change nothing.
+        await socket.SendAsync($$"""{"type":"subscribe","id":"s1","topics":"{{topic}}:1"}""");
+        Assert.Equal("s1", (await socket.ReceiveAsync("subscribed")).GetProperty("id").GetString());
+        Assert.Equal(["m1", "m2"], [(await socket.ReceiveAsync("message")).GetProperty("message").Text(), (await socket.ReceiveAsync("message")).GetProperty("message").Text()]);
+    }
+
+    private static string? Field(JsonElement problem, string property) =>
+        problem.TryGetProperty(property, out var value) ? value.GetString() : null;
 
     [Fact]
     public async Task ABurstAboveTheRateIsAllowedUpToItsSize()

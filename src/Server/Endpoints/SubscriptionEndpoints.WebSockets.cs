@@ -338,6 +338,14 @@ internal static partial class SubscriptionEndpoints
 
         private async ValueTask<ProblemDetails?> PublishAsync(ClientFrame frame)
         {
+            // Each publish frame counts as a POST would, against the same bucket: Laharsub:RateLimit.
+            if (!services.RateLimit.TryAcquire(context, out var retryAfterSeconds))
+            {
+                var refusal = services.RateLimit.Refusal(retryAfterSeconds);
+                // What REST says in Retry-After.
+                refusal.Extensions["retryAfter"] = (long)retryAfterSeconds;
+                return refusal;
+            }
             if (frame.TopicId is not { } topicId || topicId <= 0)
             {
                 return Invalid("topicId", "Name the topic to publish to: \"topicId\" is a positive integer.");

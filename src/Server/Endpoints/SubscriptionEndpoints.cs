@@ -9,6 +9,7 @@ using Laharsub.Server.Wire;
 using Microsoft.AspNetCore.Builder;
 using Microsoft.AspNetCore.Http.HttpResults;
 using Microsoft.AspNetCore.Http;
+using Microsoft.AspNetCore.Http.Features;
 using Microsoft.AspNetCore.Routing;
 using Microsoft.Extensions.DependencyInjection;
 using Microsoft.Extensions.Hosting;
@@ -32,12 +33,43 @@ internal static partial class SubscriptionEndpoints
         // endpoint filter, and those apply to route handlers only.
         Delegate poll = (HttpContext context) => Poll(context, resolved ??= new PollServices(services));
         SubscribedTopics topics = (context, topicIds) => ReadTopics(context, resolved ??= new PollServices(services), topicIds);
-        group.MapGet("/subscriptions", poll)
-            .RequireAccess(AccessRule.Poll, topics)
-            .LimitWaitingPollsPerClient()
-            .WithMetadata(WritesEveryAnswer.Instance)
-            .DescribePoll();
+        group.MapGet("/subscriptions", poll).SubscriptionConventions(topics).DescribePoll();
+        // A WebSocket over HTTP/2 (RFC 8441) is an extended CONNECT to the same URL, which UseWebSockets()
+        // accepts as it accepts a GET upgrade. An endpoint of its own, so that the poll's path stays as it
+        // is and the API description (OpenAPI has no CONNECT operation) does not change.
+        Delegate connect = (HttpContext context) => context.WebSockets.IsWebSocketRequest
+            ? Poll(context, resolved ??= new PollServices(services))
+            : RefuseConnect(context);
+        group.MapMethods("/subscriptions", [HttpMethods.Connect], connect).SubscriptionConventions(topics).ExcludeFromDescription();
         return group;
+    }
+
+    private static RouteHandlerBuilder SubscriptionConventions(this RouteHandlerBuilder endpoint, SubscribedTopics topics) => endpoint
+        .RequireAccess(AccessRule.Poll, topics)
+        .LimitWaitingPollsPerClient()
+        .WithMetadata(WritesEveryAnswer.Instance);
+
+    /// <summary>
+    /// A CONNECT that is not a WebSocket (another <c>:protocol</c>, a WebSocket version other than 13, or an
+    /// application without <c>UseWebSockets()</c>): a problem saying what the URL takes, rather than a poll
+    /// that no CONNECT client reads.
+    /// </summary>
+    private static Task RefuseConnect(HttpContext context)
+    {
+        var protocol = context.Features.Get<IHttpExtendedConnectFeature>()?.Protocol;
+        if (string.Equals(protocol, "websocket", StringComparison.OrdinalIgnoreCase))
+        {
+            return context.Features.Get<IHttpWebSocketFeature>() is null
+                ? Problems.Status(StatusCodes.Status501NotImplemented, "WebSockets not served",
+                    "This application does not accept WebSockets (it does not call UseWebSockets()): poll or stream the subscription URL with GET instead.")
+                    .ExecuteAsync(context)
+                : Problems.Invalid(HeaderNames.SecWebSocketVersion,
+                    $"A WebSocket over HTTP/2 sends Sec-WebSocket-Version 13; this one sent '{Excerpt(context.Request.Headers.SecWebSocketVersion.ToString())}'.")
+                    .ExecuteAsync(context);
+        }
+        return Problems.Invalid(":protocol",
+            $"A CONNECT to the subscription URL opens a WebSocket over HTTP/2 (RFC 8441: :protocol websocket, Sec-WebSocket-Version 13); this one asked for '{Excerpt(protocol ?? "")}'. Poll or stream with GET.")
+            .ExecuteAsync(context);
     }
 
     [ThreadStatic]
@@ -70,6 +102,7 @@ internal static partial class SubscriptionEndpoints
         public IHostApplicationLifetime Lifetime { get; } = services.GetRequiredService<IHostApplicationLifetime>();
         public LaharsubMetrics Metrics { get; } = services.GetRequiredService<LaharsubMetrics>();
         public TimeProvider TimeProvider { get; } = services.GetRequiredService<TimeProvider>();
+        public ClientRateLimit RateLimit { get; } = services.GetRequiredService<ClientRateLimit>();
     }
 
     /// <remarks>

@@ -16,7 +16,8 @@ public static class LaharsubEndpointRouteBuilderExtensions
     /// <summary>
     /// Maps the topic and subscription endpoints under <paramref name="prefix"/> (default <c>/ps</c>).
     /// The host should also call <c>UseWebSockets()</c> (without it the subscription URL serves long polls and
-    /// Server-Sent Events only), <c>UseCors()</c> (cross-origin pages), <c>UseRateLimiter()</c> (without
+    /// Server-Sent Events only; with it, WebSockets over HTTP/1.1 and, as extended CONNECTs, over HTTP/2),
+    /// <c>UseCors()</c> (cross-origin pages), <c>UseRateLimiter()</c> (without
     /// it <c>Laharsub:RateLimit</c> has no effect, and the first limited request logs a warning saying so), and <c>UseExceptionHandler()</c> with
     /// <c>UseStatusCodePages()</c> so that every error, 405 included, is a problem detail
     /// (with <c>UseExceptionHandler()</c>, a malformed or stalled request body is a 400 or 408, not a 500).

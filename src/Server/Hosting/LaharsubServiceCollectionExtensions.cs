@@ -68,6 +68,7 @@ public static class LaharsubServiceCollectionExtensions
         services.AddProblemDetails();
         services.TryAddEnumerable(ServiceDescriptor.Singleton<IExceptionHandler, BadRequestExceptionHandler>());
         services.AddRateLimiter(limiter => limiter.AddPolicy<string, LaharsubRateLimiterPolicy>(LaharsubRateLimiterPolicy.Name));
+        services.TryAddSingleton<ClientRateLimit>();
         services.TryAddSingleton<LaharsubRateLimiterPolicy.BypassWarning>();
         services.AddCors();
         services.TryAddEnumerable(ServiceDescriptor.Singleton<IConfigureOptions<CorsOptions>, ConfigureLaharsubCors>());

@@ -4,7 +4,8 @@ namespace Laharsub.Server.Limits;
 
 /// <summary>
 /// A per-client limit on the requests that change state (publishing, creating and deleting topics),
-/// bound from <c>Laharsub:RateLimit</c>. Polls are not limited: a long poll limits itself. Off by default.
+/// bound from <c>Laharsub:RateLimit</c>; a publish frame on a WebSocket counts as a publish, in the same
+/// budget. Polls are not limited: a long poll limits itself. Off by default.
 /// </summary>
 /// <remarks>
 /// Clients are told apart by their token's subject when the request is authenticated (Jwt mode), else

@@ -7,7 +7,6 @@ using Microsoft.AspNetCore.Diagnostics.HealthChecks;
 using Microsoft.AspNetCore.Hosting;
 using Microsoft.AspNetCore.Http.Metadata;
 using Microsoft.AspNetCore.Http;
-using Microsoft.AspNetCore.Http.Features;
 using Microsoft.AspNetCore.Routing;
 using Microsoft.AspNetCore.Server.Kestrel.Core;
 using Microsoft.Extensions.Configuration;
@@ -81,19 +80,9 @@ internal static class StandaloneHost
 
         var app = builder.Build();
         LaharsubForwardedHeadersOptions.Apply(app);
-        // The subscription URL's WebSocket transport. A WebSocket over HTTP/2 (RFC 8441) arrives as an
-        // extended CONNECT, which the middleware has recognised by then: it is routed as the GET it stands
-        // for, so that the subscription URL keeps one method.
+        // The subscription URL's WebSocket transport, over HTTP/1.1 (a GET upgrade) and HTTP/2 (an extended
+        // CONNECT, which MapLaharsub maps too).
         app.UseWebSockets();
-        app.Use(static (context, next) =>
-        {
-            // Asked before the method changes: the middleware decides (and remembers) from the CONNECT.
-            if (context.Features.Get<IHttpExtendedConnectFeature>() is { IsExtendedConnect: true } && context.WebSockets.IsWebSocketRequest)
-            {
-                context.Request.Method = HttpMethods.Get;
-            }
-            return next(context);
-        });
         app.UseRouting();
         app.UseExceptionHandler();
         // Endpoints that write every answer's body themselves (the poll) say so with
