@@ -59,6 +59,29 @@ public sealed class ExpectContinueTests : IAsyncLifetime
         Assert.Equal(0, (await _client.GetTopicAsync(_topic)).GetProperty("lastMessageId").GetInt64());
     }
 
+    [Theory]
+    [InlineData(null, 401)]
+    [InlineData("""{"subscribe":["*"]}""", 403)]
+    public async Task APublishWithoutTheRightTokenIsAnsweredBefore100Continue(string? claim, int status)
+    {
+        await using var server = await LaharsubTestServer.StartAsync(settings: TestTokens.JwtSettings());
+        using var admin = server.CreateClient();
+        admin.DefaultRequestHeaders.Authorization = new("Bearer", TestTokens.Grant(Access.JwtServerFixture.Everything));
+        var topic = await admin.CreateTopicAsync();
+        var authorization = claim is null ? "" : $"Authorization: Bearer {TestTokens.Grant(claim)}\r\n";
+        var head = $"POST /ps/topics/{topic} HTTP/1.1\r\nHost: x\r\nContent-Type: text/plain\r\nContent-Length: 5\r\n"
+            + $"Expect: 100-continue\r\n{authorization}\r\n";
+        using var timeout = new CancellationTokenSource(Bound);
+
+        var (first, final) = await RawHttp.ExchangeExpectingContinueAsync(server.BaseAddress, Encoding.ASCII.GetBytes(head),
+            "hello"u8.ToArray(), timeout.Token);
+
+        Assert.Equal(status, first?.Status);
+        Assert.Null(final);
+        Assert.StartsWith("application/problem+json", first!.Header("Content-Type"));
+        Assert.Equal(0, (await admin.GetTopicAsync(topic)).GetProperty("lastMessageId").GetInt64());
+    }
+
     [Fact]
     public async Task APublishToAKnownTopicGets100ContinueThenIsPublished()
     {
