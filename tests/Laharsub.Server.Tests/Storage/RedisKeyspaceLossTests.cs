@@ -18,6 +18,9 @@ public sealed class RedisKeyspaceLossTests
 {
     private static readonly TimeSpan SweepInterval = TimeSpan.FromSeconds(1);
 
+    /// <summary>The Redis store's mark of its keyspace, under the default key prefix (docs/scale-out.md, "Key layout").</summary>
+    private const string KeyspaceMark = "laharsub:keyspace";
+
     /// <summary>Real time for what follows the sweep: its script, the re-reads, and the answers on loopback.</summary>
     private static readonly TimeSpan Margin = TimeSpan.FromSeconds(5);
 
@@ -26,11 +29,7 @@ public sealed class RedisKeyspaceLossTests
     {
         await using var redis = await RedisServer.StartAsync();
         var clock = new FakeTimeProvider();
-        await using var server = await LaharsubTestServer.StartAsync(o => o.RetentionSweepInterval = SweepInterval, services =>
-        {
-            services.AddSingleton<TimeProvider>(clock);
-            services.AddLaharsub().AddRedis(o => o.Configuration = redis.Configuration);
-        });
+        await using var server = await StartOnAsync(redis, clock);
         using var client = server.CreateClient();
         var topic = await client.CreateTopicAsync();
         var epoch = (await client.GetTopicAsync(topic)).GetProperty("epoch").GetString();
@@ -44,10 +43,8 @@ public sealed class RedisKeyspaceLossTests
         // their first reads, which would make the poll a plain 404 instead of the notice under test.
         await client.GetTopicAsync(topic);
 
-        await using (var admin = await ConnectionMultiplexer.ConnectAsync($"{redis.Configuration},allowAdmin=true"))
-        {
-            await admin.GetServer(admin.GetEndPoints()[0]).FlushAllDatabasesAsync();
-        }
+        await using var admin = await AdminAsync(redis);
+        await admin.GetServer(admin.GetEndPoints()[0]).FlushAllDatabasesAsync();
         clock.Advance(SweepInterval);
 
         var answer = await poll.WaitAsync(Margin);
@@ -58,4 +55,54 @@ public sealed class RedisKeyspaceLossTests
         Assert.Equal(("topicDeleted", topic, epoch),
             (notice.Json.GetProperty("type").GetString(), notice.Json.GetProperty("topicId").GetInt64(), notice.Json.GetProperty("epoch").GetString()));
     }
+
+    [Fact]
+    public async Task AnInstanceThatFindsTheKeyspaceMarkedAgainByAnotherStillTellsItsWaitingPoll()
+    {
+        await using var redis = await RedisServer.StartAsync();
+        var (clockA, clockB) = (new FakeTimeProvider(), new FakeTimeProvider());
+        await using var a = await StartOnAsync(redis, clockA);
+        await using var b = await StartOnAsync(redis, clockB);
+        using var atA = a.CreateClient();
+        using var atB = b.CreateClient();
+        var topic = await atA.CreateTopicAsync();
+        var epoch = (await atA.GetTopicAsync(topic)).GetProperty("epoch").GetString();
+        var poll = atB.PollAsync($"topics={topic}:1&timeout=60");
+        await Eventually.HoldsAsync(async () => (await atB.GetTopicAsync(topic)).GetProperty("waitingPolls").GetInt32() == 1,
+            WireClient.Bound, "the poll waits at B");
+        await atB.GetTopicAsync(topic);
+        await using var admin = await AdminAsync(redis);
+        var marked = () => admin.GetDatabase().KeyExistsAsync(KeyspaceMark);
+
+        // B's sweep marks the keyspace, so B has seen a mark before the flush; then, after the flush, A's
+        // sweep comes first and marks it anew. B never finds the mark missing, only another one.
+        clockB.Advance(SweepInterval);
+        await Eventually.HoldsAsync(marked, WireClient.Bound, "B marked the keyspace");
+        await admin.GetServer(admin.GetEndPoints()[0]).FlushAllDatabasesAsync();
+        clockA.Advance(SweepInterval);
+        await Eventually.HoldsAsync(marked, WireClient.Bound, "A marked the flushed keyspace");
+        // A tick that finds B's previous sweep still running is skipped, so B may need a second one.
+        var ticks = 0;
+        while (ticks < 2 && !poll.IsCompleted)
+        {
+            clockB.Advance(SweepInterval);
+            ticks++;
+            await Task.WhenAny(poll, Task.Delay(Margin));
+        }
+
+        Assert.True(poll.IsCompleted, $"the poll at B was not answered within {ticks} sweep intervals of B's clock");
+        var deleted = Assert.Single((await poll).Notices);
+        Assert.Equal(("topicDeleted", topic, epoch), (deleted.Type, deleted.TopicId, deleted.Json.GetProperty("epoch").GetString()));
+    }
+
+    private static Task<LaharsubTestServer> StartOnAsync(RedisServer redis, FakeTimeProvider clock) =>
+        LaharsubTestServer.StartAsync(o => o.RetentionSweepInterval = SweepInterval, services =>
+        {
+            services.AddSingleton<TimeProvider>(clock);
+            services.AddLaharsub().AddRedis(o => o.Configuration = redis.Configuration);
+        });
+
+    /// <summary>A connection that may run FLUSHALL, which StackExchange.Redis refuses without allowAdmin.</summary>
+    private static Task<ConnectionMultiplexer> AdminAsync(RedisServer redis) =>
+        ConnectionMultiplexer.ConnectAsync($"{redis.Configuration},allowAdmin=true");
 }
