@@ -161,17 +161,17 @@ internal static partial class TopicEndpoints
     {
         if (!Problems.TryParseId(topicId, out var id))
         {
-            return Problems.Invalid("topicId", Problems.NotAnId(topicId, "topic id"));
+            return BeforeBody(context, Problems.Invalid("topicId", Problems.NotAnId(topicId, "topic id")));
         }
         var contentType = context.Request.ContentType ?? "application/octet-stream";
         if (!IsValidContentType(contentType))
         {
-            return InvalidContentType(contentType);
+            return BeforeBody(context, InvalidContentType(contentType));
         }
 
         if (!TryParseIfMatch(context.Request, out var ifEpoch, out var ifMatchError))
         {
-            return Problems.Invalid("If-Match", ifMatchError);
+            return BeforeBody(context, Problems.Invalid("If-Match", ifMatchError));
         }
 
         using var activity = LaharsubActivitySource.StartPublish(id);
@@ -180,7 +180,7 @@ internal static partial class TopicEndpoints
         if (ExpectsContinue(context.Request)
             && await RefusalBeforeBodyAsync(context, services.Store, id, ifEpoch, maxBytes, cancellationToken).ConfigureAwait(false) is { } refusal)
         {
-            return refusal;
+            return BeforeBody(context, refusal);
         }
         var body = await ReadBodyAsync(context, maxBytes, cancellationToken).ConfigureAwait(false);
         if (body is null)
@@ -226,6 +226,20 @@ internal static partial class TopicEndpoints
     /// </summary>
     private static bool ExpectsContinue(HttpRequest request) =>
         request.Headers.Expect.ToString().Contains("100-continue", StringComparison.OrdinalIgnoreCase);
+
+    /// <summary>
+    /// A refusal given before the body was read. A client waiting for <c>100 Continue</c> then holds its body
+    /// back, and Kestrel would wait 5 s to drain it before resetting the connection; so the answer closes
+    /// the connection, and says so, as RFC 9110 (10.1.1) asks of a server that answers before the body.
+    /// </summary>
+    private static IResult BeforeBody(HttpContext context, IResult refusal)
+    {
+        if (ExpectsContinue(context.Request))
+        {
+            context.Response.Headers.Connection = "close";
+        }
+        return refusal;
+    }
 
     /// <summary>
     /// What a publish that expects <c>100 Continue</c> is refused for before its body is read: too large by
