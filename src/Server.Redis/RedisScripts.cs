@@ -10,7 +10,8 @@ namespace Laharsub.Server.Redis;
 /// Key layout (prefix <c>laharsub:</c> by default): <c>topics</c> (sorted set of topic ids),
 /// <c>topic-ids</c> (the id counter), <c>retained</c> (bytes counted against MaxRetainedBytes),
 /// <c>expiry</c> (sorted set: topic id by when its oldest message expires), <c>used</c> (sorted set:
-/// topic id by when it was last published to or read, kept only with TopicIdleTimeToLive), <c>t:{id}</c> (hash:
+/// topic id by when it was last published to or read, kept only with TopicIdleTimeToLive), <c>keyspace</c>
+/// (a random mark that vanishes with the other keys, see <see cref="MarkKeyspace"/>), <c>t:{id}</c> (hash:
 /// epoch, created, last, bytes, body) and <c>t:{id}:m</c> (list of messages, oldest first). A message is
 /// stored as 16 digits of Unix milliseconds, a newline, the content type, a newline and the body bytes.
 /// The scripts build topic keys from the prefix, so they need one Redis (with replicas if wanted), not a
@@ -169,6 +170,15 @@ internal static class RedisScripts
     /// <summary>KEYS: topics, meta, msgs, retained, expiry, used. ARGV: topic id, channel. Returns 1 when deleted, 0 when there was no such topic.</summary>
     public const string Delete = DeleteFunction + """
         return delete(KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], ARGV[1], ARGV[2])
+        """;
+
+    /// <summary>
+    /// KEYS: keyspace. ARGV: a new random mark. Sets the mark unless the key holds one; returns the mark it
+    /// holds and 1 when this call had to set it (the keys were never there, or Redis lost them), else 0.
+    /// </summary>
+    public const string MarkKeyspace = """
+        local created = redis.call('SET', KEYS[1], ARGV[1], 'NX')
+        return { redis.call('GET', KEYS[1]), created and 1 or 0 }
         """;
 
     /// <summary>

@@ -41,11 +41,13 @@ internal sealed partial class RedisStore : ILaharsubStore, IAsyncDisposable, IDi
     private readonly RedisKey _retainedKey;
     private readonly RedisKey _expiryKey;
     private readonly RedisKey _usedKey;
+    private readonly RedisKey _keyspaceKey;
     private readonly Message?[] _cache;
     private readonly ITimer _sweepTimer;
     private readonly CancellationTokenSource _stopping = new();
     private readonly Task _subscription;
     private int _sweeping;
+    private string? _keyspaceMark;
 
     /// <summary>Connects to Redis (without waiting for it: a server may start before its Redis) and subscribes to topic changes.</summary>
     public RedisStore(IOptions<LaharsubStoreOptions> options, IOptions<LaharsubRedisOptions> redisOptions, ITopicSignals signals,
@@ -61,6 +63,7 @@ internal sealed partial class RedisStore : ILaharsubStore, IAsyncDisposable, IDi
         _retainedKey = prefix + "retained";
         _expiryKey = prefix + "expiry";
         _usedKey = prefix + "used";
+        _keyspaceKey = prefix + "keyspace";
         _channel = RedisChannel.Literal(prefix + "changes");
         _cache = new Message?[_redisOptions.LocalCacheSize];
 
@@ -308,6 +311,7 @@ internal sealed partial class RedisStore : ILaharsubStore, IAsyncDisposable, IDi
         }
         try
         {
+            await NoticeLostKeyspaceAsync().ConfigureAwait(false);
             while ((long)await RunAsync(RedisScripts.Sweep, [_retainedKey, _expiryKey, _topicsKey, _usedKey],
                     [_redisOptions.KeyPrefix, TtlMilliseconds, SweepBatch, (long)_options.TopicIdleTimeToLive.TotalMilliseconds, _channel.ToString()])
                 .ConfigureAwait(false) == SweepBatch)
@@ -321,6 +325,31 @@ internal sealed partial class RedisStore : ILaharsubStore, IAsyncDisposable, IDi
         finally
         {
             Volatile.Write(ref _sweeping, 0);
+        }
+    }
+
+    /// <summary>
+    /// Wakes every waiting subscription when Redis lost this store's keys while the connection stayed up
+    /// (FLUSHALL, FLUSHDB, a failover to a replica that never had them): no delete is announced then, and
+    /// without this a stream would never learn its topics are gone, nor a poll before its timeout. Woken, they
+    /// read again and are told topicDeleted. Runs with every sweep, so it is noticed within one
+    /// RetentionSweepInterval, for one small script per interval. A fresh Redis wakes them once, for nothing.
+    /// </summary>
+    private async Task NoticeLostKeyspaceAsync()
+    {
+        var result = (RedisResult[])(await RunAsync(RedisScripts.MarkKeyspace, [_keyspaceKey],
+            [Convert.ToHexStringLower(RandomNumberGenerator.GetBytes(8))]).ConfigureAwait(false))!;
+        var mark = (string)result[0]!;
+        var seen = _keyspaceMark;
+        _keyspaceMark = mark;
+        // Another instance may have set the new mark first: a mark other than the one seen last says the same.
+        if ((long)result[1] == 1 || (seen is not null && seen != mark))
+        {
+            if (seen is not null)
+            {
+                Log.KeyspaceLost(_logger);
+            }
+            _signals.SignalAll();
         }
     }
 
@@ -398,5 +427,8 @@ internal sealed partial class RedisStore : ILaharsubStore, IAsyncDisposable, IDi
 
         [LoggerMessage(EventId = 303, Level = LogLevel.Warning, Message = "The Redis retention sweep failed; it runs again at the next interval.")]
         public static partial void SweepFailed(ILogger logger, Exception exception);
+
+        [LoggerMessage(EventId = 304, Level = LogLevel.Warning, Message = "Redis lost this store's keys (a FLUSHALL or FLUSHDB, or a failover to a replica without them): every topic is gone, and waiting subscriptions are told so.")]
+        public static partial void KeyspaceLost(ILogger logger);
     }
 }

@@ -29,7 +29,11 @@ public sealed class LaharsubStoreOptions
     [Range(1, int.MaxValue)]
     public int MaxTopics { get; set; } = 100_000;
 
-    /// <summary>How often expired messages are swept from idle topics (active topics also drop them as they are used).</summary>
+    /// <summary>
+    /// How often expired messages are swept from idle topics (active topics also drop them as they are used).
+    /// The Redis store checks at the same interval whether Redis lost its keys (a flush, a failover to an
+    /// empty replica), so waiting subscriptions learn of it within this time.
+    /// </summary>
     [Range(typeof(TimeSpan), "00:00:00.010", "01:00:00")]
     public TimeSpan RetentionSweepInterval { get; set; } = TimeSpan.FromSeconds(1);
 

@@ -37,50 +37,110 @@ public static class RawHttp
     /// </summary>
     public static async Task<RawResponse?> ExchangeAsync(Uri server, ReadOnlyMemory<byte> request, CancellationToken cancellationToken)
     {
-        using var socket = new Socket(AddressFamily.InterNetwork, SocketType.Stream, ProtocolType.Tcp) { NoDelay = true };
-        await socket.ConnectAsync(server.Host, server.Port, cancellationToken);
+        using var socket = await ConnectAsync(server, cancellationToken);
         var received = new List<byte>(1024);
-        var buffer = new byte[16 * 1024];
         try
         {
             await socket.SendAsync(request, SocketFlags.None, cancellationToken);
-            int headLength;
-            while ((headLength = IndexOf(received, EndOfHead)) < 0)
-            {
-                var read = await socket.ReceiveAsync(buffer, SocketFlags.None, cancellationToken);
-                if (read == 0)
-                {
-                    return null;
-                }
-                received.AddRange(buffer.AsSpan(0, read));
-            }
-            var head = Encoding.Latin1.GetString(received.GetRange(0, headLength).ToArray());
-            var response = new RawResponse(ParseStatus(head), head, []);
-            var body = received.GetRange(headLength + EndOfHead.Length, received.Count - headLength - EndOfHead.Length);
-            if (response.Header("Content-Length") is { } lengthText)
-            {
-                var length = int.Parse(lengthText, System.Globalization.CultureInfo.InvariantCulture);
-                while (body.Count < length && await ReceiveAsync(socket, buffer, body, cancellationToken))
-                {
-                }
-                return response with { Body = [.. body.Take(length)] };
-            }
-            if (response.Header("Transfer-Encoding") is { } encoding && encoding.Contains("chunked", StringComparison.OrdinalIgnoreCase))
-            {
-                while (!EndsChunked(body) && await ReceiveAsync(socket, buffer, body, cancellationToken))
-                {
-                }
-                return response with { Body = Dechunk(body) };
-            }
-            while (await ReceiveAsync(socket, buffer, body, cancellationToken))
-            {
-            }
-            return response with { Body = [.. body] };
+            return await ReadAnswerAsync(socket, received, cancellationToken);
         }
         catch (SocketException) when (IndexOf(received, EndOfHead) < 0)
         {
             return null;
         }
+    }
+
+    /// <summary>
+    /// Sends <paramref name="head"/> (which asks <c>Expect: 100-continue</c>) without its body and reads the
+    /// first answer. Only when that is <c>100 Continue</c> does it send <paramref name="body"/> and read the
+    /// final answer, as a client that waits for the go-ahead does. Either answer is <see langword="null"/>
+    /// when the server closed the connection instead.
+    /// </summary>
+    public static async Task<(RawResponse? First, RawResponse? Final)> ExchangeExpectingContinueAsync(
+        Uri server, ReadOnlyMemory<byte> head, ReadOnlyMemory<byte> body, CancellationToken cancellationToken)
+    {
+        using var socket = await ConnectAsync(server, cancellationToken);
+        var received = new List<byte>(1024);
+        await socket.SendAsync(head, SocketFlags.None, cancellationToken);
+        var first = await ReadAnswerAsync(socket, received, cancellationToken);
+        if (first?.Status != 100)
+        {
+            return (first, null);
+        }
+        await socket.SendAsync(body, SocketFlags.None, cancellationToken);
+        return (first, await ReadAnswerAsync(socket, received, cancellationToken));
+    }
+
+    private static async Task<Socket> ConnectAsync(Uri server, CancellationToken cancellationToken)
+    {
+        var socket = new Socket(AddressFamily.InterNetwork, SocketType.Stream, ProtocolType.Tcp) { NoDelay = true };
+        try
+        {
+            await socket.ConnectAsync(server.Host, server.Port, cancellationToken);
+            return socket;
+        }
+        catch
+        {
+            socket.Dispose();
+            throw;
+        }
+    }
+
+    /// <summary>
+    /// Reads one answer off <paramref name="socket"/>, starting with the bytes already in
+    /// <paramref name="received"/> and leaving there whatever follows it. An interim (1xx) answer has no body.
+    /// </summary>
+    private static async Task<RawResponse?> ReadAnswerAsync(Socket socket, List<byte> received, CancellationToken cancellationToken)
+    {
+        var buffer = new byte[16 * 1024];
+        int headLength;
+        while ((headLength = IndexOf(received, EndOfHead)) < 0)
+        {
+            var read = await socket.ReceiveAsync(buffer, SocketFlags.None, cancellationToken);
+            if (read == 0)
+            {
+                return null;
+            }
+            received.AddRange(buffer.AsSpan(0, read));
+        }
+        var head = Encoding.Latin1.GetString(received.GetRange(0, headLength).ToArray());
+        var response = new RawResponse(ParseStatus(head), head, []);
+        var body = received.GetRange(headLength + EndOfHead.Length, received.Count - headLength - EndOfHead.Length);
+        // The head stays in `received` until the answer is whole: a caller tells a reset before the head from one after it.
+        if (response.Status is >= 100 and < 200)
+        {
+            KeepOnly(received, body);
+            return response;
+        }
+        if (response.Header("Content-Length") is { } lengthText)
+        {
+            var length = int.Parse(lengthText, System.Globalization.CultureInfo.InvariantCulture);
+            while (body.Count < length && await ReceiveAsync(socket, buffer, body, cancellationToken))
+            {
+            }
+            KeepOnly(received, body.Skip(length));
+            return response with { Body = [.. body.Take(length)] };
+        }
+        if (response.Header("Transfer-Encoding") is { } encoding && encoding.Contains("chunked", StringComparison.OrdinalIgnoreCase))
+        {
+            while (!EndsChunked(body) && await ReceiveAsync(socket, buffer, body, cancellationToken))
+            {
+            }
+            KeepOnly(received, []);
+            return response with { Body = Dechunk(body) };
+        }
+        while (await ReceiveAsync(socket, buffer, body, cancellationToken))
+        {
+        }
+        KeepOnly(received, []);
+        return response with { Body = [.. body] };
+    }
+
+    private static void KeepOnly(List<byte> received, IEnumerable<byte> rest)
+    {
+        var kept = rest.ToArray();
+        received.Clear();
+        received.AddRange(kept);
     }
 
     private static async Task<bool> ReceiveAsync(Socket socket, byte[] buffer, List<byte> into, CancellationToken cancellationToken)
