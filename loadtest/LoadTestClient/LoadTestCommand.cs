@@ -44,11 +44,14 @@ internal static class LoadTestCommand
 
         var command = "dotnet run -c Release --project loadtest/LoadTestClient -- " + string.Join(' ', args);
         output.WriteLine(FileLimits.Describe(options.PublishConnections * options.Instances, options.PublishConnections, options.Processes, startsServer: options.Url is null));
-        if (options.Url is null && !options.NoBuild && options.Targets.Contains(TargetKind.Laharsub) && ServerProcess.FindRepositoryRoot() is { } repository)
+        if (options.Url is null && !options.NoBuild && ServerProcess.FindRepositoryRoot() is { } repository)
         {
             try
             {
-                await ServerProcess.BuildAsync(repository, output, stop).ConfigureAwait(false);
+                foreach (var project in options.Targets.Select(ServerProject.Of).OfType<ServerProject>())
+                {
+                    await ServerProcess.BuildAsync(project, repository, output, stop).ConfigureAwait(false);
+                }
             }
             catch (InvalidOperationException exception)
             {

@@ -15,10 +15,12 @@ namespace Laharsub.LoadTestClient;
 internal sealed class LoadTestCommandLine
 {
     public const string Examples = """
-        Examples (the whole documented sweep; Laharsub next to nchan at seed1-200, with long polls and with streams):
+        Examples (the whole documented sweep; Laharsub next to nchan at seed1-200, with long polls and with streams;
+        Laharsub, the .NET floor and nchan, each on core 0 and this tool on core 1):
           dotnet run -c Release --project loadtest/LoadTestClient -- --preset seed1,seed2,seed3 --out loadtest-results
           dotnet run -c Release --project loadtest/LoadTestClient -- --preset seed1 --topics 200 --compare laharsub,nchan
           dotnet run -c Release --project loadtest/LoadTestClient -- --preset seed1 --topics 200 --compare laharsub,nchan --transport sse
+          dotnet run -c Release --project loadtest/LoadTestClient -- --preset seed1 --topics 200 --compare laharsub,floor,nchan --server-cpus 0 --client-cpus 1
         """;
 
     /// <summary>Far above what any run here needs; it only keeps the arithmetic honest.</summary>
@@ -27,12 +29,12 @@ internal sealed class LoadTestCommandLine
     /// <summary>Two cores hold a few server processes; more only share the same cores.</summary>
     public const int MaxServers = 16;
 
-    private static readonly string[] Targets = ["laharsub", "nchan"];
+    private static readonly string[] Targets = ["laharsub", "floor", "nchan"];
 
     public const string TransportDescription =
         "How each client receives its topics (default longpoll). longpoll: one long poll after another. sse: one Server-Sent "
         + "Events stream (Accept: text/event-stream on the same URL; nchan: its eventsource on /sub). websocket: one WebSocket "
-        + "(Laharsub: subprotocol laharsub.v1, and each client publishes on its socket, the 'published' answer being the accepted "
+        + "(Laharsub and the floor: subprotocol laharsub.v1, and each client publishes on its socket, the 'published' answer being the accepted "
         + "publish and its round trip; nchan: /sub with subprotocol ws+meta.nchan). Against nchan, publishes stay REST (POST /pub) on "
         + "every transport. A stream that breaks is reopened from the client's cursors (nchan: its last event id). Streams take no "
         + "--format and no --poll-timeout.";
@@ -140,9 +142,11 @@ internal sealed class LoadTestCommandLine
 
     public Option<TargetKind> Target { get; } = new("--target")
     {
-        HelpName = "laharsub|nchan",
-        Description = "The server to measure. nchan is nginx with loadtest/peers/nchan.conf (apt-get install -y nginx-light "
-            + "libnginx-mod-nchan), polled one channel per client (default laharsub).",
+        HelpName = "laharsub|floor|nchan",
+        Description = "The server to measure (default laharsub). floor is loadtest/Floor: the part of Laharsub's wire this tool uses, "
+            + "on ASP.NET Core's default request path and nothing else (what Laharsub's own code costs shows against it; JSON polls "
+            + "only, no settings). nchan is nginx with loadtest/peers/nchan.conf (apt-get install -y nginx-light libnginx-mod-nchan), "
+            + "polled one channel per client.",
         CustomParser = result => ParseTarget(result, "--target", result.Tokens[0].Value),
     };
 
@@ -150,10 +154,10 @@ internal sealed class LoadTestCommandLine
     {
         Arity = ArgumentArity.ExactlyOne,
         HelpName = "T,T",
-        Description = "Run every run against each target in turn (e.g. laharsub,nchan), alternating, each on a server this tool "
-            + "starts, and print their ratios.",
+        Description = "Run every run against each target in turn (e.g. laharsub,nchan or laharsub,floor,nchan), alternating, each "
+            + "on a server this tool starts, and print their ratios to the last one.",
         CustomParser = ParseCompare,
-        CompletionSources = { "laharsub,nchan", "nchan,laharsub" },
+        CompletionSources = { "laharsub,nchan", "laharsub,floor", "floor,nchan", "laharsub,floor,nchan", "nchan,laharsub" },
     };
 
     public Option<bool> FindMax { get; } = new("--find-max")
@@ -171,8 +175,8 @@ internal sealed class LoadTestCommandLine
     {
         Arity = ArgumentArity.OneOrMore,
         HelpName = "URL",
-        Description = "Use a running server (its root, e.g. http://127.0.0.1:5000/; Laharsub's API is at /ps/, nchan's at /pub and "
-            + "/sub). Without it, this repository's Release server (or nginx with loadtest/peers/nchan.conf) is started for each "
+        Description = "Use a running server (its root, e.g. http://127.0.0.1:5000/; Laharsub's and the floor's API is at /ps/, nchan's at /pub "
+            + "and /sub). Without it, this repository's Release server (or floor, or nginx with loadtest/peers/nchan.conf) is started for each "
             + "run on a free port. Repeat it for several instances of one deployment: client i polls and publishes on URL i mod N.",
         CustomParser = result => [.. result.Tokens.Select(token => ParseUrl(result, token.Value))],
     };
@@ -192,8 +196,8 @@ internal sealed class LoadTestCommandLine
 
     public Option<bool> NoBuild { get; } = new("--no-build")
     {
-        Description = "Start the server's existing Release build as it is (by default it is built first, incrementally, so that "
-            + "a run never measures a stale build).",
+        Description = "Start the server's (and the floor's) existing Release build as it is (by default it is built first, "
+            + "incrementally, so that a run never measures a stale build).",
     };
 
     public Option<int[]> ServerPid { get; } = new("--server-pid")
@@ -220,14 +224,15 @@ internal sealed class LoadTestCommandLine
     {
         Arity = ArgumentArity.OneOrMore,
         HelpName = "NAME=VALUE",
-        Description = "Environment variable for the server this tool starts, e.g. DOTNET_ThreadPool_UnfairSemaphoreSpinLimit=0 (repeatable).",
+        Description = "Environment variable for the server this tool starts (Laharsub or the floor), e.g. "
+            + "DOTNET_ThreadPool_UnfairSemaphoreSpinLimit=0 (repeatable).",
         CustomParser = ParseEnvironment,
     };
 
     public Option<int[]> ServerCpus { get; } = new("--server-cpus")
     {
         HelpName = "LIST",
-        Description = "Run the server this tool starts on these cores only (taskset -c LIST, e.g. 0): Laharsub, or nginx with one "
+        Description = "Run the server this tool starts on these cores only (taskset -c LIST, e.g. 0): Laharsub, the floor, or nginx with one "
             + "worker per listed core. With --client-cpus on the other cores, a find-max search measures the server per core, "
             + "with a generator that does not share its core.",
         CustomParser = result => ParseCores(result, "--server-cpus"),
@@ -340,8 +345,9 @@ internal sealed class LoadTestCommandLine
     private static TargetKind ParseTarget(ArgumentResult result, string option, string name) => name switch
     {
         "laharsub" => TargetKind.Laharsub,
+        "floor" => TargetKind.Floor,
         "nchan" => TargetKind.Nchan,
-        _ => Refuse<TargetKind>(result, $"{option} '{name}' is not a target: use laharsub or nchan."),
+        _ => Refuse<TargetKind>(result, $"{option} '{name}' is not a target: use laharsub, floor or nchan."),
     };
 
     private static TargetKind[] ParseCompare(ArgumentResult result)
@@ -350,7 +356,7 @@ internal sealed class LoadTestCommandLine
         var names = compare.Split(',');
         if (names.FirstOrDefault(name => !Targets.Contains(name)) is { } unknown)
         {
-            return Refuse<TargetKind[]>(result, $"--compare '{unknown}' is not a target: use laharsub or nchan.");
+            return Refuse<TargetKind[]>(result, $"--compare '{unknown}' is not a target: use laharsub, floor or nchan.");
         }
         var targets = names.Select(name => ParseTarget(result, "--compare", name)).ToArray();
         return targets.Length >= 2 && targets.Distinct().Count() == targets.Length ? targets

@@ -226,9 +226,9 @@ internal sealed record LoadTestOptions
         {
             throw new UsageException("Give either --servers N (this tool starts N servers on one Redis) or --url URL (servers you started, repeat it for several), not both.");
         }
-        if (options.Targets.Contains(TargetKind.Nchan))
+        if (options.Targets.Any(target => target != TargetKind.Laharsub))
         {
-            throw new UsageException("--servers starts Laharsub servers on Redis; it cannot be combined with --target nchan or --compare.");
+            throw new UsageException("--servers starts Laharsub servers on Redis; it cannot be combined with --target nchan, --target floor or --compare.");
         }
     }
 
@@ -258,6 +258,17 @@ internal sealed record LoadTestOptions
         if (options.Compare && options.Url is not null)
         {
             throw new UsageException("--compare starts each server itself; to measure servers you started, run --target T --url URL once for each.");
+        }
+        if (options.Targets.Contains(TargetKind.Floor))
+        {
+            if (options.Format == WireFormatKind.Multipart)
+            {
+                throw new UsageException("--format multipart: the floor answers polls in JSON only, so runs against it take no --format multipart.");
+            }
+            if (!options.Compare && options.ServerSettings.Count > 0)
+            {
+                throw new UsageException("--server-setting configures Laharsub; the floor has no settings (--server-env still sets its runtime's).");
+            }
         }
         if (!options.Targets.Contains(TargetKind.Nchan))
         {

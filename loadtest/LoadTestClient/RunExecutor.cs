@@ -48,9 +48,14 @@ internal sealed class RunExecutor(LoadTestOptions options, TextWriter output, st
                     servers.Add(await NchanProcess.StartAsync(repository, subscriberTimeout, output, stop,
                         workerProcesses: options.ServerCpus?.Count, launcher: ServerLauncher).ConfigureAwait(false));
                 }
+                else if (spec.Target == TargetKind.Floor)
+                {
+                    // --server-setting configures Laharsub; the floor has none. --server-env (runtime settings) applies to both.
+                    servers.Add(await ServerProcess.StartAsync(ServerProject.Floor, repository, [], options.ServerEnvironment, output, stop, ServerLauncher).ConfigureAwait(false));
+                }
                 else if (options.Servers is not { } count)
                 {
-                    servers.Add(await ServerProcess.StartAsync(repository, ServerSettings(spec), options.ServerEnvironment, output, stop, ServerLauncher).ConfigureAwait(false));
+                    servers.Add(await ServerProcess.StartAsync(ServerProject.Laharsub, repository, ServerSettings(spec), options.ServerEnvironment, output, stop, ServerLauncher).ConfigureAwait(false));
                 }
                 else
                 {
@@ -73,7 +78,7 @@ internal sealed class RunExecutor(LoadTestOptions options, TextWriter output, st
                         .ToList();
                     for (var i = 0; i < count; i++)
                     {
-                        servers.Add(await ServerProcess.StartAsync(repository, settings, options.ServerEnvironment, output, stop, ServerLauncher).ConfigureAwait(false));
+                        servers.Add(await ServerProcess.StartAsync(ServerProject.Laharsub, repository, settings, options.ServerEnvironment, output, stop, ServerLauncher).ConfigureAwait(false));
                     }
                 }
                 for (var i = 0; i < servers.Count; i++)
@@ -103,8 +108,8 @@ internal sealed class RunExecutor(LoadTestOptions options, TextWriter output, st
                 process.Sampler.SampleIdle(MonotonicClock.NowMicroseconds);
             }
             // nchan's channels need no creating: each run reads and writes channels of its own, fresh names.
-            var apis = instances.Select(root => spec.Target == TargetKind.Laharsub ? new Uri(root, "ps/") : root).ToArray();
-            var topicIds = spec.Target == TargetKind.Laharsub
+            var apis = instances.Select(root => spec.Target.SpeaksLaharsub() ? new Uri(root, "ps/") : root).ToArray();
+            var topicIds = spec.Target.SpeaksLaharsub()
                 ? await CreateTopicsAsync(apis, spec.Topics, stop).ConfigureAwait(false)
                 : Enumerable.Range(1, spec.Topics).Select(i => (long)i).ToArray();
             var plan = new LoadPlan
@@ -363,7 +368,7 @@ internal sealed class RunExecutor(LoadTestOptions options, TextWriter output, st
                 + $"open-file limit ({soft}) fits {fit} clients per process (one connection each, plus {options.PublishConnections} for publishing to each of "
                 + $"{instances} instance(s) and {FileLimits.Reserve} for the runtime). Use --processes {(clients + fit - 1) / Math.Max(fit, 1)} or more. {FileLimits.HowToRaise(soft, hard)}");
         }
-        if (options.Url is null && target == TargetKind.Laharsub)
+        if (options.Url is null && target.SpeaksLaharsub())
         {
             // Each server started here inherits this limit and holds the polls of its share of the
             // clients and the publish connections of every generator process.
@@ -372,8 +377,8 @@ internal sealed class RunExecutor(LoadTestOptions options, TextWriter output, st
             if (perServer > serverFit)
             {
                 var needed = (clients + serverFit - 1) / Math.Max(serverFit, 1);
-                var how = options.Servers is null
-                    ? $"Spread them over several server processes on Redis with --servers {needed} (or more)"
+                var how = target == TargetKind.Floor ? "The floor is one process: run fewer clients against it"
+                    : options.Servers is null ? $"Spread them over several server processes on Redis with --servers {needed} (or more)"
                     : $"Use --servers {needed} or more";
                 throw new UsageException($"{clients} clients on {instances} server process(es) means about {perServer} polls per server process, "
                     + $"but the open-file limit ({soft}) fits about {serverFit} per server process here ({options.PublishConnections} publish connections from "

@@ -23,7 +23,7 @@ public sealed class CommandLineTests
     [InlineData("--topics 5 --topics-per-client 6", "--topics-per-client 6 needs at least that many topics")]
     [InlineData("--topics 1 --clients-per-topic 2 --processes 3", "--processes 3 is more than the 2 clients")]
     [InlineData("--url http://127.0.0.1:1/ --server-setting A=B", "with --url, configure your server yourself")]
-    [InlineData("--target apache", "--target 'apache' is not a target: use laharsub or nchan")]
+    [InlineData("--target apache", "--target 'apache' is not a target: use laharsub, floor or nchan")]
     [InlineData("--compare laharsub", "--compare 'laharsub' needs two different targets")]
     [InlineData("--compare nchan,nchan", "needs two different targets, e.g. --compare laharsub,nchan")]
     [InlineData("--compare laharsub,faye", "--compare 'faye' is not a target")]
@@ -44,8 +44,13 @@ public sealed class CommandLineTests
     [InlineData("--servers 2 --redis localhost", "--redis 'localhost' is not HOST:PORT, e.g. --redis 127.0.0.1:6379")]
     [InlineData("--servers 2 --redis localhost:99999", "--redis 'localhost:99999' is not HOST:PORT")]
     [InlineData("--servers 2 --url http://127.0.0.1:1/", "Give either --servers N (this tool starts N servers on one Redis) or --url URL")]
-    [InlineData("--servers 2 --target nchan", "--servers starts Laharsub servers on Redis; it cannot be combined with --target nchan or --compare")]
-    [InlineData("--servers 2 --compare laharsub,nchan", "it cannot be combined with --target nchan or --compare")]
+    [InlineData("--servers 2 --target nchan", "--servers starts Laharsub servers on Redis; it cannot be combined with --target nchan, --target floor or --compare")]
+    [InlineData("--servers 2 --compare laharsub,nchan", "it cannot be combined with --target nchan, --target floor or --compare")]
+    [InlineData("--servers 2 --target floor", "it cannot be combined with --target nchan, --target floor or --compare")]
+    [InlineData("--target floor --format multipart", "the floor answers polls in JSON only, so runs against it take no --format multipart")]
+    [InlineData("--compare laharsub,floor --format multipart", "the floor answers polls in JSON only")]
+    [InlineData("--target floor --server-setting MaxTopics=10", "--server-setting configures Laharsub; the floor has no settings")]
+    [InlineData("--compare floor,floor", "needs two different targets")]
     [InlineData("--server-cpus x", "--server-cpus 'x' is not a list of cores such as 0, 1-3 or 0,2")]
     [InlineData("--client-cpus 1-0", "--client-cpus '1-0' in '1-0' runs backwards")]
     [InlineData("--server-cpus 999", "--server-cpus '999' names core 999, but this machine has cores 0-")]
@@ -104,6 +109,19 @@ public sealed class CommandLineTests
     {
         Assert.Equal(["custom-4t-nchan"], LoadTestOptions.Parse(["--target", "nchan", "--topics", "4"]).Runs.Select(r => r.Name));
         Assert.Equal([("custom-4t", TargetKind.Laharsub)], LoadTestOptions.Parse(["--topics", "4"]).Runs.Select(r => (r.Name, r.Target)));
+    }
+
+    [Fact]
+    public void CompareTakesLaharsubTheFloorAndNchanInTurnAndTheFloorAloneIsNamedForIt()
+    {
+        var three = LoadTestOptions.Parse(["--topics", "4", "--compare", "laharsub,floor,nchan"]);
+        var floor = LoadTestOptions.Parse(["--target", "floor", "--topics", "4", "--topics-per-client", "2", "--transport", "websocket", "--server-env", "DOTNET_gcServer=0"]);
+
+        Assert.Equal(["custom-4t-laharsub", "custom-4t-floor", "custom-4t-nchan"], three.Runs.Select(r => r.Name));
+        Assert.Equal([TargetKind.Laharsub, TargetKind.Floor, TargetKind.Nchan], three.Runs.Select(r => r.Target));
+        Assert.Equal(("custom-4t-websocket-floor", TargetKind.Floor), (Assert.Single(floor.Runs).Name, floor.Runs[0].Target));
+        Assert.Equal(["laharsub", "floor"], LoadTestOptions.Parse(["--topics", "4", "--compare", "laharsub,floor"]).Targets.Select(RunSpec.TargetName));
+        Assert.Equal(["floor", "nchan"], LoadTestOptions.Parse(["--topics", "4", "--compare", "floor,nchan"]).Targets.Select(RunSpec.TargetName));
     }
 
     [Fact]
@@ -259,6 +277,8 @@ public sealed class CommandLineTests
         Assert.Contains("--transport <longpoll|sse|websocket>", help);
         Assert.Contains("Against nchan, publishes stay REST (POST /pub) on every transport", System.Text.RegularExpressions.Regex.Replace(help, @"\s+", " "));
         Assert.Contains("--compare laharsub,nchan --transport sse", help);
+        Assert.Contains("--target <laharsub|floor|nchan>", help);
+        Assert.Contains("--compare laharsub,floor,nchan --server-cpus 0 --client-cpus 1", help);
         Assert.Matches(@"--duration <SECONDS>\s+Measured window\. \[default: 30\]", help);
         Assert.Contains("--preset seed1,seed2,seed3 --out loadtest-results", help);
         // The workers' own option is for the processes this tool starts, not for users.
@@ -285,6 +305,7 @@ public sealed class CommandLineTests
     [Theory]
     [InlineData("--format ", "json,multipart")]
     [InlineData("--target n", "nchan")]
+    [InlineData("--target ", "floor,laharsub,nchan")]
     [InlineData("--transport ", "longpoll,sse,websocket")]
     [InlineData("--preset seed", "seed1,seed2,seed3")]
     [InlineData("--find-m", "--find-max,--find-max-factor,--find-max-steps")]

@@ -10,6 +10,23 @@ internal static class LoadRuns
 {
     public static readonly TimeSpan Timeout = TimeSpan.FromSeconds(60);
 
+    /// <summary>
+    /// Asserts what a short run's report (its JSON) must show: about <paramref name="expectedAbout"/> deliveries
+    /// expected (within 20 %: the machine may be busy), every one received and measured once, in order, without
+    /// a transport or HTTP error.
+    /// </summary>
+    public static void AssertEveryMessageDeliveredOnce(JsonElement run, double expectedAbout)
+    {
+        var expected = run.GetProperty("deliveriesExpected").GetInt64();
+        Assert.InRange(expected, expectedAbout * 0.8, expectedAbout * 1.2);
+        Assert.Equal(expected, run.GetProperty("deliveriesReceived").GetInt64());
+        Assert.Equal(expected, run.GetProperty("latency").GetProperty("count").GetInt64());
+        var totals = run.GetProperty("totals");
+        Assert.Equal((0L, 0L, 0L), (totals.GetProperty("lost").GetInt64(), totals.GetProperty("duplicates").GetInt64(), totals.GetProperty("outOfOrder").GetInt64()));
+        Assert.Equal(0, totals.GetProperty("transportErrors").GetInt64());
+        Assert.Empty(totals.GetProperty("httpErrors").EnumerateObject());
+    }
+
     public static async Task<long[]> CreateTopicsAsync(Uri serverRoot, int count)
     {
         using var client = new HttpClient { BaseAddress = new Uri(serverRoot, "ps/"), Timeout = TimeSpan.FromSeconds(10) };

@@ -16,8 +16,12 @@ namespace Laharsub.LoadTestClient.Hosting;
 /// </remarks>
 internal sealed partial class ChildProcess : IDisposable
 {
+    /// <summary>The standalone server's project directory, relative to the repository root.</summary>
+    public const string HostDirectory = "src/Server/Host";
+
+    public const string HostAssemblyName = "Laharsub.Server.Host";
+
     private const int SigTerm = 15;
-    private const string HostDllInBin = "net10.0/Laharsub.Server.Host.dll";
 
     private readonly Process _process;
 
@@ -88,16 +92,20 @@ internal sealed partial class ChildProcess : IDisposable
     /// its build directory, where it finds its appsettings.json.
     /// </summary>
     /// <param name="launcher">A command that runs the rest of the command line, e.g. a shell that sets a limit first.</param>
+    /// <param name="name">How messages name it (another ASP.NET Core application started the same way: the floor).</param>
     public static ChildProcess StartHost(string dll, int port, IEnumerable<string> arguments, Action<string> onOutput,
-        IEnumerable<KeyValuePair<string, string?>>? environment = null, IReadOnlyList<string>? launcher = null)
+        IEnumerable<KeyValuePair<string, string?>>? environment = null, IReadOnlyList<string>? launcher = null, string name = "The server")
     {
         string[] command = [.. launcher ?? [], "dotnet", dll, "--urls", $"http://127.0.0.1:{port}", .. arguments];
-        return Start("The server", command[0], command[1..], onOutput, workingDirectory: Path.GetDirectoryName(dll), environment: environment);
+        return Start(name, command[0], command[1..], onOutput, workingDirectory: Path.GetDirectoryName(dll), environment: environment);
     }
 
     /// <summary>The standalone server's build output of <paramref name="configuration"/> in the repository at <paramref name="repositoryRoot"/>.</summary>
-    public static string HostDll(string repositoryRoot, string configuration) =>
-        Path.Combine(repositoryRoot, "src/Server/Host/bin", configuration, HostDllInBin);
+    public static string HostDll(string repositoryRoot, string configuration) => ProjectDll(repositoryRoot, HostDirectory, HostAssemblyName, configuration);
+
+    /// <summary>The dll that building the project in <paramref name="projectDirectory"/> (relative to the repository root) in <paramref name="configuration"/> makes.</summary>
+    public static string ProjectDll(string repositoryRoot, string projectDirectory, string assemblyName, string configuration) =>
+        Path.Combine(repositoryRoot, projectDirectory, "bin", configuration, "net10.0", assemblyName + ".dll");
 
     /// <summary>The directory holding Laharsub.sln, searched upwards from each of <paramref name="starts"/> in turn.</summary>
     public static string? FindRepositoryRoot(params string[] starts)

@@ -3,8 +3,8 @@ using System.Diagnostics;
 namespace Laharsub.LoadTestClient.Hosting;
 
 /// <summary>
-/// This repository's server (its Release build) run as a separate process on a free loopback port
-/// for one run, configured like the original's tests (15 s message TTL), and stopped afterwards.
+/// A .NET server of this repository (<see cref="ServerProject"/>: Laharsub's standalone host or the floor),
+/// its Release build run as a separate process on a free loopback port for one run, and stopped afterwards.
 /// </summary>
 internal sealed class ServerProcess : ITargetServer
 {
@@ -31,15 +31,16 @@ internal sealed class ServerProcess : ITargetServer
     /// <summary>The server's command line, for the report.</summary>
     public string CommandLine { get; private init; } = "";
 
-    /// <summary>Builds the server if its Release output is missing, starts it and waits for /health.</summary>
-    public static async Task<ServerProcess> StartAsync(string repositoryRoot, IEnumerable<string> settings, IReadOnlyDictionary<string, string> environment,
-        TextWriter log, CancellationToken cancellationToken, IReadOnlyList<string>? launcher = null)
+    /// <summary>Builds <paramref name="project"/> if its Release output is missing, starts it and waits for /health.</summary>
+    /// <param name="settings">Its settings for this run, after <see cref="ServerProject.Arguments"/>.</param>
+    public static async Task<ServerProcess> StartAsync(ServerProject project, string repositoryRoot, IEnumerable<string> settings,
+        IReadOnlyDictionary<string, string> environment, TextWriter log, CancellationToken cancellationToken, IReadOnlyList<string>? launcher = null)
     {
-        var dll = ChildProcess.HostDll(repositoryRoot, "Release");
+        var dll = project.ReleaseDll(repositoryRoot);
         if (!File.Exists(dll))
         {
             log.WriteLine($"{Path.GetRelativePath(repositoryRoot, dll)} is missing.");
-            await BuildAsync(repositoryRoot, log, cancellationToken).ConfigureAwait(false);
+            await BuildAsync(project, repositoryRoot, log, cancellationToken).ConfigureAwait(false);
         }
         var port = ChildProcess.FreeLoopbackPort();
         string[] arguments =
@@ -47,33 +48,32 @@ internal sealed class ServerProcess : ITargetServer
             // Per-request logging on the console would measure the console, not the server.
             "--Logging:LogLevel:Default=Warning",
             "--Logging:LogLevel:Microsoft.Hosting.Lifetime=Warning",
-            // Thousands of simulated clients share one address: the per-client caps, meant for one real
-            // client, would refuse them.
-            "--Laharsub:Limits:MaxConnectionsPerClient=0",
-            "--Laharsub:Limits:MaxWaitingPollsPerClient=0",
+            .. project.Arguments,
             .. settings,
         ];
         KeyValuePair<string, string?>[] variables =
             [new(InlineCompletionsVariable, null), .. environment.Select(e => new KeyValuePair<string, string?>(e.Key, e.Value))];
-        var process = ChildProcess.StartHost(dll, port, arguments, line => log.WriteLine("[server] " + line), variables, launcher);
+        var prefix = $"[{project.Name}] ";
+        var process = ChildProcess.StartHost(dll, port, arguments, line => log.WriteLine(prefix + line), variables, launcher,
+            name: "The " + project.Name);
         var shownArguments = new[] { dll, "--urls", $"http://127.0.0.1:{port}" }.Concat(arguments).Select(a => a.Replace(repositoryRoot + "/", "", StringComparison.Ordinal));
         var server = new ServerProcess(process, new Uri($"http://127.0.0.1:{port}/"))
         {
             CommandLine = string.Concat(environment.Select(e => $"{e.Key}={e.Value} ")) + string.Concat((launcher ?? []).Select(a => a + " "))
                 + "dotnet " + string.Join(' ', shownArguments),
         };
-        var healthy = process.WaitUntilHealthyAsync(server.BaseAddress, TimeSpan.FromSeconds(60), () => "; see the [server] lines above.", cancellationToken);
+        var healthy = process.WaitUntilHealthyAsync(server.BaseAddress, TimeSpan.FromSeconds(60), () => $"; see the {prefix.Trim()} lines above.", cancellationToken);
         return await ChildProcess.ReadyOrDisposedAsync(server, healthy).ConfigureAwait(false);
     }
 
     /// <summary>
-    /// Builds the server's Release output (incrementally: seconds when it is up to date), so that a run
-    /// never measures a stale build of a server that has changed since.
+    /// Builds <paramref name="project"/>'s Release output (incrementally: seconds when it is up to date), so
+    /// that a run never measures a stale build of a server that has changed since.
     /// </summary>
-    public static Task BuildAsync(string repositoryRoot, TextWriter log, CancellationToken cancellationToken)
+    public static Task BuildAsync(ServerProject project, string repositoryRoot, TextWriter log, CancellationToken cancellationToken)
     {
-        log.WriteLine("building the server: dotnet build src/Server/Host -c Release");
-        return RunToEndAsync("dotnet", ["build", Path.Combine(repositoryRoot, "src/Server/Host"), "-c", "Release", "-nologo", "-v", "quiet"], cancellationToken);
+        log.WriteLine($"building the {project.Name}: dotnet build {project.Directory} -c Release");
+        return RunToEndAsync("dotnet", ["build", Path.Combine(repositoryRoot, project.Directory), "-c", "Release", "-nologo", "-v", "quiet"], cancellationToken);
     }
 
     /// <summary>The directory holding Laharsub.sln, searched upwards from here and from the tool's own location.</summary>

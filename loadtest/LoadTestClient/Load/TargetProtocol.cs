@@ -8,6 +8,18 @@ internal enum TargetKind
 
     /// <summary>nginx with the nchan module (loadtest/peers/nchan.conf): the reference the issue races against.</summary>
     Nchan,
+
+    /// <summary>
+    /// loadtest/Floor: Laharsub's wire (the part this tool uses) on ASP.NET Core's default request path and
+    /// nothing else, so that Laharsub's own cost over the framework's shows.
+    /// </summary>
+    Floor,
+}
+
+internal static class Targets
+{
+    /// <summary>Whether the target speaks Laharsub's wire protocol: its API under /ps/, topics created, publishes on a socket.</summary>
+    public static bool SpeaksLaharsub(this TargetKind target) => target is TargetKind.Laharsub or TargetKind.Floor;
 }
 
 /// <summary>
@@ -19,7 +31,7 @@ internal abstract class TargetProtocol
 {
     public static TargetProtocol For(LoadPlan plan) => plan.Target switch
     {
-        TargetKind.Laharsub => new LaharsubProtocol(plan),
+        TargetKind.Laharsub or TargetKind.Floor => new LaharsubProtocol(plan),
         TargetKind.Nchan => new NchanProtocol(plan),
         _ => throw new ArgumentOutOfRangeException(nameof(plan), plan.Target, "Unknown target."),
     };

@@ -9,7 +9,7 @@ internal enum TransportKind
     /// <summary>One Server-Sent Events stream, read off a raw HTTP/1.1 connection (<see cref="RawEventStream"/>).</summary>
     Sse,
 
-    /// <summary>One WebSocket (<see cref="SocketSubscriber"/>); against Laharsub the client also publishes on it.</summary>
+    /// <summary>One WebSocket (<see cref="SocketSubscriber"/>); against Laharsub and the floor the client also publishes on it.</summary>
     WebSocket,
 }
 
@@ -30,5 +30,5 @@ internal static class Transports
 
     /// <summary>Whether publishes travel on the client's own socket rather than as REST requests.</summary>
     public static bool PublishesOnSocket(TargetKind target, TransportKind transport) =>
-        transport == TransportKind.WebSocket && target == TargetKind.Laharsub;
+        transport == TransportKind.WebSocket && target.SpeaksLaharsub();
 }
