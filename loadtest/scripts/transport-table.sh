@@ -6,7 +6,7 @@
 # Knobs (environment): SHAPES ("seed1:200 seed3:2000 seed3:3900 broadcast:5"), TRANSPORTS
 # ("longpoll sse websocket"), DURATION (60), WARMUP_seed1 / WARMUP_seed3 / WARMUP_broadcast (20 / 45 / 20),
 # WARMUP_3900 (90: the first long collections of a 19,500-connection Laharsub come in its first minutes),
-# FINDMAX_ARGS (the find-max search's shape and steps). Print the markdown table with
+# FINDMAX_ARGS (the find-max search's shape and steps), FINDMAX_TARGETS (laharsub,floor,nchan). Print the markdown table with
 # loadtest/scripts/transport_table.py OUT_DIR. Measure on an otherwise idle machine: no builds beside it.
 set -euo pipefail
 out=${1:?usage: transport-table.sh OUT_DIR [table|findmax|all]}
@@ -41,8 +41,8 @@ if [ "$what" = findmax ] || [ "$what" = all ]; then
     echo "== find-max per core, $transport $(date -u +%H:%M:%S)"
     # shellcheck disable=SC2086
     "${tool[@]}" ${FINDMAX_ARGS:---preset seed1 --topics 200 --interval 0.5 --warmup 5 --duration 15 --find-max-steps 8} \
-      --compare laharsub,nchan --transport "$transport" --find-max --server-cpus 0 --client-cpus 1 --no-build \
+      --compare "${FINDMAX_TARGETS:-laharsub,floor,nchan}" --transport "$transport" --find-max --server-cpus 0 --client-cpus 1 --no-build \
       --out "$out/findmax-$transport" > "$out/findmax-$transport.txt" 2>&1 || echo "   exit $? (see $out/findmax-$transport.txt)"
-    sed -n '/^== find-max (a step/,$p' "$out/findmax-$transport.txt" | grep -E "highest|^   (laharsub|nchan)" || true
+    sed -n '/^== find-max (a step/,$p' "$out/findmax-$transport.txt" | grep -E "highest|^   (laharsub|floor|nchan)" || true
   done
 fi

@@ -70,3 +70,11 @@ for shape in SHAPES + sorted({k[0] for k in table} - set(SHAPES)):
         if len(rows) == 2:
             ratios = [(a / b if a is not None and b not in (None, 0) else None) for a, b in zip(rows["laharsub"], rows["nchan"])]
             print(f"| | | **ratio** | " + " | ".join(f"**{fmt(r, 2)}**" for r in ratios) + " |")
+
+floor = {t: best.get((t, "floor")) for t in TRANSPORTS}
+if any(floor.values()):
+    print()
+    print("| find-max per core (deliveries/s, seed1) | " + " | ".join(TRANSPORTS) + " |")
+    print("|---|" + "---:|" * len(TRANSPORTS))
+    for target in ["laharsub", "floor", "nchan"]:
+        print(f"| {target} | " + " | ".join(fmt(best.get((t, target)), 0) for t in TRANSPORTS) + " |")
