@@ -65,7 +65,12 @@ for shape in SHAPES + sorted({k[0] for k in table} - set(SHAPES)):
             if values is None:
                 continue
             rows[target] = values
-            mark = "" if run["valid"] and run["deliveriesMissing"] == 0 else " (**not valid**: " + (run.get("invalidReason") or f"{run['deliveriesMissing']} missing") + ")"
+            if run["valid"] and run["deliveriesMissing"] == 0:
+                mark = ""
+            elif not run["valid"] and "fell behind its own schedule" in (run.get("invalidReason") or ""):
+                mark = f" (**not valid**: generator behind, publish lag p99 {run['scheduleLag']['p99Ms']:.0f} ms)"
+            else:
+                mark = " (**not valid**: " + (run.get("invalidReason") or f"{run['deliveriesMissing']} missing") + ")"
             print(f"| {shape} | {transport} | {target}{mark} | " + " | ".join(fmt(v, d) for v, d in zip(values, DIGITS)) + " |")
         if len(rows) == 2:
             ratios = [(a / b if a is not None and b not in (None, 0) else None) for a, b in zip(rows["laharsub"], rows["nchan"])]
