@@ -46,6 +46,8 @@ internal sealed class WebSocketSession : IStreamSession
     private long _deadlineArmedAt = -1;
     private volatile bool _closed;
     private long _publishIds;
+    /// <summary>Why this side aborted the socket, when it did: what the reader is told rather than the abort's own cancellation.</summary>
+    private volatile Exception? _abortedFor;
 
     public WebSocketSession(WebSocket socket, LaharsubClient.Exchange exchange, int address, LaharsubClient client, LaharsubSubscription owner, CancellationToken stopped)
     {
@@ -194,7 +196,7 @@ internal sealed class WebSocketSession : IStreamSession
         }
         catch (OperationCanceledException)
         {
-            _socket.Abort();
+            AbortForSlowSend();
             return false;
         }
         try
@@ -204,13 +206,28 @@ internal sealed class WebSocketSession : IStreamSession
         }
         catch (Exception exception) when (exception is WebSocketException or IOException or OperationCanceledException or ObjectDisposedException or InvalidOperationException)
         {
-            _socket.Abort();
+            if (timeout.IsCancellationRequested)
+            {
+                AbortForSlowSend();
+            }
+            else
+            {
+                _socket.Abort();
+            }
             return false;
         }
         finally
         {
             _sending.Release();
         }
+    }
+
+    /// <summary>Aborts the socket because a frame could not be sent within RequestTimeout, and says so to the reader.</summary>
+    private void AbortForSlowSend()
+    {
+        _abortedFor ??= new TimeoutException(
+            "The server did not take a frame within RequestTimeout: the socket is given up and opened again from the cursors.");
+        _socket.Abort();
     }
 
     /// <summary>
@@ -329,9 +346,9 @@ internal sealed class WebSocketSession : IStreamSession
         catch (Exception exception)
         {
             // Whatever ends the loop ends the socket: the reader is told, and reconnects from its cursors.
-            end = StreamStep.Failed(Notices.IsMalformedJson(exception)
+            end = StreamStep.Failed(_abortedFor ?? (Notices.IsMalformedJson(exception)
                 ? new InvalidDataException($"The server sent a malformed frame: {exception.Message}", exception)
-                : exception);
+                : exception));
         }
         finally
         {
