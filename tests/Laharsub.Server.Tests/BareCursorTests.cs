@@ -174,4 +174,19 @@ public sealed class BareCursorTests
         Assert.Equal("s1", subscribed.GetProperty("id").GetString());
         Assert.Equal(2, message.GetProperty("message").GetProperty("messageId").GetInt64());
     }
+
+    [Fact]
+    public async Task AWebSocketOpenedWithABareCursorAbove1IsRefused400WhenEpochsAreRequired()
+    {
+        await using var server = await StartRequiringEpochsAsync();
+        using var client = server.CreateClient();
+        var (topic, epoch) = await TopicWithMessagesAsync(client, 3);
+
+        var refused = await LaharsubSocket.RefusedAsync(server.ApiAddress, $"topics={topic}:2");
+        await using var opened = await LaharsubSocket.ConnectAsync(server.ApiAddress, $"topics={topic}:2~{epoch}");
+        var subscribed = await opened.ReceiveAsync("subscribed");
+
+        Assert.Equal(HttpStatusCode.BadRequest, refused);
+        Assert.Equal(2, subscribed.GetProperty("topics")[0].GetProperty("from").GetInt64());
+    }
 }
