@@ -27,4 +27,11 @@ public sealed class LaharsubDeliveryOptions
     /// <summary>Most message body bytes in one poll response (one message is always delivered, however large).</summary>
     [Range(1, int.MaxValue)]
     public int MaxBytesPerPoll { get; set; } = 1024 * 1024;
+
+    /// <summary>
+    /// Whether a cursor above 1 must carry its topic's epoch (<c>14:6~epoch</c>); a bare one is refused
+    /// with 400. Off by default, for clients written before epochs. On, a bare cursor can never skip
+    /// messages of a topic that was re-created after a restart, because the server could not tell.
+    /// </summary>
+    public bool RequireEpochForCursors { get; set; }
 }

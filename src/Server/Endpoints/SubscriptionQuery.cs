@@ -126,7 +126,7 @@ internal readonly struct SubscriptionQuery
             return Fail("topics", "Both subs[N][...] and topics are given; use one form per poll.");
         }
         into.EnsureCapacity(indexed?.Count ?? (compact is not { } items ? 0 : Math.Min(items.Span.Count(','), options.MaxSubscriptionsPerPoll) + 1));
-        var error = indexed is not null ? ParseIndexed(indexed, into)
+        var error = indexed is not null ? ParseIndexed(indexed, options, into)
             : compact is not null ? ParseCompact(compact.Value, options, into)
             : (NoSubscriptionParameter, $"No subscription: name at least one topic, e.g. ?topics=14 or ?subs[0][topicid]=14. {Usage}");
         if (error is { } failure)
@@ -150,7 +150,7 @@ internal readonly struct SubscriptionQuery
         return ParseCompact(text.AsMemory(), options, into) is { } error ? (parameter, error.Message.Replace("topics=", parameter + "=", StringComparison.Ordinal)) : null;
     }
 
-    private static (string Parameter, string Message)? ParseIndexed(List<IndexedSubscription> indexed, List<Subscription> subscriptions)
+    private static (string Parameter, string Message)? ParseIndexed(List<IndexedSubscription> indexed, LaharsubDeliveryOptions options, List<Subscription> subscriptions)
     {
         var duplicates = new DuplicateFinder(subscriptions);
         for (var index = 0; index < indexed.Count; index++)
@@ -180,6 +180,10 @@ internal readonly struct SubscriptionQuery
             if (entry.Epoch is not null && !EpochText.IsValid(entry.Epoch))
             {
                 return ($"subs[{index}][epoch]", NotAnEpoch(entry.Epoch));
+            }
+            if (entry.Epoch is null && IsBareCursorRefused(from, options))
+            {
+                return ($"subs[{index}][from]", BareCursorRefused(topicId, from!.Value, $"subs[{index}][epoch]=<epoch>"));
             }
             if (duplicates.IndexOf(topicId) is var first and >= 0)
             {
@@ -230,6 +234,10 @@ internal readonly struct SubscriptionQuery
                     return ("topics", $"In topics='{text}': " + Problems.NotAnId(fromText.ToString(), "message id") + " Use 1 for everything retained, or write the topic alone for new messages only.");
                 }
                 from = cursor;
+            }
+            if (epoch is null && IsBareCursorRefused(from, options))
+            {
+                return ("topics", $"In topics='{text}': " + BareCursorRefused(topicId, from!.Value, $"{topicId}:{from}~<epoch>"));
             }
             if (duplicates.IndexOf(topicId) >= 0)
             {
@@ -310,6 +318,18 @@ internal readonly struct SubscriptionQuery
         field = IndexedField.Epoch;
         return span.Equals("[epoch]", StringComparison.OrdinalIgnoreCase);
     }
+
+    /// <summary>
+    /// Whether a cursor without an epoch is refused (Laharsub:RequireEpochForCursors): above 1 it may name
+    /// a message of an earlier incarnation of the topic, and reading on from it would skip messages unseen.
+    /// Cursor 1 (everything retained) and no cursor (new messages only) skip nothing in any incarnation.
+    /// </summary>
+    private static bool IsBareCursorRefused(long? from, LaharsubDeliveryOptions options) =>
+        options.RequireEpochForCursors && from > 1;
+
+    private static string BareCursorRefused(long topicId, long from, string withEpoch) =>
+        $"The cursor {from} for topic {topicId} has no epoch, and this server requires one above 1 (Laharsub:RequireEpochForCursors): "
+        + $"add the topic's epoch, e.g. {withEpoch}, from the topic's info (GET /topics/{topicId}) or your last answer; or use 1 for everything retained.";
 
     private static string NotAnEpoch(string text) =>
         $"'{text}' is not an epoch: send back the epoch the server gave (1 to {MaxEpochLength} letters, digits, '-' or '_'), or leave it out.";

@@ -60,6 +60,9 @@ public sealed class LaharsubOptions
     /// <inheritdoc cref="LaharsubDeliveryOptions.MaxBytesPerPoll"/>
     public int MaxBytesPerPoll { get => Delivery.MaxBytesPerPoll; set => Delivery.MaxBytesPerPoll = value; }
 
+    /// <inheritdoc cref="LaharsubDeliveryOptions.RequireEpochForCursors"/>
+    public bool RequireEpochForCursors { get => Delivery.RequireEpochForCursors; set => Delivery.RequireEpochForCursors = value; }
+
     /// <summary>The streaming transports (<c>Laharsub:Streams</c>).</summary>
     public LaharsubStreamOptions Streams { get; set; } = new();
 
