@@ -22,6 +22,9 @@ from pathlib import Path
 ALLOWED = {
     "Hosting": {"*"},  # composes everything; nothing else may import Hosting
     "Endpoints": {"Access", "Limits", "Diagnostics", "Delivery", "Wire", "Storage"},
+    # HTTP at Kestrel's connection level: the poll and the publish below the pipeline, reusing the
+    # endpoints' parsers and answers; nothing but Hosting refers to it.
+    "FastPath": {"Endpoints", "Access", "Limits", "Diagnostics", "Delivery", "Wire", "Storage"},
     "Access": {"Limits", "Diagnostics", "Wire", "Storage"},  # Wire: the protocol's syntax of ids and labels
     "Limits": {"Diagnostics", "Storage"},
     "Diagnostics": {"Wire", "Storage"},

@@ -24,6 +24,9 @@ internal static class LaharsubActivitySource
 
     private static readonly ActivitySource Source = new(Name);
 
+    /// <summary>Whether anything records Laharsub's activities now (the fast path then leaves requests to the pipeline, which traces them whole).</summary>
+    internal static bool IsListenedTo => Source.HasListeners();
+
     /// <summary>Starts a publish activity (null, at no cost, while nobody listens).</summary>
     internal static Activity? StartPublish(long topicId)
     {

@@ -14,6 +14,7 @@ internal sealed class LaharsubMetrics
     public const string MeterName = LaharsubDiagnostics.MeterName;
 
     private readonly Counter<long> _published;
+    private readonly Counter<long> _fastPath;
     private readonly Counter<long> _delivered;
     private readonly Counter<long> _polls;
     private readonly UpDownCounter<long> _activePolls;
@@ -43,6 +44,8 @@ internal sealed class LaharsubMetrics
         _deliveryLatency = meter.CreateHistogram("laharsub.delivery.latency", "s",
             "Time from a message's publish to a poll answer carrying it being written, once per delivered message (a subscriber catching up counts the message's age).",
             tags: null, new InstrumentAdvice<double> { HistogramBucketBoundaries = DeliveryLatencyBuckets });
+        _fastPath = meter.CreateCounter<long>("laharsub.fast_path.requests", "{request}",
+            "Requests the connection-level fast path (Laharsub:FastPath) answered, by laharsub.request (poll, publish), and connections it handed to the ASP.NET Core pipeline at a request it does not take (laharsub.request handed_over).");
         meter.CreateObservableGauge("laharsub.topics", () => Statistics().TopicCount, "{topic}", "Topics that exist.");
         meter.CreateObservableGauge("laharsub.retained.bytes", () => Statistics().RetainedBytes, "By", "Message bytes retained, against Laharsub:MaxRetainedBytes.");
     }
@@ -80,6 +83,9 @@ internal sealed class LaharsubMetrics
     }
 
     internal void Published() => _published.Add(1);
+
+    /// <summary>The fast path answered a request (<paramref name="request"/> poll or publish), or handed its connection over.</summary>
+    internal void FastPath(string request) => _fastPath.Add(1, new KeyValuePair<string, object?>("laharsub.request", request));
 
     internal void PollStarted() => _activePolls.Add(1);
 

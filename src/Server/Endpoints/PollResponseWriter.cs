@@ -28,7 +28,8 @@ internal static class PollResponseWriter
             : WriteMultipartAsync(response, result, notices, wire, cancellationToken);
     }
 
-    private static byte[][] EncodeNotices(List<PollNotice> notices)
+    /// <summary>The notices' JSON encodings, once per answer: <see cref="JsonLength"/> and <see cref="WriteJson"/> both need them.</summary>
+    internal static byte[][] EncodeNotices(List<PollNotice> notices)
     {
         if (notices.Count == 0)
         {
@@ -42,7 +43,8 @@ internal static class PollResponseWriter
         return encoded;
     }
 
-    private static async Task WriteJsonAsync(HttpResponse response, PollResult result, byte[][] notices, WireFormat wire, CancellationToken cancellationToken)
+    /// <summary>The length of the JSON answer <see cref="WriteJson"/> writes.</summary>
+    internal static long JsonLength(PollResult result, byte[][] notices)
     {
         var messages = result.Messages;
         long length = JsonStart.Length + JsonMiddle.Length + JsonEnd.Length
@@ -56,10 +58,13 @@ internal static class PollResponseWriter
         {
             length += WireFormat.JsonElement(messages[i]).Length;
         }
+        return length;
+    }
 
-        response.ContentType = WireFormat.JsonContentType;
-        response.ContentLength = length;
-        var writer = response.BodyWriter;
+    /// <summary>The JSON answer, from the messages' cached encodings, into <paramref name="writer"/> (not flushed).</summary>
+    internal static void WriteJson(IBufferWriter<byte> writer, PollResult result, byte[][] notices)
+    {
+        var messages = result.Messages;
         writer.Write(JsonStart);
         for (var i = 0; i < notices.Length; i++)
         {
@@ -73,7 +78,14 @@ internal static class PollResponseWriter
             writer.Write(WireFormat.JsonElement(messages[i]));
         }
         writer.Write(JsonEnd);
-        await writer.FlushAsync(cancellationToken).ConfigureAwait(false);
+    }
+
+    private static async Task WriteJsonAsync(HttpResponse response, PollResult result, byte[][] notices, WireFormat wire, CancellationToken cancellationToken)
+    {
+        response.ContentType = WireFormat.JsonContentType;
+        response.ContentLength = JsonLength(result, notices);
+        WriteJson(response.BodyWriter, result, notices);
+        await response.BodyWriter.FlushAsync(cancellationToken).ConfigureAwait(false);
     }
 
     private static async Task WriteMultipartAsync(HttpResponse response, PollResult result, byte[][] notices, WireFormat wire, CancellationToken cancellationToken)

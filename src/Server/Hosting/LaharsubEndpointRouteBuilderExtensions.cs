@@ -1,5 +1,6 @@
 using Laharsub.Server.Access;
 using Laharsub.Server.Endpoints;
+using Laharsub.Server.FastPath;
 using Microsoft.AspNetCore.Builder;
 using Microsoft.AspNetCore.Http.Metadata;
 using Microsoft.AspNetCore.Http;
@@ -39,6 +40,10 @@ public static class LaharsubEndpointRouteBuilderExtensions
         group.MapTopics(rateLimited: options.RateLimit.RequestsPerPeriod > 0);
         group.MapSubscriptions();
         group.RequireLaharsubAccess(endpoints.ServiceProvider);
+        if (endpoints.ServiceProvider.GetRequiredService<IOptions<LaharsubFastPathOptions>>().Value.Enabled)
+        {
+            endpoints.ServiceProvider.GetRequiredService<FastPathConnectionHandler>().Serve(prefix);
+        }
         return group;
     }
 }

@@ -1,5 +1,6 @@
 using Laharsub.Server.Delivery;
 using Laharsub.Server.Endpoints;
+using Laharsub.Server.FastPath;
 using Laharsub.Server.Limits;
 using Laharsub.Server.Storage;
 
@@ -65,6 +66,9 @@ public sealed class LaharsubOptions
 
     /// <summary>The streaming transports (<c>Laharsub:Streams</c>).</summary>
     public LaharsubStreamOptions Streams { get; set; } = new();
+
+    /// <summary>The connection-level fast path for polls and publishes (<c>Laharsub:FastPath</c>; off by default).</summary>
+    public LaharsubFastPathOptions FastPath { get; set; } = new();
 
     /// <summary>Cross-origin access.</summary>
     public LaharsubCorsOptions Cors { get; set; } = new();

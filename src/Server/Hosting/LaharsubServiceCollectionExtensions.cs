@@ -2,6 +2,7 @@ using Laharsub.Server.Access;
 using Laharsub.Server.Delivery;
 using Laharsub.Server.Diagnostics;
 using Laharsub.Server.Endpoints;
+using Laharsub.Server.FastPath;
 using Laharsub.Server.Limits;
 using Laharsub.Server.Storage.InMemory;
 using Laharsub.Server.Storage;
@@ -9,6 +10,7 @@ using Laharsub.Server.Wire;
 using Microsoft.AspNetCore.Builder;
 using Microsoft.AspNetCore.Cors.Infrastructure;
 using Microsoft.AspNetCore.Diagnostics;
+using Microsoft.AspNetCore.Server.Kestrel.Core;
 using Microsoft.Extensions.DependencyInjection.Extensions;
 using Microsoft.Extensions.DependencyInjection;
 using Microsoft.Extensions.Options;
@@ -53,7 +55,10 @@ public static class LaharsubServiceCollectionExtensions
         services.TryAddSingleton<IOptions<LaharsubDeliveryOptions>>(static services => Part(services, static options => options.Delivery));
         services.TryAddSingleton<IOptions<LaharsubRateLimitOptions>>(static services => Part(services, static options => options.RateLimit));
         services.TryAddSingleton<IOptions<LaharsubStreamOptions>>(static services => Part(services, static options => options.Streams));
+        services.TryAddSingleton<IOptions<LaharsubFastPathOptions>>(static services => Part(services, static options => options.FastPath));
         services.AddClientLimits();
+        services.TryAddSingleton<FastPathConnectionHandler>();
+        services.TryAddEnumerable(ServiceDescriptor.Singleton<IPostConfigureOptions<KestrelServerOptions>, ConnectionMiddlewareSetup>());
 
         services.TryAddSingleton(TimeProvider.System);
         services.TryAddSingleton<WireFormat>();

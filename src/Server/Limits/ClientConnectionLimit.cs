@@ -69,6 +69,9 @@ internal sealed class ClientConnectionLimit : IDisposable
         await next(connection).ConfigureAwait(false);
     }
 
+    /// <summary>Whether <paramref name="connection"/> was over its client's cap when it connected (its requests are answered 429).</summary>
+    internal static bool IsOverLimit(ConnectionContext connection) => connection.Features.Get<OverLimit>() is not null;
+
     /// <summary>How many connections <paramref name="address"/>'s client holds now.</summary>
     internal long ConnectionsOf(IPAddress address) =>
         ClientAddress.KeyOf(address) is { } client && _connections?.GetStatistics(client) is { } statistics ? _limit - statistics.CurrentAvailablePermits : 0;

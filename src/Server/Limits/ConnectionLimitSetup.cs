@@ -44,8 +44,8 @@ internal sealed partial class ConnectionLimitSetup(
             ?? (connections is { } all ? (int)Math.Max(1, Math.Min(int.MaxValue, all / ClientLimitOptions.ConnectionShareDivisor)) : ClientLimitOptions.DefaultMaxConnectionsPerClient);
         if (perClient > 0)
         {
+            // Hosting's ConnectionMiddlewareSetup puts the cap on every endpoint.
             clientLimit.Apply(perClient);
-            options.ConfigureEndpointDefaults(listen => listen.Use(next => connection => clientLimit.OnConnectionAsync(connection, next)));
         }
         var perClientText = perClient == 0 ? "no limit" : perClient.ToString();
         if (derivation is { } from)

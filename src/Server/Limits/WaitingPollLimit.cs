@@ -30,6 +30,21 @@ internal sealed class WaitingPollLimit : IDisposable
 
     public bool Enabled => _limit > 0;
 
+    /// <summary>
+    /// A permit for one more waiting poll of <paramref name="client"/>, or null over the cap. Not logged: a
+    /// caller refused here hands the request to the endpoint's filter, which refuses and logs it.
+    /// </summary>
+    internal RateLimitLease? TryAcquire(IPAddress client)
+    {
+        var lease = _polls.AttemptAcquire(client);
+        if (lease.IsAcquired)
+        {
+            return lease;
+        }
+        lease.Dispose();
+        return null;
+    }
+
     public async ValueTask<object?> InvokeAsync(EndpointFilterInvocationContext invocation, EndpointFilterDelegate next)
     {
         if (ClientAddress.KeyOf(invocation.HttpContext.Connection.RemoteIpAddress) is not { } client)

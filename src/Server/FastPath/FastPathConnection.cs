@@ -1,0 +1,615 @@
+using System.Buffers;
+using System.IO.Pipelines;
+using System.Net;
+using HttpMethod = Microsoft.AspNetCore.Server.Kestrel.Core.Internal.Http.HttpMethod;
+using HttpVersion = Microsoft.AspNetCore.Server.Kestrel.Core.Internal.Http.HttpVersion;
+using System.Runtime.InteropServices;
+using System.Text;
+using System.Text.Json;
+using Laharsub.Server.Delivery;
+using Laharsub.Server.Diagnostics;
+using Laharsub.Server.Endpoints;
+using Laharsub.Server.Limits;
+using Laharsub.Server.Storage;
+using Microsoft.AspNetCore.Connections;
+using Microsoft.AspNetCore.Connections.Features;
+using Microsoft.AspNetCore.Server.Kestrel.Core.Internal.Http;
+
+namespace Laharsub.Server.FastPath;
+
+/// <summary>
+/// One connection on the fast path: reads requests with Kestrel's own HTTP/1.1 parser, answers those it
+/// takes, and gives the connection to Kestrel at the first one it does not, with that request still unread.
+/// </summary>
+internal sealed class FastPathConnection : IHttpRequestLineHandler, IHttpHeadersHandler
+{
+    private enum Kind { None, Poll, Publish }
+
+    /// <summary>What the parsed head says: wait for more, ours to answer, the pipeline's (this request), or Kestrel's (the rest of the connection).</summary>
+    private enum Parsed { Incomplete, Complete, Pipeline, Kestrel }
+
+    private const long NoDeadline = long.MaxValue;
+
+    /// <summary>Above any body size Kestrel or Laharsub accepts, and small enough to add to a head's length.</summary>
+    private const long MaxContentLength = 1L << 40;
+
+    private readonly FastPathConnectionHandler.State _state;
+    private readonly ConnectionContext _connection;
+    private readonly ConnectionDelegate _kestrel;
+    private readonly PipeReader _input;
+    private readonly PipeWriter _output;
+
+    // The request being parsed (reset for each one).
+    private Kind _kind;
+    private bool _notOurs;
+
+    /// <summary>The request is one only Kestrel's connection handling answers (another protocol, framing it alone knows, an upgrade).</summary>
+    private bool _kestrelOnly;
+    private bool _ranKestrel;
+    private KestrelRequestRun? _kestrelRun;
+    private string? _query;
+    private long _topicId;
+    private int _hosts;
+    private int _headers;
+    private long _contentLength = -1;
+    private string? _contentType;
+
+    /// <summary>When the connection is aborted unless the request (or the next one) has arrived: Kestrel's keep-alive and header timeouts.</summary>
+    private long _deadline = NoDeadline;
+    private int _requests;
+    private volatile bool _requestStarted;
+    private volatile bool _partialRequestTimedOut;
+    private Served _pollOutcome;
+
+    /// <summary>Set once the connection is waiting between requests, so that a shutdown can end that wait.</summary>
+    private volatile bool _idle;
+    private volatile bool _closeRequested;
+
+    [ThreadStatic]
+    private static List<Subscription>? t_subscriptions;
+
+    public FastPathConnection(FastPathConnectionHandler.State state, ConnectionContext connection, ConnectionDelegate kestrel)
+    {
+        _state = state;
+        _connection = connection;
+        _kestrel = kestrel;
+        _input = connection.Transport.Input;
+        _output = connection.Transport.Output;
+    }
+
+    public async Task RunAsync()
+    {
+        // Kestrel's own timeouts do not watch a connection before it reaches Kestrel's HTTP handling: the
+        // fast path keeps deadlines of its own, checked on Kestrel's once-a-second heartbeat.
+        _connection.Features.Get<IConnectionHeartbeatFeature>()?.OnHeartbeat(static self => ((FastPathConnection)self).OnHeartbeat(), this);
+        using var closing = _connection.Features.Get<IConnectionLifetimeNotificationFeature>()?.ConnectionClosedRequested
+            .UnsafeRegister(static self => ((FastPathConnection)self!).OnCloseRequested(), this);
+        try
+        {
+            while (true)
+            {
+                ReadResult read;
+                SetDeadline(_state.Limits.KeepAliveTimeout);
+                _requestStarted = false;
+                _idle = true;
+                if (_closeRequested)
+                {
+                    return;
+                }
+                try
+                {
+                    read = await _input.ReadAsync().ConfigureAwait(false);
+                }
+                finally
+                {
+                    _idle = false;
+                }
+                if (read.IsCanceled)
+                {
+                    // A shutdown ended the wait for the next request.
+                    return;
+                }
+                if (await ServeAsync(read).ConfigureAwait(false) == Served.Close)
+                {
+                    return;
+                }
+            }
+        }
+        catch (Exception failure) when (failure is ConnectionResetException or ConnectionAbortedException or IOException or OperationCanceledException)
+        {
+            // The client went away, or the connection was aborted (a deadline passed): nothing to answer.
+        }
+        catch (Exception failure)
+        {
+            // As Kestrel does with an application's exception: logged, and the connection closed.
+            FastPathConnectionHandler.Failed(_state.Logger, failure, _kind.ToString(), _connection.ConnectionId);
+        }
+        finally
+        {
+            _deadline = NoDeadline;
+        }
+    }
+
+    private enum Served { Next, Close }
+
+    /// <summary>The length of "request" that gives Kestrel the rest of the connection.</summary>
+    private const long WholeConnection = long.MaxValue;
+
+    /// <summary>Serves the request at the start of <paramref name="read"/>, waiting for more of it if it is not whole yet.</summary>
+    private async ValueTask<Served> ServeAsync(ReadResult read)
+    {
+        while (true)
+        {
+            var buffer = read.Buffer;
+            if (buffer.IsEmpty && read.IsCompleted)
+            {
+                _input.AdvanceTo(buffer.End);
+                return Served.Close;
+            }
+            var parsed = Parse(buffer, out var headEnd);
+            if (parsed == Parsed.Complete && _kind == Kind.Publish && buffer.Slice(headEnd).Length < _contentLength)
+            {
+                parsed = Parsed.Incomplete;
+            }
+            if (parsed == Parsed.Kestrel)
+            {
+                return await PipelineAsync(read, WholeConnection).ConfigureAwait(false);
+            }
+            if (parsed == Parsed.Incomplete)
+            {
+                if (read.IsCompleted || buffer.Length > _state.MaxHeadBytes + Math.Max(0, _contentLength))
+                {
+                    // A request cut short, or larger than Kestrel's limits: Kestrel answers it as it would.
+                    return await PipelineAsync(read, WholeConnection).ConfigureAwait(false);
+                }
+                if (!_requestStarted)
+                {
+                    // The request has begun: the rest of it has a few seconds to arrive here (it usually
+                    // follows at once) before Kestrel takes the connection over.
+                    _requestStarted = true;
+                    SetDeadline(_state.PartialRequestWait);
+                }
+                _input.AdvanceTo(buffer.Start, buffer.End);
+                read = await _input.ReadAsync().ConfigureAwait(false);
+                if (read.IsCanceled)
+                {
+                    if (!_partialRequestTimedOut)
+                    {
+                        return Served.Close;
+                    }
+                    // The rest is slow to come: Kestrel takes the connection, with its own timeouts for the
+                    // rest of this request (408 and the body data rate) from now on.
+                    return await PipelineAsync(read, WholeConnection).ConfigureAwait(false);
+                }
+                continue;
+            }
+            _deadline = NoDeadline;
+            _requests++;
+            var requestLength = buffer.Slice(buffer.Start, headEnd).Length + Math.Max(0, _contentLength);
+            if (parsed == Parsed.Pipeline)
+            {
+                return await PipelineAsync(read, requestLength).ConfigureAwait(false);
+            }
+            var answered = _kind == Kind.Poll
+                ? await PollAsync(buffer, headEnd).ConfigureAwait(false)
+                : await PublishAsync(buffer, headEnd).ConfigureAwait(false);
+            return answered ?? await PipelineAsync(read, requestLength).ConfigureAwait(false);
+        }
+    }
+
+    /// <summary>
+    /// Kestrel's HTTP/1.1 handling answers the request at the start of <paramref name="pending"/> (read, not
+    /// yet advanced past) through the application's pipeline; the connection comes back after it unless
+    /// Kestrel chose to close it, or <paramref name="requestLength"/> gave it the whole connection.
+    /// </summary>
+    private async ValueTask<Served> PipelineAsync(ReadResult pending, long requestLength)
+    {
+        _deadline = NoDeadline;
+        var run = new KestrelRequestRun(_connection, pending, requestLength, first: !_ranKestrel);
+        _ranKestrel = true;
+        Volatile.Write(ref _kestrelRun, run);
+        try
+        {
+            await _kestrel(run).ConfigureAwait(false);
+        }
+        finally
+        {
+            Volatile.Write(ref _kestrelRun, null);
+        }
+        _state.Metrics.FastPath(requestLength == WholeConnection ? "handed_over" : "pipeline");
+        return requestLength != WholeConnection && run.KeepsAlive && !_connection.ConnectionClosed.IsCancellationRequested ? Served.Next : Served.Close;
+    }
+
+    /// <summary>Parses the request head at the start of <paramref name="buffer"/>.</summary>
+    private Parsed Parse(in ReadOnlySequence<byte> buffer, out SequencePosition headEnd)
+    {
+        headEnd = buffer.Start;
+        _kind = Kind.None;
+        _notOurs = false;
+        _kestrelOnly = false;
+        _query = null;
+        _hosts = 0;
+        _headers = 0;
+        _contentLength = -1;
+        _contentType = null;
+        // Only text that starts like a request line is parsed here; anything else (TLS, HTTP/2's preface)
+        // goes to Kestrel without the parser, which would throw on much of it.
+        var first = buffer.FirstSpan;
+        if (first.Length > 0 && !char.IsAsciiLetterUpper((char)first[0]))
+        {
+            return Parsed.Kestrel;
+        }
+        var reader = new SequenceReader<byte>(buffer);
+        long lineLength;
+        try
+        {
+            if (!_state.Parser.ParseRequestLine(this, ref reader))
+            {
+                return Parsed.Incomplete;
+            }
+            lineLength = reader.Consumed;
+            if (_kestrelOnly)
+            {
+                return Parsed.Kestrel;
+            }
+            if (!_state.Parser.ParseHeaders(this, ref reader))
+            {
+                return Parsed.Incomplete;
+            }
+        }
+        catch (Exception)
+        {
+            // Kestrel's parser refuses it: Kestrel answers it with the 400 it always does, and closes.
+            return Parsed.Kestrel;
+        }
+        headEnd = reader.Position;
+        // At or near Kestrel's size limits, Kestrel decides (414, 431) by its own counting.
+        if (_kestrelOnly || _hosts != 1 || lineLength >= _state.Limits.MaxRequestLineSize - 2
+            || reader.Consumed - lineLength >= _state.Limits.MaxRequestHeadersTotalSize - 2)
+        {
+            return Parsed.Kestrel;
+        }
+        return _notOurs || !Takes() ? Parsed.Pipeline : Parsed.Complete;
+    }
+
+    /// <summary>The checks that need the whole head, and the server's state.</summary>
+    private bool Takes()
+    {
+        if (_state.Lifetime.ApplicationStopping.IsCancellationRequested || LaharsubActivitySource.IsListenedTo)
+        {
+            return false;
+        }
+        return _kind switch
+        {
+            Kind.Poll => _contentLength <= 0,
+            Kind.Publish => !_state.RateLimited && _contentLength > 0 && _contentLength <= _state.StoreOptions.MaxMessageBytes
+                && TopicEndpoints.IsValidContentType(_contentType ??= "application/octet-stream"),
+            _ => false,
+        };
+    }
+
+    /// <summary>Answers the poll, or returns null, having consumed nothing, for the pipeline to answer it.</summary>
+    private async ValueTask<Served?> PollAsync(ReadOnlySequence<byte> buffer, SequencePosition headEnd)
+    {
+        var subscriptions = t_subscriptions ??= [];
+        Subscription[] copied;
+        TimeSpan timeout;
+        try
+        {
+            var query = SubscriptionQuery.Parse(_query, _state.Delivery, subscriptions);
+            if (query.Error is not null)
+            {
+                return null;
+            }
+            copied = [.. subscriptions];
+            timeout = query.Timeout;
+        }
+        finally
+        {
+            subscriptions.Clear();
+        }
+        IDisposable? permit = null;
+        if (_state.WaitingPolls.Enabled && ClientAddress.KeyOf((_connection.RemoteEndPoint as IPEndPoint)?.Address) is { } client)
+        {
+            permit = _state.WaitingPolls.TryAcquire(client);
+            if (permit is null)
+            {
+                return null;
+            }
+        }
+        // Taken: the request is consumed now, so that a held poll does not keep its read buffer.
+        _input.AdvanceTo(headEnd);
+        _state.Metrics.FastPath("poll");
+        using (permit)
+        {
+            _pollOutcome = Served.Next;
+            var answer = new FastPollAnswer(this, LaharsubActivitySource.StartPoll(copied.Length));
+            var wait = new SubscriptionWait(timeout, _state.Clock, _connection.ConnectionClosed, _state.Lifetime.ApplicationStopping);
+            _state.Metrics.PollStarted();
+            try
+            {
+                await _state.Runner.RunAsync(copied, _state.Wire.JsonAnswerBytes, wait, answer).ConfigureAwait(false);
+            }
+            catch (LaharsubStoreUnavailableException unavailable)
+            {
+                FastPathConnectionHandler.StoreUnavailable(_state.Logger, unavailable.StoreName, unavailable.Message);
+                var seconds = Math.Max(1, (int)Math.Ceiling(unavailable.RetryAfter.TotalSeconds));
+                _state.Responses.WritePollProblem(_output, 503, $"{unavailable.StoreName} unavailable",
+                    $"{unavailable.Message} Nothing was changed; retry after {seconds} s.", TraceId(),
+                    json => json.WriteString("store", unavailable.StoreName), seconds);
+                await _output.FlushAsync().ConfigureAwait(false);
+            }
+            return _pollOutcome;
+        }
+    }
+
+    /// <summary>Publishes and answers, or returns null, having changed and consumed nothing, for the pipeline to answer it.</summary>
+    private async ValueTask<Served?> PublishAsync(ReadOnlySequence<byte> buffer, SequencePosition headEnd)
+    {
+        var bodySequence = buffer.Slice(headEnd, _contentLength);
+        byte[]? rented = null;
+        ReadOnlyMemory<byte> body;
+        if (bodySequence.IsSingleSegment)
+        {
+            body = bodySequence.First;
+        }
+        else
+        {
+            rented = ArrayPool<byte>.Shared.Rent((int)_contentLength);
+            bodySequence.CopyTo(rented);
+            body = rented.AsMemory(0, (int)_contentLength);
+        }
+        PublishResult? result;
+        var activity = LaharsubActivitySource.StartPublish(_topicId);
+        try
+        {
+            result = await _state.Store.PublishAsync(_topicId, body, _contentType!, null, _connection.ConnectionClosed).ConfigureAwait(false);
+        }
+        catch (LaharsubStoreUnavailableException)
+        {
+            result = null;
+        }
+        finally
+        {
+            if (rented is not null)
+            {
+                ArrayPool<byte>.Shared.Return(rented);
+            }
+        }
+        using (activity)
+        {
+            if (result is not { Status: PublishStatus.Published } published)
+            {
+                // Refused without a change (no topic, another epoch, storage full, store unreachable): the
+                // pipeline serves the same request again and answers with its problem details.
+                return null;
+            }
+            _state.Metrics.Published();
+            _state.Metrics.FastPath("publish");
+            LaharsubActivitySource.Published(activity, published.MessageId, published.Epoch!);
+            result = published;
+        }
+        _input.AdvanceTo(bodySequence.End);
+        var stored = result.Value;
+        var json = JsonSerializer.SerializeToUtf8Bytes(new PublishedMessage(_topicId, stored.MessageId, stored.Epoch!), LaharsubJsonContext.Default.PublishedMessage);
+        _state.Responses.WritePublished(_output, json, stored.Epoch!);
+        await _output.FlushAsync().ConfigureAwait(false);
+        return Served.Next;
+    }
+
+    /// <summary>As the pipeline's problem details give it: the connection's id and the request's number on it.</summary>
+    private string TraceId() => $"{_connection.ConnectionId}:{_requests:X8}";
+
+    private void SetDeadline(TimeSpan after) =>
+        Volatile.Write(ref _deadline, after == Timeout.InfiniteTimeSpan ? NoDeadline : Environment.TickCount64 + (long)after.TotalMilliseconds);
+
+    private void OnHeartbeat()
+    {
+        Volatile.Read(ref _kestrelRun)?.Tick();
+        if (Environment.TickCount64 <= Volatile.Read(ref _deadline))
+        {
+            return;
+        }
+        _deadline = NoDeadline;
+        if (_requestStarted)
+        {
+            _partialRequestTimedOut = true;
+            _input.CancelPendingRead();
+            return;
+        }
+        // As Kestrel ends a keep-alive connection that sends nothing: closed without an answer.
+        _connection.Abort(new ConnectionAbortedException("No request arrived within Kestrel's keep-alive timeout."));
+    }
+
+    private void OnCloseRequested()
+    {
+        _closeRequested = true;
+        if (_idle)
+        {
+            _input.CancelPendingRead();
+        }
+    }
+
+    void IHttpRequestLineHandler.OnStartLine(HttpVersionAndMethod versionAndMethod, TargetOffsetPathLength targetPath, Span<byte> startLine)
+    {
+        if (versionAndMethod.Version != HttpVersion.Http11 || versionAndMethod.Method == HttpMethod.Connect)
+        {
+            _kestrelOnly = true;
+            return;
+        }
+        if (targetPath.IsEncoded)
+        {
+            _notOurs = true;
+            return;
+        }
+        var path = startLine.Slice(targetPath.Offset, targetPath.Length);
+        var rest = startLine[(targetPath.Offset + targetPath.Length)..];
+        var end = rest.IndexOf((byte)' ');
+        if (end >= 0)
+        {
+            rest = rest[..end];
+        }
+        if (versionAndMethod.Method == HttpMethod.Get && path.SequenceEqual(_state.PollPath) && (rest.IsEmpty || rest[0] == (byte)'?')
+            && Ascii.IsValid(rest))
+        {
+            _kind = Kind.Poll;
+            _query = rest.IsEmpty ? null : Encoding.ASCII.GetString(rest);
+            return;
+        }
+        if (versionAndMethod.Method == HttpMethod.Post && rest.IsEmpty && path.StartsWith(_state.TopicsPath)
+            && Problems.TryParseId(Encoding.ASCII.GetString(path[_state.TopicsPath.Length..]), out _topicId))
+        {
+            _kind = Kind.Publish;
+            return;
+        }
+        _notOurs = true;
+    }
+
+    void IHttpHeadersHandler.OnHeader(ReadOnlySpan<byte> name, ReadOnlySpan<byte> value)
+    {
+        if (_kestrelOnly)
+        {
+            return;
+        }
+        // Kestrel refuses a header value that is not ASCII, or holds a NUL, with a 400 and closes; the body's
+        // framing other than a plain Content-Length, and upgrades, are its own.
+        if (++_headers > _state.Limits.MaxRequestHeaderCount || !Ascii.IsValid(value) || value.Contains((byte)0)
+            || Ascii.EqualsIgnoreCase(name, "Transfer-Encoding"u8) || Ascii.EqualsIgnoreCase(name, "Upgrade"u8))
+        {
+            _kestrelOnly = true;
+            return;
+        }
+        if (Ascii.EqualsIgnoreCase(name, "Host"u8))
+        {
+            _hosts++;
+        }
+        else if (Ascii.EqualsIgnoreCase(name, "Content-Length"u8))
+        {
+            // A length no request here could have (beyond any body limit) is Kestrel's to refuse.
+            if (_contentLength >= 0 || !System.Buffers.Text.Utf8Parser.TryParse(value, out long length, out var used) || used != value.Length
+                || length is < 0 or > MaxContentLength)
+            {
+                _kestrelOnly = true;
+                return;
+            }
+            _contentLength = length;
+        }
+        else if (Ascii.EqualsIgnoreCase(name, "Content-Type"u8))
+        {
+            _notOurs |= _contentType is not null;
+            _contentType = ContentType(value);
+        }
+        else if (Ascii.EqualsIgnoreCase(name, "Accept"u8))
+        {
+            // The poll's JSON answer, as the pipeline negotiates it; any other Accept (multipart, an event
+            // stream, a list) is the pipeline's to negotiate.
+            _notOurs |= _kind == Kind.Poll && !(Ascii.EqualsIgnoreCase(value, "application/json"u8) || value.SequenceEqual("*/*"u8));
+        }
+        else if (Ascii.EqualsIgnoreCase(name, "Connection"u8))
+        {
+            _notOurs |= !Ascii.EqualsIgnoreCase(value, "keep-alive"u8);
+        }
+        else if (IsPipelineOnly(name))
+        {
+            _notOurs = true;
+        }
+    }
+
+    /// <summary>Headers whose handling lives in the pipeline: CORS, access, forwarding, tracing, conditions, 100-continue.</summary>
+    private static bool IsPipelineOnly(ReadOnlySpan<byte> name) =>
+        Ascii.EqualsIgnoreCase(name, "Origin"u8) || Ascii.EqualsIgnoreCase(name, "Authorization"u8)
+        || Ascii.EqualsIgnoreCase(name, "Expect"u8) || Ascii.EqualsIgnoreCase(name, "If-Match"u8)
+        || Ascii.EqualsIgnoreCase(name, "Last-Event-ID"u8) || Ascii.EqualsIgnoreCase(name, "Forwarded"u8)
+        || name.StartsWith("X-Forwarded-"u8) || name.StartsWith("x-forwarded-"u8)
+        || Ascii.EqualsIgnoreCase(name, "traceparent"u8) || Ascii.EqualsIgnoreCase(name, "tracestate"u8)
+        || Ascii.EqualsIgnoreCase(name, "Request-Id"u8) || Ascii.EqualsIgnoreCase(name, "Access-Control-Request-Method"u8);
+
+    /// <summary>The content type as a string, the last one's string again when it is the same.</summary>
+    private string ContentType(ReadOnlySpan<byte> value)
+    {
+        var last = _state.LastContentType;
+        if (last is not null && last.Length == value.Length && Ascii.Equals(value, last))
+        {
+            return last;
+        }
+        var text = Encoding.ASCII.GetString(value);
+        _state.LastContentType = text;
+        return text;
+    }
+
+    // HTTP/2 and HTTP/3 only (HPACK and QPACK): never called for HTTP/1.1.
+    void IHttpHeadersHandler.OnStaticIndexedHeader(int index) => _kestrelOnly = true;
+
+    void IHttpHeadersHandler.OnStaticIndexedHeader(int index, ReadOnlySpan<byte> value) => _kestrelOnly = true;
+
+    void IHttpHeadersHandler.OnHeadersComplete(bool endStream)
+    {
+    }
+
+    /// <summary>Answers a fast-path poll: its first delivery, its 404, or the 204 its wait ended with.</summary>
+    /// <remarks>A struct, carried in the runner's state machine (see <see cref="ISubscriptionSink"/>); how the connection goes on is left in <see cref="_pollOutcome"/>.</remarks>
+    private readonly struct FastPollAnswer(FastPathConnection connection, System.Diagnostics.Activity? activity) : ISubscriptionSink
+    {
+        public bool WantsPositions => false;
+
+        public ValueTask<bool> PositionedAsync(Subscription[] positions) => ValueTask.FromResult(true);
+
+        public async ValueTask<bool> DeliverAsync(PollResult result)
+        {
+            var state = connection._state;
+            var output = connection._output;
+            using (activity)
+            {
+                if (result.UnknownTopicId is { } unknown)
+                {
+                    Ended("not_found");
+                    state.Responses.WritePollProblem(output, 404, "Topic not found",
+                        $"Topic {unknown} does not exist: it was never created, or it was deleted. Create a topic with POST to the topics collection.",
+                        activity?.Id ?? connection.TraceId(), json => json.WriteNumber("topicId", unknown));
+                    await output.FlushAsync().ConfigureAwait(false);
+                    return false;
+                }
+                Ended("answered", result.Messages);
+                var notices = PollResponseWriter.EncodeNotices(result.Notices);
+                state.Responses.WritePollOk(output, PollResponseWriter.JsonLength(result, notices));
+                PollResponseWriter.WriteJson(output, result, notices);
+                await output.FlushAsync().ConfigureAwait(false);
+                state.Metrics.AnswerWritten(result.Messages);
+            }
+            return false;
+        }
+
+        public async ValueTask<bool> WaitEndedAsync(WaitEnd reason)
+        {
+            using (activity)
+            {
+                if (reason == WaitEnd.ClientGone)
+                {
+                    Ended("aborted");
+                    connection._pollOutcome = Served.Close;
+                    return false;
+                }
+                var stopping = reason == WaitEnd.Stopping;
+                Ended(stopping ? "shutdown" : "timeout");
+                // Closing the connection at shutdown makes the client's next poll open a new one, which a load
+                // balancer can send to an instance that is not going away.
+                connection._state.Responses.WritePollNoContent(connection._output, close: stopping);
+                connection._pollOutcome = stopping ? Served.Close : Served.Next;
+            }
+            await connection._output.FlushAsync().ConfigureAwait(false);
+            return false;
+        }
+
+        public void Failed()
+        {
+            Ended("error");
+            activity?.Dispose();
+        }
+
+        private void Ended(string outcome, List<Message>? messages = null)
+        {
+            connection._state.Metrics.PollEnded(outcome, messages?.Count ?? 0);
+            LaharsubActivitySource.PollEnded(activity, outcome, messages);
+        }
+    }
+}

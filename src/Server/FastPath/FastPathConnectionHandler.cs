@@ -1,0 +1,128 @@
+using System.Text;
+using Laharsub.Server.Access;
+using Laharsub.Server.Delivery;
+using Laharsub.Server.Diagnostics;
+using Laharsub.Server.Endpoints;
+using Laharsub.Server.Limits;
+using Laharsub.Server.Storage;
+using Laharsub.Server.Wire;
+using Microsoft.AspNetCore.Connections;
+using Microsoft.AspNetCore.Server.Kestrel.Core;
+using Microsoft.AspNetCore.Server.Kestrel.Core.Internal.Http;
+using Microsoft.Extensions.DependencyInjection;
+using Microsoft.Extensions.Hosting;
+using Microsoft.Extensions.Logging;
+using Microsoft.Extensions.Options;
+
+namespace Laharsub.Server.FastPath;
+
+/// <summary>
+/// Kestrel connection middleware that serves Laharsub's hot requests (the JSON long poll and the publish)
+/// itself, from the connection's pipes, and gives the connection to Kestrel's HTTP handling, unread, at the
+/// first request it does not take: that request and every later one on the connection are served by the
+/// application's pipeline, as they would have been without the fast path.
+/// </summary>
+/// <remarks>
+/// The fast path takes a request only when its answer cannot differ from the pipeline's: HTTP/1.1 over a
+/// plain connection, Open access mode, no CORS, no forwarding, trace or upgrade headers, a query the
+/// poll parser accepts, and (for a publish) a whole body within the limits whose store call succeeds. A
+/// publish the store refuses changed nothing, so it is handed over too and the pipeline answers it.
+/// </remarks>
+internal sealed partial class FastPathConnectionHandler
+{
+    private readonly IServiceProvider _services;
+    private State? _state;
+
+    public FastPathConnectionHandler(IServiceProvider services) => _services = services;
+
+    /// <summary>
+    /// The URL prefix MapLaharsub mapped, which the fast path serves; until it is set (an application that
+    /// never maps Laharsub), every connection goes straight to Kestrel.
+    /// </summary>
+    public string? Prefix { get; private set; }
+
+    /// <summary>Called by MapLaharsub: the fast path serves the poll and publish URLs under <paramref name="prefix"/>.</summary>
+    public void Serve(string prefix) => Prefix ??= prefix.TrimEnd('/');
+
+    public Task OnConnectionAsync(ConnectionContext connection, ConnectionDelegate kestrel)
+    {
+        if (Prefix is null)
+        {
+            return kestrel(connection);
+        }
+        var state = _state ??= new State(_services, Prefix);
+        // Jwt mode's access checks, and the 429 of a connection over its client's cap, live in the pipeline.
+        if (!state.OpenAccess || ClientConnectionLimit.IsOverLimit(connection))
+        {
+            return kestrel(connection);
+        }
+        return new FastPathConnection(state, connection, kestrel).RunAsync();
+    }
+
+    /// <summary>What every fast-path connection shares: the services, settings and prepared bytes.</summary>
+    internal sealed class State
+    {
+        public State(IServiceProvider services, string prefix)
+        {
+            Runner = services.GetRequiredService<SubscriptionRunner>();
+            Wire = services.GetRequiredService<WireFormat>();
+            Delivery = services.GetRequiredService<IOptions<LaharsubDeliveryOptions>>().Value;
+            Store = services.GetRequiredService<ILaharsubStore>();
+            StoreOptions = services.GetRequiredService<IOptions<LaharsubStoreOptions>>().Value;
+            Lifetime = services.GetRequiredService<IHostApplicationLifetime>();
+            Metrics = services.GetRequiredService<LaharsubMetrics>();
+            Clock = services.GetRequiredService<TimeProvider>();
+            WaitingPolls = services.GetRequiredService<WaitingPollLimit>();
+            Logger = services.GetRequiredService<ILoggerFactory>().CreateLogger<FastPathConnectionHandler>();
+            OpenAccess = services.GetRequiredService<IOptions<LaharsubAuthOptions>>().Value.Mode == LaharsubAuthMode.Open;
+            RateLimited = services.GetRequiredService<IOptions<LaharsubRateLimitOptions>>().Value.RequestsPerPeriod > 0;
+            var kestrel = services.GetRequiredService<IOptions<KestrelServerOptions>>().Value;
+            Limits = kestrel.Limits;
+            MaxHeadBytes = Limits.MaxRequestLineSize + Limits.MaxRequestHeadersTotalSize;
+            PartialRequestWait = TimeSpan.FromTicks(Math.Min(Limits.RequestHeadersTimeout.Ticks,
+                (Limits.MinRequestBodyDataRate?.GracePeriod ?? TimeSpan.FromSeconds(5)).Ticks));
+            Responses = new FastPathResponses(Clock, kestrel.AddServerHeader);
+            PollPath = Encoding.ASCII.GetBytes(prefix + "/subscriptions");
+            TopicsPath = Encoding.ASCII.GetBytes(prefix + "/topics/");
+        }
+
+        public HttpParser<FastPathConnection> Parser { get; } = new(showErrorDetails: false);
+        public SubscriptionRunner Runner { get; }
+        public WireFormat Wire { get; }
+        public LaharsubDeliveryOptions Delivery { get; }
+        public ILaharsubStore Store { get; }
+        public LaharsubStoreOptions StoreOptions { get; }
+        public IHostApplicationLifetime Lifetime { get; }
+        public LaharsubMetrics Metrics { get; }
+        public TimeProvider Clock { get; }
+        public WaitingPollLimit WaitingPolls { get; }
+        public ILogger Logger { get; }
+        public bool OpenAccess { get; }
+        public bool RateLimited { get; }
+        public KestrelServerLimits Limits { get; }
+        public long MaxHeadBytes { get; }
+
+        /// <summary>
+        /// How long the rest of a request that arrived in part may take to arrive before Kestrel takes the
+        /// connection (and applies its own timeouts): the shorter of Kestrel's request headers timeout and
+        /// its body data rate's grace period.
+        /// </summary>
+        public TimeSpan PartialRequestWait { get; }
+        public FastPathResponses Responses { get; }
+
+        /// <summary><c>{prefix}/subscriptions</c>: the poll's path.</summary>
+        public byte[] PollPath { get; }
+
+        /// <summary><c>{prefix}/topics/</c>: a publish's path is this and the topic's id.</summary>
+        public byte[] TopicsPath { get; }
+
+        /// <summary>The content type last published with, so that a publisher sending the same one again costs no string.</summary>
+        public string? LastContentType;
+    }
+
+    [LoggerMessage(EventId = 60, Level = LogLevel.Error, Message = "The fast path failed answering {Method} on connection {ConnectionId}; the connection was closed.")]
+    internal static partial void Failed(ILogger logger, Exception exception, string method, string connectionId);
+
+    [LoggerMessage(EventId = 61, Level = LogLevel.Warning, Message = "{Store} unavailable: a fast-path poll was answered 503. {Reason}")]
+    internal static partial void StoreUnavailable(ILogger logger, string store, string reason);
+}

@@ -1,0 +1,135 @@
+using System.Buffers;
+using System.Buffers.Text;
+using System.Text;
+using System.Text.Json;
+using Laharsub.Server.Wire;
+
+namespace Laharsub.Server.FastPath;
+
+/// <summary>
+/// The fast path's answers as prepared bytes: status lines and header blocks written as Kestrel writes
+/// them for the same answers on the normal path (same headers, same order), with the Date header
+/// formatted once a second rather than per answer.
+/// </summary>
+internal sealed class FastPathResponses(TimeProvider clock, bool serverHeader)
+{
+    private static readonly byte[] Ok = "HTTP/1.1 200 OK\r\nContent-Length: "u8.ToArray();
+    private static readonly byte[] Created = "HTTP/1.1 201 Created\r\nContent-Length: "u8.ToArray();
+    private static readonly byte[] NoContent = "HTTP/1.1 204 No Content\r\n"u8.ToArray();
+    private static readonly byte[] JsonType = "\r\nContent-Type: application/json; charset=utf-8\r\n"u8.ToArray();
+    private static readonly byte[] ProblemType = "\r\nContent-Type: application/problem+json\r\n"u8.ToArray();
+    private static readonly byte[] DateName = "Date: "u8.ToArray();
+    private static readonly byte[] ServerLine = "\r\nServer: Kestrel"u8.ToArray();
+    private static readonly byte[] NoStore = "\r\nCache-Control: no-store"u8.ToArray();
+    private static readonly byte[] CloseLine = "\r\nConnection: close"u8.ToArray();
+    private static readonly byte[] ETagStart = "\r\nETag: \""u8.ToArray();
+    private static readonly byte[] RetryAfterName = "\r\nRetry-After: "u8.ToArray();
+    private static readonly byte[] HeadEnd = "\r\n\r\n"u8.ToArray();
+
+    private readonly byte[] _serverLine = serverHeader ? ServerLine : [];
+    private DateLine? _date;
+
+    /// <summary>A poll's <c>200</c> head for a JSON body of <paramref name="length"/> bytes; the body follows.</summary>
+    public void WritePollOk(IBufferWriter<byte> writer, long length)
+    {
+        writer.Write(Ok);
+        WriteNumber(writer, length);
+        writer.Write(JsonType);
+        WriteDate(writer);
+        writer.Write(NoStore);
+        writer.Write(HeadEnd);
+    }
+
+    /// <summary>A poll's <c>204</c>; with <paramref name="close"/> it also says the connection closes (the server is stopping).</summary>
+    public void WritePollNoContent(IBufferWriter<byte> writer, bool close)
+    {
+        writer.Write(NoContent);
+        WriteDate(writer);
+        writer.Write(NoStore);
+        if (close)
+        {
+            writer.Write(CloseLine);
+        }
+        writer.Write(HeadEnd);
+    }
+
+    /// <summary>A publish's <c>201</c> with its JSON body and the topic's epoch as ETag.</summary>
+    public void WritePublished(IBufferWriter<byte> writer, ReadOnlySpan<byte> json, string epoch)
+    {
+        writer.Write(Created);
+        WriteNumber(writer, json.Length);
+        writer.Write(JsonType);
+        WriteDate(writer);
+        writer.Write(ETagStart);
+        WriteAscii(writer, epoch);
+        writer.Write("\""u8);
+        writer.Write(HeadEnd);
+        writer.Write(json);
+    }
+
+    /// <summary>
+    /// A poll's problem answer (RFC 9457), as the pipeline's problem details service writes it: type, title,
+    /// status, detail, the extensions, then the trace id.
+    /// </summary>
+    public void WritePollProblem(IBufferWriter<byte> writer, int status, string title, string detail,
+        string traceId, Action<Utf8JsonWriter> extensions, int? retryAfterSeconds = null)
+    {
+        var body = new ArrayBufferWriter<byte>(256);
+        using (var json = new Utf8JsonWriter(body))
+        {
+            json.WriteStartObject();
+            json.WriteString("type", status == 404 ? "https://tools.ietf.org/html/rfc9110#section-15.5.5" : "https://tools.ietf.org/html/rfc9110#section-15.6.4");
+            json.WriteString("title", title);
+            json.WriteNumber("status", status);
+            json.WriteString("detail", detail);
+            extensions(json);
+            json.WriteString("traceId", traceId);
+            json.WriteEndObject();
+        }
+        writer.Write(Encoding.ASCII.GetBytes($"HTTP/1.1 {status} {(status == 404 ? "Not Found" : "Service Unavailable")}\r\nContent-Length: "));
+        WriteNumber(writer, body.WrittenCount);
+        writer.Write(ProblemType);
+        WriteDate(writer);
+        writer.Write(NoStore);
+        if (retryAfterSeconds is { } seconds)
+        {
+            writer.Write(RetryAfterName);
+            WriteNumber(writer, seconds);
+        }
+        writer.Write(HeadEnd);
+        writer.Write(body.WrittenSpan);
+    }
+
+    /// <summary><c>Date: ...\r\n</c>'s value and the Server line; the date is formatted at most once a second.</summary>
+    private void WriteDate(IBufferWriter<byte> writer)
+    {
+        var now = clock.GetUtcNow();
+        var second = now.ToUnixTimeSeconds();
+        var date = Volatile.Read(ref _date);
+        if (date is null || date.Second != second)
+        {
+            date = new DateLine(second, Encoding.ASCII.GetBytes(now.ToString("r")));
+            Volatile.Write(ref _date, date);
+        }
+        writer.Write(DateName);
+        writer.Write(date.Bytes);
+        writer.Write(_serverLine);
+    }
+
+    private static void WriteNumber(IBufferWriter<byte> writer, long value)
+    {
+        var span = writer.GetSpan(20);
+        Utf8Formatter.TryFormat(value, span, out var written);
+        writer.Advance(written);
+    }
+
+    private static void WriteAscii(IBufferWriter<byte> writer, string text)
+    {
+        var span = writer.GetSpan(text.Length);
+        var written = Encoding.ASCII.GetBytes(text, span);
+        writer.Advance(written);
+    }
+
+    /// <summary>The Date header's value for one second; replaced whole so that readers never see a torn pair.</summary>
+    private sealed record DateLine(long Second, byte[] Bytes);
+}
