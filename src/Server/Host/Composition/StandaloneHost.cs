@@ -38,6 +38,7 @@ internal static class StandaloneHost
             Args = args,
             ApplicationName = typeof(StandaloneHost).Assembly.GetName().Name,
         });
+        DefaultAddress.ApplyUnlessConfigured(builder);
         builder.Services.AddLaharsub();
         builder.Services.AddProblemDetails(problems => problems.CustomizeProblemDetails = StatusCodeProblemDetails.Customize);
         builder.Services.AddOptions<LaharsubForwardedHeadersOptions>().BindConfiguration(LaharsubForwardedHeadersOptions.SectionName).ValidateOnStart();
