@@ -89,6 +89,9 @@ public sealed class HostProcess : IAsyncDisposable
         return await ChildProcess.ReadyOrDisposedAsync(host, healthy);
     }
 
+    /// <summary>A loopback port that nothing listens on now.</summary>
+    public static int FreeLoopbackPort() => ChildProcess.FreeLoopbackPort();
+
     /// <summary>The process id of what was started (after a launcher's <c>exec</c>, the server's own).</summary>
     public int ProcessId => _process.Id;
 

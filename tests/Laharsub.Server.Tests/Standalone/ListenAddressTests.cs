@@ -2,6 +2,7 @@ using System.Diagnostics;
 using System.Globalization;
 using System.Text.RegularExpressions;
 using Laharsub.LoadTestClient.Hosting;
+using Laharsub.Server.Tests.Support;
 using Laharsub.Testing;
 
 namespace Laharsub.Server.Tests.Standalone;
@@ -76,9 +77,9 @@ public sealed partial class ListenAddressTests
         await WaitForListeningAsync(server);
 
         Assert.Contains("Now listening on: http://localhost:5000", server.Output, StringComparison.Ordinal);
-        var (exitCode, answer) = await RunAsync("nsenter", "--target", server.ProcessId.ToString(CultureInfo.InvariantCulture), "--user", "--net",
+        var (exitCode, answer) = await Command.RunAsync("nsenter", ["--target", server.ProcessId.ToString(CultureInfo.InvariantCulture), "--user", "--net",
             "--preserve-credentials", "curl", "--silent", "--show-error", "--max-time", "10", "--write-out", "%{http_code}", "--output", "/dev/null",
-            "http://localhost:5000/health");
+            "http://localhost:5000/health"], Bound, "nsenter is in util-linux");
         Assert.True(exitCode == 0 && answer.Trim() == "200", $"GET http://localhost:5000/health inside the server's namespace: exit {exitCode}, {answer}");
     }
 
@@ -92,21 +93,6 @@ public sealed partial class ListenAddressTests
             // Re-checks output that arrives on another thread; not a race to win.
             await Task.Delay(20);
         }
-    }
-
-    private static async Task<(int ExitCode, string Output)> RunAsync(string fileName, params string[] arguments)
-    {
-        var start = new ProcessStartInfo(fileName) { RedirectStandardOutput = true, RedirectStandardError = true, UseShellExecute = false };
-        foreach (var argument in arguments)
-        {
-            start.ArgumentList.Add(argument);
-        }
-        using var process = Process.Start(start) ?? throw new InvalidOperationException($"{fileName} could not be started.");
-        using var timeout = new CancellationTokenSource(Bound);
-        var output = process.StandardOutput.ReadToEndAsync(timeout.Token);
-        var error = process.StandardError.ReadToEndAsync(timeout.Token);
-        await process.WaitForExitAsync(timeout.Token);
-        return (process.ExitCode, await output + await error);
     }
 
     [GeneratedRegex("Now listening on: ")]
