@@ -32,6 +32,20 @@ if ! command -v redis-server >/dev/null 2>&1; then
   install_debian_package redis-server || echo "installing redis-server failed: the Redis tests will fail"
 fi
 
+# SystemdUnitTests check deploy/laharsub.service with systemd-analyze verify. ListenAddressTests run the
+# server in a private network namespace (unshare, nsenter: util-linux) and ask it with curl from inside;
+# SelfContainedPublishTests hide the .NET installation with a private mount (unshare).
+if ! command -v systemd-analyze >/dev/null 2>&1; then
+  echo "systemd-analyze is missing: installing Debian's systemd package"
+  install_debian_package systemd || echo "installing systemd failed: SystemdUnitTests will fail"
+fi
+for tool in ip:iproute2 curl:curl; do
+  if ! command -v "${tool%%:*}" >/dev/null 2>&1; then
+    echo "${tool%%:*} is missing: installing Debian's ${tool#*:} package"
+    install_debian_package "${tool#*:}" || echo "installing ${tool#*:} failed: ListenAddressTests will fail"
+  fi
+done
+
 # The load test's nchan comparison runs nginx as a private instance on a free loopback port; the
 # package's own service (port 80) is not used by the tests.
 if [ ! -x /usr/sbin/nginx ] || [ ! -f /usr/lib/nginx/modules/ngx_nchan_module.so ]; then

@@ -115,10 +115,10 @@ public sealed class ClientLimitTests
     }
 
     [Theory]
-    [InlineData(null, 10)]
+    [InlineData(null, 50)]
     [InlineData("7", 7)]
     [InlineData("0", 0)]
-    public async Task TheConnectionCapIsATenthOfAllConnectionsUnlessSet(string? perClient, int expected)
+    public async Task TheConnectionCapIsHalfOfAllConnectionsUnlessSet(string? perClient, int expected)
     {
         await using var server = await LaharsubTestServer.StartAsync(settings: new Dictionary<string, string?>
         {

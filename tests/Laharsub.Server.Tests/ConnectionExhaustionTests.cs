@@ -80,7 +80,8 @@ public sealed partial class ConnectionExhaustionTests
         // A twentieth of the limit is kept for the server itself, at least 384 descriptors.
         Assert.Equal(Math.Max(384, OpenFileLimit / 20), int.Parse(line.Groups["reserved"].Value));
         Assert.Equal(OpenFileLimit - openAtStart - Math.Max(384, OpenFileLimit / 20), connections);
-        Assert.Equal(connections / 10, int.Parse(line.Groups["perClient"].Value));
+        // One client address may take half of them: thousands of users behind a carrier's NAT or a proxy.
+        Assert.Equal(connections / 2, int.Parse(line.Groups["perClient"].Value));
     }
 
     [Fact]

@@ -5,6 +5,7 @@ using Laharsub.Server.Hosting;
 using Laharsub.Server.Tests.Support;
 using Laharsub.Testing;
 using Microsoft.Extensions.DependencyInjection;
+using Microsoft.Extensions.Logging;
 using Microsoft.Extensions.Time.Testing;
 
 namespace Laharsub.Server.Tests;
@@ -77,6 +78,28 @@ public sealed class MetricsTests
         // Recorded once the answer is written, which the client may see a moment before.
         await Eventually.HoldsAsync(() => Task.FromResult(recorder.Values("laharsub.delivery.latency").Count == 2), WireClient.Bound, "both deliveries are recorded");
         Assert.Equal([2.25, 0.25], recorder.Values("laharsub.delivery.latency"));
+    }
+
+    [Fact]
+    public async Task APollRefusedByItsClientsCapIsCountedBySettingAndLogged()
+    {
+        var logs = new LogRecorder();
+        await using var server = await LaharsubTestServer.StartAsync(services: s => s.AddSingleton<ILoggerProvider>(logs),
+            settings: new Dictionary<string, string?> { ["Laharsub:Limits:MaxWaitingPollsPerClient"] = "1" });
+        using var recorder = new MetricRecorder(server.Services.GetRequiredService<IMeterFactory>());
+        using var client = server.CreateClient();
+        var topic = await client.CreateTopicAsync();
+        var waiting = client.PollAsync($"topics={topic}&timeout=60");
+        await Eventually.HoldsAsync(() => Task.FromResult(recorder.Sum("laharsub.polls.active") == 1), WireClient.Bound, "the first poll waits");
+
+        var refused = await client.PollAsync($"topics={topic}&timeout=60");
+
+        Assert.Equal(System.Net.HttpStatusCode.TooManyRequests, refused.Status);
+        Assert.Equal(1, recorder.Sum("laharsub.client_limit.refused", ("laharsub.limit.setting", "Laharsub:Limits:MaxWaitingPollsPerClient")));
+        Assert.Contains(logs.Entries, entry => entry.Level == LogLevel.Warning
+            && entry.Message.StartsWith("Laharsub:Limits:MaxWaitingPollsPerClient (1) refused 1 requests or connections", StringComparison.Ordinal));
+        await client.PublishTextAsync(topic, "ends the first poll");
+        await waiting.WaitAsync(WireClient.Bound);
     }
 
     /// <summary>Listens to the Laharsub meter of one server (other tests' servers run alongside, each with its own factory).</summary>

@@ -53,6 +53,51 @@ public sealed class HostProcess : IAsyncDisposable
         return await ChildProcess.ReadyOrDisposedAsync(host, healthy);
     }
 
+    /// <summary>Variables that choose the server's address; removed from a child's environment unless a test sets them.</summary>
+    private static readonly string[] AddressVariables =
+        ["ASPNETCORE_URLS", "ASPNETCORE_HTTP_PORTS", "ASPNETCORE_HTTPS_PORTS", "DOTNET_URLS", "DOTNET_HTTP_PORTS", "DOTNET_HTTPS_PORTS"];
+
+    /// <summary>
+    /// Starts <paramref name="command"/> (a build of the server: <c>dotnet HOST.dll ...</c>, a published
+    /// executable, or either behind a launcher) with no address added by the tests: its arguments and
+    /// <paramref name="environment"/> choose it, as an operator's would. Waits until /health answers at
+    /// <paramref name="baseAddress"/>, or, when that is null (a server the tests cannot reach directly),
+    /// returns once the process is started.
+    /// </summary>
+    public static async Task<HostProcess> StartCommandAsync(IReadOnlyList<string> command, Uri? baseAddress,
+        IReadOnlyDictionary<string, string?>? environment = null, string? workingDirectory = null)
+    {
+        var output = new System.Text.StringBuilder();
+        var variables = AddressVariables.ToDictionary(name => name, _ => (string?)null);
+        foreach (var (name, value) in environment ?? new Dictionary<string, string?>())
+        {
+            variables[name] = value;
+        }
+        var process = ChildProcess.Start("The server", command[0], command.Skip(1), line =>
+            {
+                lock (output)
+                {
+                    output.AppendLine(line);
+                }
+            }, workingDirectory: workingDirectory ?? Path.GetDirectoryName(HostDll()), environment: variables);
+        var host = new HostProcess(process, baseAddress ?? new Uri("http://localhost/"), output);
+        if (baseAddress is null)
+        {
+            return host;
+        }
+        var healthy = process.WaitUntilHealthyAsync(baseAddress, TimeSpan.FromSeconds(60), () => ":\n" + host.Output, CancellationToken.None);
+        return await ChildProcess.ReadyOrDisposedAsync(host, healthy);
+    }
+
+    /// <summary>A loopback port that nothing listens on now.</summary>
+    public static int FreeLoopbackPort() => ChildProcess.FreeLoopbackPort();
+
+    /// <summary>The process id of what was started (after a launcher's <c>exec</c>, the server's own).</summary>
+    public int ProcessId => _process.Id;
+
+    /// <summary>The standalone server's dll that these tests run (see <see cref="HostDll"/>).</summary>
+    public static string BuiltHostDll => HostDll();
+
     /// <summary>
     /// Runs the standalone server's executable with <paramref name="arguments"/> (a command such as <c>token</c>)
     /// and <paramref name="environment"/> added to its environment, and returns what it wrote; bounded by 60 s.

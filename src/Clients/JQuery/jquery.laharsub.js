@@ -2,6 +2,7 @@
  * jquery.laharsub.js — jQuery client for Laharsub, HTTP pub/sub: all of a page's subscriptions share
  * one connection, a WebSocket, a Server-Sent Events stream or a long poll (tried in that order).
  * Works with jQuery 3.7 and jQuery 4; no other dependency. Wire protocol: docs/protocol.md.
+ * Copyright (c) 2026 the Laharsub contributors. MIT licence: see LICENSE at the repository root.
  */
 (function (factory) {
   'use strict';

@@ -23,14 +23,16 @@ internal sealed class ClientConnectionLimit : IDisposable
 
     private readonly TimeProvider _time;
     private readonly ILogger _logger;
+    private readonly ClientLimitMetrics _metrics;
     private int _limit;
     private PartitionedRateLimiter<IPAddress>? _connections;
     private RefusalLog? _refusals;
 
-    public ClientConnectionLimit(TimeProvider time, ILogger<ClientConnectionLimit> logger)
+    public ClientConnectionLimit(TimeProvider time, ILogger<ClientConnectionLimit> logger, ClientLimitMetrics metrics)
     {
         _time = time;
         _logger = logger;
+        _metrics = metrics;
     }
 
     /// <summary>The cap in force, once Kestrel's options are configured (<see cref="ConnectionLimitSetup"/>); 0 when off.</summary>
@@ -42,7 +44,7 @@ internal sealed class ClientConnectionLimit : IDisposable
         _limit = limit;
         _connections = PartitionedRateLimiter.Create<IPAddress, IPAddress>(client => RateLimitPartition.GetConcurrencyLimiter(client,
             _ => new ConcurrencyLimiterOptions { PermitLimit = limit, QueueLimit = 0 }));
-        _refusals = new RefusalLog(Setting, limit, _time, _logger);
+        _refusals = new RefusalLog(Setting, limit, _time, _logger, _metrics);
     }
 
     public async Task OnConnectionAsync(ConnectionContext connection, ConnectionDelegate next)

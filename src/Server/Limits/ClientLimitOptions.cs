@@ -20,25 +20,30 @@ public sealed class ClientLimitOptions
 
     /// <summary>
     /// Connections one client address may hold open at once (standalone server only: the host owns the
-    /// connections); 0 turns the cap off. Unset, it is a tenth of <c>Kestrel:Limits:MaxConcurrentConnections</c>
+    /// connections); 0 turns the cap off. Unset, it is half of <c>Kestrel:Limits:MaxConcurrentConnections</c>
     /// (derived from the open-file limit unless set), or <see cref="DefaultMaxConnectionsPerClient"/> where
-    /// connections are not limited: with the default open-file limit of 20,000 that is about 1,950, enough
-    /// for a NAT-ed office whose hundreds of browsers each hold a poll and a keep-alive connection, while
-    /// nine tenths stay for everyone else.
+    /// connections are not limited. With an open-file limit of 20,000 that is about 9,400: a carrier's NAT
+    /// or a company's proxy puts thousands of users behind one address, each browser holding its
+    /// subscription and a keep-alive connection, while one client alone still cannot take more than half of
+    /// the server (README, "Limits per client address", has the numbers).
     /// </summary>
     [Range(0, int.MaxValue, ErrorMessage = "Laharsub:Limits:MaxConnectionsPerClient must be 0 (no cap) or a positive number of connections.")]
     public int? MaxConnectionsPerClient { get; set; }
 
     /// <summary>The per-client connection cap where the server's connections are not limited at all.</summary>
-    public const int DefaultMaxConnectionsPerClient = 2000;
+    public const int DefaultMaxConnectionsPerClient = 10_000;
 
     /// <summary>Unset, a client address may hold this share of all connections.</summary>
-    internal const int ConnectionShareDivisor = 10;
+    internal const int ConnectionShareDivisor = 2;
 
     /// <summary>
     /// Polls one client address may have waiting at once, over all its connections (HTTP/2 carries many
-    /// on one); 0 turns the cap off. The default leaves room for hundreds of browsers behind one address.
+    /// on one); 0 turns the cap off. A page holds one subscription however many topics it follows, so this
+    /// is about the number of users behind one address. 10,000 by default: a little more than one
+    /// address's share of the connections (about 9,400 at an open-file limit of 20,000) can carry over
+    /// HTTP/1.1, one poll each, so that there the connection cap binds; over HTTP/2, where polls share
+    /// connections, it lets 10,000 users share one address.
     /// </summary>
     [Range(0, int.MaxValue, ErrorMessage = "Laharsub:Limits:MaxWaitingPollsPerClient must be 0 (no cap) or a positive number of polls.")]
-    public int MaxWaitingPollsPerClient { get; set; } = 1000;
+    public int MaxWaitingPollsPerClient { get; set; } = 10_000;
 }

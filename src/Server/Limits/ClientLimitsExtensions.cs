@@ -17,6 +17,8 @@ internal static class ClientLimitsExtensions
             .BindConfiguration(ClientLimitOptions.SectionName)
             .ValidateDataAnnotations()
             .ValidateOnStart();
+        services.AddMetrics();
+        services.TryAddSingleton<ClientLimitMetrics>();
         services.TryAddSingleton<WaitingPollLimit>();
         services.TryAddSingleton<ClientConnectionLimit>();
         return services;

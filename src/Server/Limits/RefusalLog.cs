@@ -5,9 +5,10 @@ namespace Laharsub.Server.Limits;
 
 /// <summary>
 /// Says in the log that a per-client cap is refusing clients, at most once a minute per cap, so that a
-/// flood of refusals is visible without flooding the log.
+/// flood of refusals is visible without flooding the log; each refusal of a client is also counted in
+/// <paramref name="metrics"/>, when given.
 /// </summary>
-internal sealed partial class RefusalLog(string setting, int limit, TimeProvider time, ILogger logger)
+internal sealed partial class RefusalLog(string setting, int limit, TimeProvider time, ILogger logger, ClientLimitMetrics? metrics = null)
 {
     private static readonly TimeSpan Interval = TimeSpan.FromMinutes(1);
 
@@ -16,6 +17,7 @@ internal sealed partial class RefusalLog(string setting, int limit, TimeProvider
 
     public void Refused(IPAddress client)
     {
+        metrics?.Refused(setting);
         if (TakeTurn(1) is { } refused)
         {
             Refusing(logger, setting, limit, ClientAddress.Describe(client), refused);

@@ -20,12 +20,12 @@ internal sealed class WaitingPollLimit : IDisposable
     private readonly PartitionedRateLimiter<IPAddress> _polls;
     private readonly RefusalLog _refusals;
 
-    public WaitingPollLimit(IOptions<ClientLimitOptions> options, TimeProvider time, ILogger<WaitingPollLimit> logger)
+    public WaitingPollLimit(IOptions<ClientLimitOptions> options, TimeProvider time, ILogger<WaitingPollLimit> logger, ClientLimitMetrics metrics)
     {
         _limit = options.Value.MaxWaitingPollsPerClient;
         _polls = PartitionedRateLimiter.Create<IPAddress, IPAddress>(client => RateLimitPartition.GetConcurrencyLimiter(client,
             _ => new ConcurrencyLimiterOptions { PermitLimit = Math.Max(_limit, 1), QueueLimit = 0 }));
-        _refusals = new RefusalLog(Setting, _limit, time, logger);
+        _refusals = new RefusalLog(Setting, _limit, time, logger, metrics);
     }
 
     public bool Enabled => _limit > 0;

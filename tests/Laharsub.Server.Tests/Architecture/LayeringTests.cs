@@ -1,6 +1,4 @@
-using System.ComponentModel;
-using System.Diagnostics;
-using System.Text;
+using Laharsub.Server.Tests.Support;
 
 namespace Laharsub.Server.Tests.Architecture;
 
@@ -137,40 +135,9 @@ public sealed class LayeringTests : IDisposable
     /// <summary>Runs layers.py on the tree at <paramref name="root"/>; its output and error output together.</summary>
     private static async Task<Run> RunAsync(string root)
     {
-        var start = new ProcessStartInfo("python3")
-        {
-            UseShellExecute = false,
-            RedirectStandardOutput = true,
-            RedirectStandardError = true,
-            StandardOutputEncoding = Encoding.UTF8,
-            StandardErrorEncoding = Encoding.UTF8,
-        };
-        start.ArgumentList.Add(Path.Combine(RepositoryRoot, "tests", "architecture", "layers.py"));
-        start.ArgumentList.Add("--root");
-        start.ArgumentList.Add(root);
-        Process? started;
-        try
-        {
-            started = Process.Start(start);
-        }
-        catch (Win32Exception exception)
-        {
-            throw new InvalidOperationException($"python3 could not be started ({exception.Message}): the layering check needs python3 on PATH.", exception);
-        }
-        using var process = started ?? throw new InvalidOperationException("python3 could not be started.");
-        using var timeout = new CancellationTokenSource(Bound);
-        var output = process.StandardOutput.ReadToEndAsync(timeout.Token);
-        var error = process.StandardError.ReadToEndAsync(timeout.Token);
-        try
-        {
-            await process.WaitForExitAsync(timeout.Token);
-        }
-        catch (OperationCanceledException)
-        {
-            process.Kill(entireProcessTree: true);
-            throw new TimeoutException($"tests/architecture/layers.py did not finish within {Bound.TotalSeconds} s.");
-        }
-        return new Run(process.ExitCode, await output + await error);
+        var (exitCode, output) = await Command.RunAsync("python3", [Path.Combine(RepositoryRoot, "tests", "architecture", "layers.py"), "--root", root], Bound,
+            "the layering check needs python3 on PATH");
+        return new Run(exitCode, output);
     }
 
     private static string FindRepositoryRoot()

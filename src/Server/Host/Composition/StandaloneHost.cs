@@ -3,7 +3,6 @@ using Laharsub.Server.Hosting;
 using Laharsub.Server.Limits;
 using Microsoft.AspNetCore.Builder;
 using Microsoft.AspNetCore.Connections;
-using Microsoft.AspNetCore.Diagnostics.HealthChecks;
 using Microsoft.AspNetCore.Hosting;
 using Microsoft.AspNetCore.Http.Metadata;
 using Microsoft.AspNetCore.Http;
@@ -30,6 +29,12 @@ internal static class StandaloneHost
     /// <summary>ASP.NET Core's log categories, all under this prefix.</summary>
     internal const string FrameworkCategory = "Microsoft.AspNetCore";
 
+    /// <summary>
+    /// How long a stop (SIGTERM) may take: waiting polls are answered as soon as it starts; the rest is
+    /// connections draining. deploy/laharsub.service gives systemd's TimeoutStopSec more than this.
+    /// </summary>
+    internal static readonly TimeSpan ShutdownTimeout = TimeSpan.FromSeconds(10);
+
     /// <summary>Builds the standalone server; <paramref name="configure"/> may adjust the builder (tests use it to add services or options).</summary>
     public static WebApplication Build(string[] args, Action<WebApplicationBuilder>? configure = null)
     {
@@ -38,7 +43,9 @@ internal static class StandaloneHost
             Args = args,
             ApplicationName = typeof(StandaloneHost).Assembly.GetName().Name,
         });
+        DefaultAddress.ApplyUnlessConfigured(builder);
         builder.Services.AddLaharsub();
+        builder.Services.AddHealthProbes();
         builder.Services.AddProblemDetails(problems => problems.CustomizeProblemDetails = StatusCodeProblemDetails.Customize);
         builder.Services.AddOptions<LaharsubForwardedHeadersOptions>().BindConfiguration(LaharsubForwardedHeadersOptions.SectionName).ValidateOnStart();
         builder.Services.AddSingleton<IValidateOptions<LaharsubForwardedHeadersOptions>, LaharsubForwardedHeadersOptions.Validator>();
@@ -74,8 +81,7 @@ internal static class StandaloneHost
         builder.Services.Configure<RouteOptions>(routes => routes.SuppressCheckForUnhandledSecurityMetadata = true);
         RaiseRequestLineLimit(builder);
         builder.LimitConnections();
-        // Waiting polls are answered as soon as shutdown starts; the rest is connections draining.
-        builder.Services.Configure<Microsoft.Extensions.Hosting.HostOptions>(host => host.ShutdownTimeout = TimeSpan.FromSeconds(10));
+        builder.Services.Configure<Microsoft.Extensions.Hosting.HostOptions>(host => host.ShutdownTimeout = ShutdownTimeout);
         configure?.Invoke(builder);
 
         var app = builder.Build();
@@ -95,7 +101,7 @@ internal static class StandaloneHost
         app.UseLaharsubAccess();
         app.UseRateLimiter();
         app.MapLaharsub("/ps");
-        app.MapHealthChecks("/health", new HealthCheckOptions { ResponseWriter = HealthReportWriter.WriteAsync });
+        app.MapHealthProbes();
         MapDemo(app);
         return app;
     }
