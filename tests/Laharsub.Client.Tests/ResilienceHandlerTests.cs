@@ -80,6 +80,47 @@ public sealed class ResilienceHandlerTests
         Assert.Equal(0, Volatile.Read(ref retried));
     }
 
+    [Fact]
+    public async Task WithTheDocumentedConfigurationAQuietPollWaitsPastTheDefaultTimeoutsUncut()
+    {
+        await using var server = await LaharsubTestServer.StartAsync();
+        var clock = new WatchedClock();
+        var services = new ServiceCollection();
+        services.AddSingleton<TimeProvider>(clock);
+        // docs/dotnet-client.md's configuration: each attempt may outlast a poll's hold.
+        services.AddLaharsubClient(options =>
+            {
+                options.ApiAddress = server.ApiAddress;
+                options.Transport = LaharsubTransport.LongPolling;
+            })
+            .AddStandardResilienceHandler(options =>
+            {
+                options.AttemptTimeout.Timeout = TimeSpan.FromSeconds(70);
+                options.TotalRequestTimeout.Timeout = TimeSpan.FromMinutes(3);
+                options.CircuitBreaker.SamplingDuration = TimeSpan.FromMinutes(2.5);
+            });
+        await using var provider = services.BuildServiceProvider();
+        var client = provider.GetRequiredService<LaharsubClient>();
+        var topic = await client.CreateTopicAsync().WaitAsync(TestSupport.Timeout);
+        var subscription = client.Subscribe([new(topic, 1)]);
+        var retried = 0;
+        subscription.Retrying += (_, _) => Interlocked.Increment(ref retried);
+        await using var reader = new EventReader(subscription);
+        _ = reader.PendingStep;
+
+        // The create, then the poll: each attempt now gets 70 s.
+        await clock.NextArmedAsync(due => due == TimeSpan.FromSeconds(70));
+        await clock.NextArmedAsync(due => due == TimeSpan.FromSeconds(70));
+        await Eventually.HoldsAsync(() => Task.FromResult(server.WaitingPolls(topic) == 1), TestSupport.Timeout, "the poll waits");
+        // Past the default 10 s per attempt and 30 s in all, under the client's own 60 s (PollTimeout + RequestTimeout).
+        clock.Advance(TimeSpan.FromSeconds(40));
+        await client.PublishAsync(topic, "answered by the same poll").WaitAsync(TestSupport.Timeout);
+
+        Assert.Equal("answered by the same poll", (await reader.NextAsync()).Text());
+        Assert.Equal(0, Volatile.Read(ref retried));
+        Assert.Equal(TimeSpan.FromSeconds(30), client.PollTimeout);
+    }
+
     /// <summary>
     /// The client as an application with Aspire's service defaults registers it. The handler runs on
     /// <paramref name="clock"/>, and so does the client unless <paramref name="clientClock"/> is given.
