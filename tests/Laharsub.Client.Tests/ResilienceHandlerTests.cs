@@ -87,12 +87,14 @@ public sealed class ResilienceHandlerTests
         var clock = new WatchedClock();
         var services = new ServiceCollection();
         services.AddSingleton<TimeProvider>(clock);
-        // docs/dotnet-client.md's configuration: each attempt may outlast a poll's hold.
+        // What Aspire's service defaults do, then docs/dotnet-client.md's replacement on the Laharsub client.
+        services.ConfigureHttpClientDefaults(http => http.AddStandardResilienceHandler());
         services.AddLaharsubClient(options =>
             {
                 options.ApiAddress = server.ApiAddress;
                 options.Transport = LaharsubTransport.LongPolling;
             })
+            .RemoveAllResilienceHandlers()
             .AddStandardResilienceHandler(options =>
             {
                 options.AttemptTimeout.Timeout = TimeSpan.FromSeconds(70);
