@@ -49,6 +49,27 @@ public sealed class LabelTests
     }
 
     [Fact]
+    public async Task AListingByPatternGoesOnPastAPageTheServerEndedWithoutAMatch()
+    {
+        await using var server = await LaharsubTestServer.StartAsync();
+        // More topics than the server scans for one filtered page (10,000), then the one that matches.
+        for (var i = 0; i < 10_000; i++)
+        {
+            await server.Store.CreateTopicAsync();
+        }
+        var late = (await server.Store.CreateTopicAsync("late-1"))!.TopicId;
+        await using var client = server.CreateLaharsubClient();
+
+        var first = await client.ListTopicsAsync("late-*").WaitAsync(TestSupport.Timeout);
+        var all = await client.ListAllTopicsAsync("late-*").ToListAsync().AsTask().WaitAsync(TestSupport.Timeout);
+
+        Assert.Empty(first.Topics);
+        Assert.True(first.HasMore);
+        Assert.Equal(10_000, first.NextAfterTopicId);
+        Assert.Equal([late], all.Select(topic => topic.TopicId));
+    }
+
+    [Fact]
     public async Task ALabelTheServerRefusesIsA400NamingLabelAndCreatesNothing()
     {
         await using var server = await LaharsubTestServer.StartAsync();
