@@ -17,11 +17,31 @@ internal sealed class WatchedClock : FakeTimeProvider
     {
         var timer = base.CreateTimer(callback, state, dueTime, period);
         // The timer is among the clock's waiters now: an Advance past its due time fires it.
+        Armed(dueTime, period);
+        return new ArmedTimer(timer, this);
+    }
+
+    private void Armed(TimeSpan dueTime, TimeSpan period)
+    {
         if (period == Timeout.InfiniteTimeSpan && dueTime != Timeout.InfiniteTimeSpan)
         {
             _armed.Writer.TryWrite(dueTime);
         }
-        return timer;
+    }
+
+    /// <summary>Reports a timer armed later too, as CancellationTokenSource.CancelAfter arms one (Polly's timeouts do).</summary>
+    private sealed class ArmedTimer(ITimer timer, WatchedClock clock) : ITimer
+    {
+        public bool Change(TimeSpan dueTime, TimeSpan period)
+        {
+            var changed = timer.Change(dueTime, period);
+            clock.Armed(dueTime, period);
+            return changed;
+        }
+
+        public void Dispose() => timer.Dispose();
+
+        public ValueTask DisposeAsync() => timer.DisposeAsync();
     }
 
     /// <summary>

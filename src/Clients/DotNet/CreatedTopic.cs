@@ -10,4 +10,7 @@ public sealed record CreatedTopic(long TopicId)
     /// to be told when the id comes to name another topic. <see langword="null"/> from a server without epochs.
     /// </summary>
     public string? Epoch { get; init; }
+
+    /// <summary>The topic's label, given when it was created; <see langword="null"/> for a topic without one.</summary>
+    public string? Label { get; init; }
 }

@@ -32,12 +32,23 @@ public sealed partial class LaharsubClient
         {
             using var expiry = new CancellationTokenSource(PollTimeout + _options.RequestTimeout, TimeProvider);
             using var poll = CancellationTokenSource.CreateLinkedTokenSource(changed, stopped, cancellationToken, _disposing.Token, expiry.Token);
-            using var exchange = await SendAuthorizedAsync(() =>
+            var sent = TimeProvider.GetTimestamp();
+            Exchange exchange;
+            try
             {
-                var request = new HttpRequestMessage(HttpMethod.Get, uri);
-                request.Headers.Accept.Add(_options.PollFormat == PollFormat.Multipart ? AcceptMultipart : AcceptJson);
-                return request;
-            }, poll.Token).ConfigureAwait(false);
+                exchange = await SendAuthorizedAsync(() =>
+                {
+                    var request = new HttpRequestMessage(HttpMethod.Get, uri);
+                    request.Headers.Accept.Add(_options.PollFormat == PollFormat.Multipart ? AcceptMultipart : AcceptJson);
+                    return request;
+                }, poll.Token).ConfigureAwait(false);
+            }
+            catch (Exception exception) when (IsCutByHandlerTimeout(exception))
+            {
+                HoldPollsUnder(TimeProvider.GetElapsedTime(sent));
+                throw;
+            }
+            using var answer = exchange;
             var response = exchange.Response;
             switch (response.StatusCode)
             {
@@ -82,6 +93,12 @@ public sealed partial class LaharsubClient
         catch (OperationCanceledException) when (changed.IsCancellationRequested)
         {
             return PollOutcome.Changed;
+        }
+        catch (Exception exception) when (IsRejectedByHandler(exception))
+        {
+            // A resilience handler gave up (its timeout, an open circuit): the instance is not known to
+            // be gone, so the subscription stays on it and tries again after a backoff.
+            return PollOutcome.Retry(Backoff(failures + 1), exception);
         }
         catch (Exception exception) when (exception is OperationCanceledException or HttpRequestException or IOException
             or InvalidDataException or JsonException)

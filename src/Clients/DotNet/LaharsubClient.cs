@@ -17,6 +17,11 @@ namespace Laharsub.Client;
 /// Other 4xx answers throw a <see cref="LaharsubException"/> with the server's explanation.
 /// A client given several addresses (instances of one service on one shared store) moves to the next
 /// one when the one in use cannot be reached or answers 502, 503 or 504, and tries it at once.
+/// A resilience handler in the <see cref="HttpClient"/>'s pipeline (Polly's, as
+/// <c>AddStandardResilienceHandler()</c> adds) that gives up on a subscription's request does not end
+/// the subscription: it is retried like a network error. A poll cut by such a handler's timeout also
+/// lowers <see cref="PollTimeout"/> to a quarter of the time it had waited, so that later polls end
+/// before the handler's timeout does; docs/dotnet-client.md shows how to configure the handler instead.
 /// </remarks>
 public sealed partial class LaharsubClient : IAsyncDisposable, IDisposable
 {
@@ -82,6 +87,9 @@ public sealed partial class LaharsubClient : IAsyncDisposable, IDisposable
     /// <param name="httpClient">The client to send requests with; its <see cref="HttpClient.BaseAddress"/> must be the Laharsub API root, e.g. <c>http://localhost:5000/ps/</c>.</param>
     /// <param name="options">Polling, timeout and retry settings; <see langword="null"/> for the defaults.</param>
     /// <exception cref="ArgumentException">The base address is missing or not http(s), its timeout leaves no room for a poll, or an option is out of range.</exception>
+    // The constructor that AddHttpClient<LaharsubClient>() builds the typed client with: the other one
+    // that takes an HttpClient also fits, and the container would refuse to choose.
+    [Microsoft.Extensions.DependencyInjection.ActivatorUtilitiesConstructor]
     public LaharsubClient(HttpClient httpClient, LaharsubClientOptions? options = null)
         : this(httpClient, [BaseAddressOf(httpClient)], options)
     {
@@ -132,9 +140,16 @@ public sealed partial class LaharsubClient : IAsyncDisposable, IDisposable
 
     /// <summary>
     /// How long the server holds each poll: <see cref="LaharsubClientOptions.PollTimeout"/>, lowered
-    /// when a caller's <see cref="HttpClient.Timeout"/> would otherwise cut polls short.
+    /// when a caller's <see cref="HttpClient.Timeout"/> would otherwise cut polls short, and lowered
+    /// again each time a resilience handler's timeout cuts a poll (see <see cref="LaharsubClient"/>'s remarks).
     /// </summary>
-    public TimeSpan PollTimeout { get; }
+    public TimeSpan PollTimeout
+    {
+        get => TimeSpan.FromTicks(Volatile.Read(ref _pollTimeoutTicks));
+        private set => Volatile.Write(ref _pollTimeoutTicks, value.Ticks);
+    }
+
+    private long _pollTimeoutTicks;
 
     internal LaharsubClientOptions Options => _options;
 

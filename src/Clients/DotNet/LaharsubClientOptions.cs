@@ -7,6 +7,13 @@ namespace Laharsub.Client;
 public sealed class LaharsubClientOptions
 {
     /// <summary>
+    /// The Laharsub API root, e.g. <c>http://localhost:5000/ps/</c>, for a client registered with
+    /// <see cref="Microsoft.Extensions.DependencyInjection.LaharsubServiceCollectionExtensions.AddLaharsubClient"/>.
+    /// The constructors take their addresses as arguments and do not read it.
+    /// </summary>
+    public Uri? ApiAddress { get; set; }
+
+    /// <summary>
     /// How long the server holds a poll when nothing arrives (whole seconds, 1 s to 1 h; default 30 s).
     /// Must not exceed the server's <c>MaxPollTimeout</c> (2 minutes by default). The HTTP timeout of
     /// each poll is this plus <see cref="RequestTimeout"/>, so a poll is never cut short by the client.
@@ -83,7 +90,20 @@ public sealed class LaharsubClientOptions
     /// of the handler that the client builds for itself, and a given <see cref="HttpClient"/>'s own
     /// <see cref="HttpClient.Timeout"/>, follow the system clock.
     /// </summary>
-    public TimeProvider TimeProvider { get; set; } = TimeProvider.System;
+    public TimeProvider TimeProvider
+    {
+        get => _timeProvider;
+        set
+        {
+            _timeProvider = value;
+            TimeProviderSet = true;
+        }
+    }
+
+    private TimeProvider _timeProvider = TimeProvider.System;
+
+    /// <summary>Whether <see cref="TimeProvider"/> was set, so that AddLaharsubClient gives the container's clock only to options that chose none.</summary>
+    internal bool TimeProviderSet { get; private set; }
 
     internal LaharsubClientOptions Validated()
     {

@@ -23,4 +23,7 @@ public sealed record TopicInfo(
     /// a server without epochs.
     /// </summary>
     public string? Epoch { get; init; }
+
+    /// <summary>The topic's label, given when it was created; <see langword="null"/> for a topic without one.</summary>
+    public string? Label { get; init; }
 }

@@ -561,9 +561,44 @@
   Client.prototype = {
     constructor: Client,
 
-    /** Creates a topic; resolves with { topicId, epoch }. */
-    createTopic: function () {
-      return this._request('POST', '/topics', 'create topic');
+    /**
+     * Creates a topic; resolves with { topicId, epoch }, plus label when one is given:
+     * createTopic({ label: 'orders-eu' }). A label (a letter, then letters, digits and - _ . : /; up to
+     * 100 characters; not unique) names the topic for people and for listTopics({ label: 'orders-*' }).
+     * The server checks it: a bad one rejects with status 400 and problem.errors.label.
+     */
+    createTopic: function (options) {
+      var label = options && options.label;
+      if (label == null) {
+        return this._request('POST', '/topics', 'create topic');
+      }
+      if (typeof label !== 'string' || label === '') {
+        fail('label must be a non-empty string (got ' + String(label) + ').');
+      }
+      return this._request('POST', '/topics', 'create topic ' + label, {
+        data: JSON.stringify({ label: label }),
+        contentType: 'application/json',
+        processData: false
+      });
+    },
+
+    /**
+     * Lists one page of topics in id order; resolves with { topics, next } where `next` (present when
+     * more may follow) is the `after` to pass for the next page. Options: after (default 0), limit (1 to
+     * 1000, default 100) and label, a pattern where * stands for any run of characters ('orders-*').
+     * A page filtered by label may hold fewer topics than limit, even none, and still have a next.
+     */
+    listTopics: function (options) {
+      var settings = $.extend({ after: 0, limit: 100 }, options);
+      var query = { after: settings.after === 0 ? 0 : toId(settings.after, 'after'), limit: toId(settings.limit, 'limit') };
+      if (settings.label != null) {
+        query.label = settings.label;
+      }
+      return this._request('GET', '/topics?' + $.param(query), 'list topics').then(function (page) {
+        // The server's next link names where its scan stopped: hand back just that cursor.
+        var after = page.next && /[?&]after=([0-9]+)/.exec(page.next);
+        return after ? { topics: page.topics, next: Number(after[1]) } : { topics: page.topics };
+      });
     },
 
     /** Resolves with the topic's info (epoch, lastMessageId, firstRetainedMessageId, ...). */

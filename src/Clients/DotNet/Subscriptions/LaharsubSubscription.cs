@@ -40,6 +40,17 @@ public sealed partial class LaharsubSubscription : IAsyncDisposable
     private int _transport = -1;
     /// <summary>Why the transport tried before <see cref="_candidate"/> was given up, for <see cref="TransportChanged"/>.</summary>
     private Exception? _fallbackReason;
+    /// <summary>Whether the running enumeration has connected, and lost its connection since, for <see cref="Connected"/> and <see cref="Reconnected"/>.</summary>
+    private ConnectionState _connection;
+
+    private enum ConnectionState
+    {
+        /// <summary>Not connected yet in this enumeration.</summary>
+        None,
+        Up,
+        /// <summary>Was connected, and is retrying.</summary>
+        Lost,
+    }
 
     internal LaharsubSubscription(LaharsubClient client, IEnumerable<KeyValuePair<long, TopicCursor>> cursors)
     {
@@ -72,6 +83,29 @@ public sealed partial class LaharsubSubscription : IAsyncDisposable
     /// enumerating thread: keep it short.
     /// </summary>
     public event EventHandler<TransportChangedEventArgs>? TransportChanged;
+
+    /// <summary>
+    /// Raised when an enumeration of <see cref="ReadAllAsync"/> first gets through to the server (a stream
+    /// started, a poll answered), after any failed tries before; the sender is the subscription, and
+    /// <see cref="Transport"/> says how it is connected. Runs on the enumerating thread: keep it short.
+    /// </summary>
+    public event EventHandler? Connected;
+
+    /// <summary>
+    /// Raised when the subscription gets through again after it was connected and then lost its
+    /// connection (what <see cref="Retrying"/> reported); it carries on from its cursors, so nothing
+    /// was lost or is delivered twice. The sender is the subscription. Runs on the enumerating thread:
+    /// keep it short.
+    /// </summary>
+    public event EventHandler? Reconnected;
+
+    /// <summary>
+    /// Raised when an enumeration of <see cref="ReadAllAsync"/> ends: the subscription or its client was
+    /// disposed, the enumeration's token fired, the caller stopped enumerating, or (with
+    /// <see cref="SubscriptionClosedEventArgs.Error"/>) an answer the subscription cannot recover from.
+    /// The sender is the subscription. Runs on the enumerating thread: keep it short.
+    /// </summary>
+    public event EventHandler<SubscriptionClosedEventArgs>? Closed;
 
     /// <summary>
     /// The transport in use: <see cref="LaharsubTransport.WebSocket"/>, <see cref="LaharsubTransport.ServerSentEvents"/>
@@ -167,182 +201,211 @@ public sealed partial class LaharsubSubscription : IAsyncDisposable
         {
             throw new InvalidOperationException("This subscription is already being read: enumerate ReadAllAsync once at a time.");
         }
+        Exception? error = null;
         try
         {
-            var failures = 0;
-            while (!_stopped.IsCancellationRequested)
+            // The loop runs in an enumerator of its own so that the error that ends it can be caught
+            // here for Closed: an iterator cannot yield inside a try that has a catch.
+            var events = ReadCoreAsync(cancellationToken).GetAsyncEnumerator(cancellationToken);
+            await using (events.ConfigureAwait(false))
             {
-                cancellationToken.ThrowIfCancellationRequested();
-                var (query, changed) = Snapshot();
-                if (query is null)
+                while (true)
                 {
-                    await WaitAsync(Timeout.InfiniteTimeSpan, changed, cancellationToken).ConfigureAwait(false);
-                    continue;
-                }
-                var transport = _candidate;
-                var outcome = transport switch
-                {
-                    LaharsubTransport.WebSocket => await _client.OpenWebSocketAsync(query, failures, this, changed, _stopped, cancellationToken).ConfigureAwait(false),
-                    LaharsubTransport.ServerSentEvents => await _client.OpenEventStreamAsync(query, failures, changed, _stopped, cancellationToken).ConfigureAwait(false),
-                    _ => await _client.PollAsync(query, failures, changed, _stopped, cancellationToken).ConfigureAwait(false),
-                };
-                switch (outcome.Kind)
-                {
-                    case PollOutcomeKind.Retry:
-                        failures++;
-                        await RetryAfterAsync(outcome.Error!, outcome.Delay, cancellationToken).ConfigureAwait(false);
-                        continue;
-                    case PollOutcomeKind.Refused:
-                        if (FallBack(transport, outcome.Error!))
-                        {
-                            continue;
-                        }
-                        throw outcome.Error!;
-                    case PollOutcomeKind.TopicNotFound:
-                        failures = 0;
-                        if (transport == LaharsubTransport.LongPolling)
-                        {
-                            Established(transport);
-                        }
-                        if (!Drop(outcome.TopicId))
-                        {
-                            if (ChangedSince(changed))
-                            {
-                                // The caller removed the topic while the poll was out: nothing to report.
-                                continue;
-                            }
-                            throw new LaharsubException(System.Net.HttpStatusCode.NotFound, "Topic not found",
-                                $"The server reports topic {outcome.TopicId} unknown, but this subscription did not ask for it: {outcome.Detail}", topicId: outcome.TopicId);
-                        }
-                        yield return new TopicNotFoundNotice(outcome.TopicId, outcome.Detail);
-                        continue;
-                    case PollOutcomeKind.Delivered:
-                        failures = 0;
-                        Established(transport);
-                        break;
-                    case PollOutcomeKind.Connected:
-                        break;
-                    case PollOutcomeKind.Empty:
-                        failures = 0;
-                        Established(transport);
-                        continue;
-                    default:
-                        failures = 0;
-                        continue;
-                }
-                if (outcome.Kind == PollOutcomeKind.Delivered)
-                {
-                    foreach (var item in outcome.Events)
+                    try
                     {
-                        // After a change, the rest of this answer is dropped unconsumed: the next poll, with
-                        // the new set and the cursors as they stand, asks for exactly what is still wanted.
-                        if (changed.IsCancellationRequested || _stopped.IsCancellationRequested)
+                        if (!await events.MoveNextAsync().ConfigureAwait(false))
                         {
                             break;
                         }
-                        cancellationToken.ThrowIfCancellationRequested();
-                        if (Apply(item, changed))
-                        {
-                            yield return item;
-                        }
                     }
-                    continue;
-                }
-
-                // A stream: read it until it ends, then connect again (at once, or after a backoff).
-                var session = outcome.Session!;
-                var socket = session as WebSocketSession;
-                var end = StreamStep.Stopped;
-                await using (session.ConfigureAwait(false))
-                {
-                    var started = false;
-                    // A WebSocket is told about changes of the topic set, and goes on; an event stream is opened again.
-                    var streamChanged = changed;
-                    var reading = true;
-                    while (reading)
+                    catch (Exception exception) when (exception is not OperationCanceledException || !cancellationToken.IsCancellationRequested)
                     {
-                        var step = await session.NextAsync(streamChanged, cancellationToken).ConfigureAwait(false);
-                        switch (step.Kind)
-                        {
-                            case StreamStepKind.Event:
-                                cancellationToken.ThrowIfCancellationRequested();
-                                if (Apply(step.Event!, socket is null ? changed : null))
-                                {
-                                    yield return step.Event!;
-                                }
-                                break;
-                            case StreamStepKind.Subscribed:
-                                Unfence(step.Answers);
-                                if (!started)
-                                {
-                                    started = true;
-                                    failures = 0;
-                                    Established(session.Transport);
-                                    Volatile.Write(ref _socket, socket);
-                                }
-                                break;
-                            case StreamStepKind.TopicNotFound:
-                                Unfence(step.Answers);
-                                if (DropUnlessFenced(step.TopicId))
-                                {
-                                    yield return new TopicNotFoundNotice(step.TopicId, step.Detail);
-                                }
-                                break;
-                            case StreamStepKind.Changed when socket is not null:
-                                streamChanged = await SyncAsync(socket, overflowed: false).ConfigureAwait(false);
-                                break;
-                            case StreamStepKind.Overflowed:
-                                Overflowed(step.TopicId);
-                                break;
-                            case StreamStepKind.Drained when socket is not null:
-                                streamChanged = await SyncAsync(socket, overflowed: true).ConfigureAwait(false);
-                                break;
-                            default:
-                                end = step;
-                                reading = false;
-                                break;
-                        }
+                        error = exception;
+                        throw;
                     }
-                    Interlocked.CompareExchange(ref _socket, null, socket);
-                }
-                switch (end.Kind)
-                {
-                    case StreamStepKind.Ended or StreamStepKind.Failed:
-                        // A stream that broke or fell silent may mean the instance is gone: the next try goes
-                        // to the next address (at once, as a poll would). One the server ended on purpose is
-                        // opened again after a short random wait, so that the clients of a stopping instance
-                        // do not all come back at the same moment (nor, during its shutdown, in a tight loop).
-                        failures++;
-                        TimeSpan delay;
-                        if (end.Kind == StreamStepKind.Failed && IsBroken(end.Error!))
-                        {
-                            _client.FailOver(session.Address);
-                            delay = _client.FailoverBackoff(failures);
-                        }
-                        else
-                        {
-                            delay = _client.Backoff(failures);
-                        }
-                        await RetryAfterAsync(end.Error!, delay, cancellationToken).ConfigureAwait(false);
-                        break;
-                    case StreamStepKind.NotStarted:
-                        if (!FallBack(transport, end.Error!))
-                        {
-                            failures++;
-                            await RetryAfterAsync(end.Error!, _client.Backoff(failures), cancellationToken).ConfigureAwait(false);
-                        }
-                        break;
-                    case StreamStepKind.Fatal:
-                        throw end.Error!;
-                    default:
-                        // Stopped, or (event stream) changed: connect again at once.
-                        break;
+                    yield return events.Current;
                 }
             }
         }
         finally
         {
+            _connection = ConnectionState.None;
             Volatile.Write(ref _reading, 0);
+            Closed?.Invoke(this, new SubscriptionClosedEventArgs(error));
+        }
+    }
+
+    private async IAsyncEnumerable<SubscriptionEvent> ReadCoreAsync([EnumeratorCancellation] CancellationToken cancellationToken)
+    {
+        var failures = 0;
+        while (!_stopped.IsCancellationRequested)
+        {
+            cancellationToken.ThrowIfCancellationRequested();
+            var (query, changed) = Snapshot();
+            if (query is null)
+            {
+                await WaitAsync(Timeout.InfiniteTimeSpan, changed, cancellationToken).ConfigureAwait(false);
+                continue;
+            }
+            var transport = _candidate;
+            var outcome = transport switch
+            {
+                LaharsubTransport.WebSocket => await _client.OpenWebSocketAsync(query, failures, this, changed, _stopped, cancellationToken).ConfigureAwait(false),
+                LaharsubTransport.ServerSentEvents => await _client.OpenEventStreamAsync(query, failures, changed, _stopped, cancellationToken).ConfigureAwait(false),
+                _ => await _client.PollAsync(query, failures, changed, _stopped, cancellationToken).ConfigureAwait(false),
+            };
+            switch (outcome.Kind)
+            {
+                case PollOutcomeKind.Retry:
+                    failures++;
+                    await RetryAfterAsync(outcome.Error!, outcome.Delay, cancellationToken).ConfigureAwait(false);
+                    continue;
+                case PollOutcomeKind.Refused:
+                    if (FallBack(transport, outcome.Error!))
+                    {
+                        continue;
+                    }
+                    throw outcome.Error!;
+                case PollOutcomeKind.TopicNotFound:
+                    failures = 0;
+                    if (transport == LaharsubTransport.LongPolling)
+                    {
+                        Established(transport);
+                    }
+                    if (!Drop(outcome.TopicId))
+                    {
+                        if (ChangedSince(changed))
+                        {
+                            // The caller removed the topic while the poll was out: nothing to report.
+                            continue;
+                        }
+                        throw new LaharsubException(System.Net.HttpStatusCode.NotFound, "Topic not found",
+                            $"The server reports topic {outcome.TopicId} unknown, but this subscription did not ask for it: {outcome.Detail}", topicId: outcome.TopicId);
+                    }
+                    yield return new TopicNotFoundNotice(outcome.TopicId, outcome.Detail);
+                    continue;
+                case PollOutcomeKind.Delivered:
+                    failures = 0;
+                    Established(transport);
+                    break;
+                case PollOutcomeKind.Connected:
+                    break;
+                case PollOutcomeKind.Empty:
+                    failures = 0;
+                    Established(transport);
+                    continue;
+                default:
+                    failures = 0;
+                    continue;
+            }
+            if (outcome.Kind == PollOutcomeKind.Delivered)
+            {
+                foreach (var item in outcome.Events)
+                {
+                    // After a change, the rest of this answer is dropped unconsumed: the next poll, with
+                    // the new set and the cursors as they stand, asks for exactly what is still wanted.
+                    if (changed.IsCancellationRequested || _stopped.IsCancellationRequested)
+                    {
+                        break;
+                    }
+                    cancellationToken.ThrowIfCancellationRequested();
+                    if (Apply(item, changed))
+                    {
+                        yield return item;
+                    }
+                }
+                continue;
+            }
+
+            // A stream: read it until it ends, then connect again (at once, or after a backoff).
+            var session = outcome.Session!;
+            var socket = session as WebSocketSession;
+            var end = StreamStep.Stopped;
+            await using (session.ConfigureAwait(false))
+            {
+                var started = false;
+                // A WebSocket is told about changes of the topic set, and goes on; an event stream is opened again.
+                var streamChanged = changed;
+                var reading = true;
+                while (reading)
+                {
+                    var step = await session.NextAsync(streamChanged, cancellationToken).ConfigureAwait(false);
+                    switch (step.Kind)
+                    {
+                        case StreamStepKind.Event:
+                            cancellationToken.ThrowIfCancellationRequested();
+                            if (Apply(step.Event!, socket is null ? changed : null))
+                            {
+                                yield return step.Event!;
+                            }
+                            break;
+                        case StreamStepKind.Subscribed:
+                            Unfence(step.Answers);
+                            if (!started)
+                            {
+                                started = true;
+                                failures = 0;
+                                Established(session.Transport);
+                                Volatile.Write(ref _socket, socket);
+                            }
+                            break;
+                        case StreamStepKind.TopicNotFound:
+                            Unfence(step.Answers);
+                            if (DropUnlessFenced(step.TopicId))
+                            {
+                                yield return new TopicNotFoundNotice(step.TopicId, step.Detail);
+                            }
+                            break;
+                        case StreamStepKind.Changed when socket is not null:
+                            streamChanged = await SyncAsync(socket, overflowed: false).ConfigureAwait(false);
+                            break;
+                        case StreamStepKind.Overflowed:
+                            Overflowed(step.TopicId);
+                            break;
+                        case StreamStepKind.Drained when socket is not null:
+                            streamChanged = await SyncAsync(socket, overflowed: true).ConfigureAwait(false);
+                            break;
+                        default:
+                            end = step;
+                            reading = false;
+                            break;
+                    }
+                }
+                Interlocked.CompareExchange(ref _socket, null, socket);
+            }
+            switch (end.Kind)
+            {
+                case StreamStepKind.Ended or StreamStepKind.Failed:
+                    // A stream that broke or fell silent may mean the instance is gone: the next try goes
+                    // to the next address (at once, as a poll would). One the server ended on purpose is
+                    // opened again after a short random wait, so that the clients of a stopping instance
+                    // do not all come back at the same moment (nor, during its shutdown, in a tight loop).
+                    failures++;
+                    TimeSpan delay;
+                    if (end.Kind == StreamStepKind.Failed && IsBroken(end.Error!))
+                    {
+                        _client.FailOver(session.Address);
+                        delay = _client.FailoverBackoff(failures);
+                    }
+                    else
+                    {
+                        delay = _client.Backoff(failures);
+                    }
+                    await RetryAfterAsync(end.Error!, delay, cancellationToken).ConfigureAwait(false);
+                    break;
+                case StreamStepKind.NotStarted:
+                    if (!FallBack(transport, end.Error!))
+                    {
+                        failures++;
+                        await RetryAfterAsync(end.Error!, _client.Backoff(failures), cancellationToken).ConfigureAwait(false);
+                    }
+                    break;
+                case StreamStepKind.Fatal:
+                    throw end.Error!;
+                default:
+                    // Stopped, or (event stream) changed: connect again at once.
+                    break;
+            }
         }
     }
 
@@ -497,7 +560,10 @@ public sealed partial class LaharsubSubscription : IAsyncDisposable
         return true;
     }
 
-    /// <summary>Records the transport in use, raising <see cref="TransportChanged"/> when it is a new one.</summary>
+    /// <summary>
+    /// Records the transport in use, raising <see cref="TransportChanged"/> when it is a new one, then
+    /// <see cref="Connected"/> or <see cref="Reconnected"/> when the subscription was not connected.
+    /// </summary>
     private void Established(LaharsubTransport transport)
     {
         if (Interlocked.Exchange(ref _transport, (int)transport) != (int)transport)
@@ -505,6 +571,16 @@ public sealed partial class LaharsubSubscription : IAsyncDisposable
             var reason = _fallbackReason;
             _fallbackReason = null;
             TransportChanged?.Invoke(this, new TransportChangedEventArgs(transport, reason));
+        }
+        var was = _connection;
+        _connection = ConnectionState.Up;
+        if (was == ConnectionState.None)
+        {
+            Connected?.Invoke(this, EventArgs.Empty);
+        }
+        else if (was == ConnectionState.Lost)
+        {
+            Reconnected?.Invoke(this, EventArgs.Empty);
         }
     }
 
@@ -515,6 +591,10 @@ public sealed partial class LaharsubSubscription : IAsyncDisposable
     /// <summary>Reports a failure with <see cref="Retrying"/>, then waits <paramref name="delay"/> (unless the subscription ends first).</summary>
     private async Task RetryAfterAsync(Exception error, TimeSpan delay, CancellationToken cancellationToken)
     {
+        if (_connection == ConnectionState.Up)
+        {
+            _connection = ConnectionState.Lost;
+        }
         Retrying?.Invoke(this, new RetryingEventArgs(error, delay));
         await WaitAsync(delay, CancellationToken.None, cancellationToken).ConfigureAwait(false);
     }
