@@ -2,10 +2,10 @@
 // The admin page of the standalone server in a real browser: live counts and rates, the chart, the
 // topic list with its labels and filter, a phone-sized screen, and Jwt mode with an admin token, with
 // nothing loaded from elsewhere.
-const crypto = require('node:crypto');
 const { describe, test, before, after } = require('node:test');
 const assert = require('node:assert/strict');
 const { startServer, api } = require('../support/server');
+const { tokenIssuer } = require('../support/tokens');
 const { launchBrowser, newPage, screenshot, eventually } = require('../support/browser');
 
 describe('the admin page', () => {
@@ -169,15 +169,9 @@ describe('the admin page in Jwt mode', () => {
   let server;
   let browser;
 
-  /** An HS256 token, written by hand so that the test does not share code with the server. */
-  function token(claim) {
-    const now = Math.floor(Date.now() / 1000);
-    const encode = (value) => Buffer.from(JSON.stringify(value)).toString('base64url');
-    const input = `${encode({ alg: 'HS256', typ: 'JWT' })}.${encode({ iss: issuer, aud: audience, sub: 'operator', iat: now - 60, nbf: now - 60, exp: now + 3600, laharsub: claim })}`;
-    return `${input}.${crypto.createHmac('sha256', key).update(input).digest('base64url')}`;
-  }
+  const token = tokenIssuer({ key, issuer, audience });
 
-  const operator = token({ admin: true, list: true });
+  const operator = token({ admin: true, list: true }, { subject: 'operator' });
 
   before(async () => {
     [server, browser] = await Promise.all([startServer({
