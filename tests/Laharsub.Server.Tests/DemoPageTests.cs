@@ -28,6 +28,20 @@ public sealed class DemoPageTests
     }
 
     [Theory]
+    [InlineData("/?token=abc.def-ghi", "/demo/?token=abc.def-ghi")]
+    [InlineData("/?jquery=3&token=a%2Bb", "/demo/?jquery=3&token=a%2Bb")]
+    public async Task TheRootKeepsItsQueryOnTheWayToTheDemo(string path, string expectedLocation)
+    {
+        await using var server = await LaharsubTestServer.StartAsync().WaitAsync(Timeout);
+        using var http = new HttpClient(new HttpClientHandler { AllowAutoRedirect = false }) { BaseAddress = server.BaseAddress, Timeout = Timeout };
+
+        using var root = await http.GetAsync(path).WaitAsync(Timeout);
+
+        Assert.Equal(HttpStatusCode.Redirect, root.StatusCode);
+        Assert.Equal(expectedLocation, root.Headers.Location?.OriginalString);
+    }
+
+    [Theory]
     [InlineData("/demo/jquery.laharsub.js", "$.laharsub = function")]
     [InlineData("/demo/vendor/jquery-3.7.1.min.js", "jQuery v3.7.1")]
     [InlineData("/demo/vendor/jquery-4.0.0.min.js", "jQuery v4.0.0")]

@@ -27,6 +27,7 @@ internal sealed class AccessControl(
         AccessRule.Publish => OneTopicAsync(invocation, next, LaharsubOperation.Publish, null),
         AccessRule.DeleteTopic => OneTopicAsync(invocation, next, LaharsubOperation.Delete, null),
         AccessRule.Poll when topics is not null => PollAsync(topics, invocation, next),
+        AccessRule.Admin => AdminAsync(invocation, next),
         _ => ValueTask.FromResult<object?>(AccessResults.NoRule(invocation.HttpContext, metrics)),
     };
 
@@ -63,6 +64,18 @@ internal sealed class AccessControl(
             http.Features.Set<ITopicVisibility>(new ListableTopics(caller.Permissions));
         }
         return await next(invocation).ConfigureAwait(false);
+    }
+
+    private async ValueTask<object?> AdminAsync(EndpointFilterInvocationContext invocation, EndpointFilterDelegate next)
+    {
+        var caller = await IdentifyAsync(invocation.HttpContext).ConfigureAwait(false);
+        if (caller.Refusal is not null)
+        {
+            return caller.Refusal;
+        }
+        return caller.Permissions.AllowsEveryTopic(LaharsubOperation.Admin)
+            ? await next(invocation).ConfigureAwait(false)
+            : Refuse(invocation.HttpContext, caller, LaharsubOperation.Admin, topicId: null, label: null);
     }
 
     private async ValueTask<object?> OneTopicAsync(EndpointFilterInvocationContext invocation, EndpointFilterDelegate next,

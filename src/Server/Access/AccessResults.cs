@@ -20,7 +20,13 @@ internal static class AccessResults
     public static IResult TokenRequired(HttpContext http, LaharsubPermissions anonymous, LaharsubOperation operation, long? topicId, AccessMetrics metrics)
     {
         metrics.Refused(StatusCodes.Status401Unauthorized, operation);
-        var what = topicId is { } id ? $"{Verb(operation)} topic {id}" : operation == LaharsubOperation.Create ? "create a topic" : "list topics";
+        var what = (operation, topicId) switch
+        {
+            (_, { } id) => $"{Verb(operation)} topic {id}",
+            (LaharsubOperation.Create, _) => "create a topic",
+            (LaharsubOperation.Admin, _) => "read the admin page's data",
+            _ => "list topics",
+        };
         return new ChallengeProblem("Token required",
             $"To {what} this server needs a bearer token (Authorization: Bearer <token>) whose laharsub claim grants {operation.Name()}; " +
             $"without a token it allows {anonymous}. Nothing was changed.", operation, topicId);
@@ -33,6 +39,7 @@ internal static class AccessResults
         {
             (LaharsubOperation.Create, _) => label is null ? "create an unlabelled topic" : $"create a topic labelled '{label}'",
             (LaharsubOperation.List, null) => "list topics",
+            (LaharsubOperation.Admin, _) => "read the admin page's data",
             (_, { } id) => $"{Verb(operation)} topic {id}",
             _ => Verb(operation),
         };
@@ -63,6 +70,7 @@ internal static class AccessResults
         LaharsubOperation.Subscribe => "subscribe to",
         LaharsubOperation.List => "list",
         LaharsubOperation.Delete => "delete",
+        LaharsubOperation.Admin => "administer",
         _ => "create",
     };
 

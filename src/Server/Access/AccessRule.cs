@@ -23,4 +23,7 @@ internal enum AccessRule
 
     /// <summary><c>GET /subscriptions</c>: <c>subscribe</c> on every topic of the poll.</summary>
     Poll,
+
+    /// <summary>The standalone server's admin data (<c>/admin/stats</c>): <c>admin</c>.</summary>
+    Admin,
 }

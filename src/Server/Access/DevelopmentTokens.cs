@@ -50,6 +50,10 @@ internal static class DevelopmentTokens
                 {
                     throw new ArgumentException($"--create {pattern}: creation is granted by label pattern (orders-*) or * only, since a topic's id is assigned when it is created.");
                 }
+                if (operation == LaharsubOperation.Admin && !parsed.IsAll)
+                {
+                    throw new ArgumentException($"--admin {pattern}: admin is no topic permission, so it is granted with * only.");
+                }
             }
             if (patterns.Count > 0)
             {

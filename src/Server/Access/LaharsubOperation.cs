@@ -8,6 +8,9 @@ internal enum LaharsubOperation
     Subscribe,
     List,
     Delete,
+
+    /// <summary>Reading the standalone server's admin page data; not a topic permission, so granted for all or nothing.</summary>
+    Admin,
 }
 
 internal static class LaharsubOperations
@@ -21,7 +24,8 @@ internal static class LaharsubOperations
         LaharsubOperation.Publish => "publish",
         LaharsubOperation.Subscribe => "subscribe",
         LaharsubOperation.List => "list",
-        _ => "delete",
+        LaharsubOperation.Delete => "delete",
+        _ => "admin",
     };
 
     public static bool TryParse(ReadOnlySpan<char> name, out LaharsubOperation operation)

@@ -118,7 +118,7 @@ internal sealed class LaharsubPermissions
             {
                 if (!LaharsubOperations.TryParse(member.Name, out var operation))
                 {
-                    error = $"'{member.Name}' in the {ClaimType} claim is not an operation: use create, publish, subscribe, list or delete";
+                    error = $"'{member.Name}' in the {ClaimType} claim is not an operation: use create, publish, subscribe, list, delete or admin";
                     return false;
                 }
                 if (!TryAddPatterns(member.Value, operation, lists[(int)operation], out error))
@@ -185,6 +185,11 @@ internal sealed class LaharsubPermissions
             error = $"{ClaimType}.create holds '{text}', a topic id: creation is granted by label pattern (orders-*) or * only";
             return false;
         }
+        if (operation == LaharsubOperation.Admin && !pattern.IsAll)
+        {
+            error = $"{ClaimType}.admin holds '{text}': admin is no topic permission, so it is granted with true or * only";
+            return false;
+        }
         patterns.Add(pattern);
         return true;
     }
@@ -205,7 +210,7 @@ internal sealed class LaharsubPermissions
             var name = colon < 0 ? item : item[..colon];
             if (!LaharsubOperations.TryParse(name, out var operation))
             {
-                error = $"Laharsub:Auth:Anonymous contains '{item}': '{name}' is not an operation. Use a comma-separated list of create, publish, subscribe, list and delete, each optionally followed by :pattern (subscribe:news-*).";
+                error = $"Laharsub:Auth:Anonymous contains '{item}': '{name}' is not an operation. Use a comma-separated list of create, publish, subscribe, list, delete and admin, each optionally followed by :pattern (subscribe:news-*).";
                 return false;
             }
             if (!TryAdd(colon < 0 ? "*" : item[(colon + 1)..], operation, lists[(int)operation], out var patternError))

@@ -355,10 +355,10 @@ internal static partial class SubscriptionEndpoints
                 return Invalid("encoding", $"'{frame.Encoding}' is not an encoding: use \"text\" (the body is the text) or \"base64\".");
             }
             var base64 = frame.Encoding == "base64";
-            var contentType = frame.ContentType ?? (base64 ? "application/octet-stream" : "text/plain; charset=utf-8");
-            if (!TopicEndpoints.IsValidContentType(contentType))
+            var contentType = frame.ContentType ?? (base64 ? MessageContentType.Default : "text/plain; charset=utf-8");
+            if (MessageContentType.Validate(contentType) is { } contentTypeError)
             {
-                return Invalid("contentType", $"'{contentType}' is not a media type such as text/plain or application/json (no control characters).");
+                return Invalid("contentType", contentTypeError);
             }
             if (frame.IfEpoch is { } ifEpoch && !EpochText.IsValid(ifEpoch))
             {

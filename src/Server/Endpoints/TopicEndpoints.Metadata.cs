@@ -32,7 +32,7 @@ internal static partial class TopicEndpoints
 
     private static RouteHandlerBuilder DescribePublish(this RouteHandlerBuilder endpoint) => endpoint
         .WithSummary("Publish a message")
-        .WithDescription("The request body, of any content type, becomes one message, kept byte for byte with its `Content-Type`.")
+        .WithDescription("The request body becomes one message, kept byte for byte with its `Content-Type`: any concrete media type (`application/octet-stream` without one); a wildcard such as `*/*` is refused with `400`.")
         .Produces<PublishedMessage>(StatusCodes.Status201Created)
         .ProducesValidationProblem()
         .ProducesProblem(StatusCodes.Status404NotFound)

@@ -15,18 +15,15 @@ using Microsoft.Extensions.DependencyInjection;
 using Microsoft.Extensions.Hosting;
 using Microsoft.Extensions.Logging;
 using Microsoft.Extensions.Options;
-using Microsoft.Net.Http.Headers;
 
 namespace Laharsub.Server.Endpoints;
 
 /// <summary>Topic resources: create, list, inspect, delete, and publish to a topic.</summary>
 internal static partial class TopicEndpoints
 {
-    private const int MaxContentTypeLength = 256;
     private const int DefaultPageSize = 100;
     private const int MaxPageSize = 1000;
     private static readonly string[] ReadMethods = [HttpMethods.Get, HttpMethods.Head];
-    private static string? s_lastValidContentType;
 
     /// <summary>Maps the topic endpoints into <paramref name="group"/>.</summary>
     /// <param name="group">The group that MapLaharsub made for its prefix.</param>
@@ -163,10 +160,10 @@ internal static partial class TopicEndpoints
         {
             return BeforeBody(context, Problems.Invalid("topicId", Problems.NotAnId(topicId, "topic id")));
         }
-        var contentType = context.Request.ContentType ?? "application/octet-stream";
-        if (!IsValidContentType(contentType))
+        var contentType = context.Request.ContentType ?? MessageContentType.Default;
+        if (MessageContentType.Validate(contentType) is { } contentTypeError)
         {
-            return BeforeBody(context, InvalidContentType(contentType));
+            return BeforeBody(context, InvalidContentType(contentTypeError));
         }
 
         if (!TryParseIfMatch(context.Request, out var ifEpoch, out var ifMatchError))
@@ -214,7 +211,7 @@ internal static partial class TopicEndpoints
             PublishStatus.TopicNotFound => Problems.TopicNotFound(id),
             PublishStatus.StorageFull => StorageFull(context, services.Options, services.Logger, id, result.RetryAfter),
             PublishStatus.EpochMismatch => EpochMismatch(context, id, ifEpoch!, result.Epoch!),
-            PublishStatus.InvalidContentType => InvalidContentType(contentType),
+            PublishStatus.InvalidContentType => InvalidContentType($"'{contentType}' is not a content type a message may have (no control characters)."),
             _ when bodyLength == 0 => Problems.Invalid("body", "The message body is empty: publish at least one byte."),
             _ => TooLarge(maxBytes),
         };
@@ -278,28 +275,7 @@ internal static partial class TopicEndpoints
         await response.BodyWriter.WriteAsync(json, cancellationToken).ConfigureAwait(false);
     }
 
-    /// <summary>
-    /// Whether <paramref name="contentType"/> may be a message's: a media type of at most
-    /// <see cref="MaxContentTypeLength"/> characters that the stores accept. Checked here as well as in the
-    /// stores so that a body is not read (up to MaxMessageBytes) only to be refused. The last type found
-    /// valid is remembered: a publisher sends the same one again, and parsing it allocates.
-    /// </summary>
-    internal static bool IsValidContentType(string contentType)
-    {
-        if (string.Equals(contentType, Volatile.Read(ref s_lastValidContentType), StringComparison.Ordinal))
-        {
-            return true;
-        }
-        if (contentType.Length > MaxContentTypeLength || !MediaTypeHeaderValue.TryParse(contentType, out _) || !Message.IsValidContentType(contentType))
-        {
-            return false;
-        }
-        Volatile.Write(ref s_lastValidContentType, contentType);
-        return true;
-    }
-
-    private static ValidationProblem InvalidContentType(string contentType) => Problems.Invalid("Content-Type",
-        $"'{contentType}' is not a media type such as text/plain or application/json (at most {MaxContentTypeLength} characters, no control characters).");
+    private static ValidationProblem InvalidContentType(string error) => Problems.Invalid("Content-Type", error);
 
     private static ProblemHttpResult TooLarge(int maxBytes) => Problems.Status(StatusCodes.Status413PayloadTooLarge, "Message too large",
         $"Messages may be at most {maxBytes} bytes (Laharsub:MaxMessageBytes). Send a smaller message, or a reference to where the content is.");

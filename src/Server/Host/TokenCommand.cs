@@ -17,7 +17,9 @@ internal static class TokenCommand
     {
         var grantOptions = LaharsubOperations.All.ToDictionary(operation => operation, operation => new Option<string[]>("--" + operation.Name())
         {
-            Description = $"Topics the token grants '{operation.Name()}' on: *, an id (14), a range (10-20) or a label pattern (orders-*); repeat or separate with commas.",
+            Description = operation == LaharsubOperation.Admin
+                ? "Grant 'admin' (the admin page's data) with *; it is no topic permission."
+                : $"Topics the token grants '{operation.Name()}' on: *, an id (14), a range (10-20) or a label pattern (orders-*); repeat or separate with commas.",
             AllowMultipleArgumentsPerToken = true,
         });
         var all = new Option<bool>("--all") { Description = "Grant every operation on every topic (an administrator's token)." };
@@ -53,7 +55,7 @@ internal static class TokenCommand
                     : [.. (parsed.GetValue(pair.Value) ?? []).SelectMany(value => value.Split(',', StringSplitOptions.TrimEntries | StringSplitOptions.RemoveEmptyEntries))]));
             if (grants.Values.All(patterns => patterns.Count == 0))
             {
-                Console.Error.WriteLine("The token would grant nothing: add --subscribe, --publish, --create, --list or --delete with topic patterns, or --all.");
+                Console.Error.WriteLine("The token would grant nothing: add --subscribe, --publish, --create, --list or --delete with topic patterns, --admin '*', or --all.");
                 return 2;
             }
             try

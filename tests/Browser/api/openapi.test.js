@@ -54,7 +54,8 @@ describe('the OpenAPI document', () => {
   async function exchange(method, path, template, { body, headers = {}, contentType } = {}) {
     const response = await fetch(server.api + path, { method, body, headers: contentType ? { ...headers, 'Content-Type': contentType } : headers, signal: AbortSignal.timeout(10000) });
     const type = (response.headers.get('content-type') ?? '').split(';')[0];
-    assertDocumented(method, template, response.status, type || undefined);
+    // A HEAD answer carries the GET's Content-Type but no body, and declares none.
+    assertDocumented(method, template, response.status, method === 'HEAD' ? undefined : type || undefined);
     return { status: response.status, type, response, text: await response.text() };
   }
 
@@ -90,7 +91,11 @@ describe('the OpenAPI document', () => {
     const poll = operation('GET', '/ps/subscriptions');
     const parameters = Object.fromEntries(poll.parameters.map((p) => [p.name, p]));
     assert.deepEqual(Object.keys(parameters).sort(), ['subs', 'timeout', 'topics']);
-    assert.equal(parameters.subs.style, 'deepObject');
+    // The indexed form as OpenAPI defines it: an exploded form object whose property names are the query's keys.
+    // (form and explode are a query parameter's defaults, which the document may leave out.)
+    assert.deepEqual([parameters.subs.style ?? 'form', parameters.subs.explode ?? true, parameters.subs.schema.type], ['form', true, 'object']);
+    assert.match('subs[12][topicid]', new RegExp(parameters.subs.schema.propertyNames.pattern));
+    assert.doesNotMatch('subs[0][other]', new RegExp(parameters.subs.schema.propertyNames.pattern));
     assert.equal(parameters.timeout.schema.maximum, 90, 'the configured Laharsub:MaxPollTimeout');
     assert.deepEqual(Object.keys(poll.responses['200'].content).sort(), ['application/json', 'multipart/mixed', 'text/event-stream']);
     assert.equal(poll.responses['200'].content['application/json'].schema.$ref, '#/components/schemas/PollAnswer');
@@ -98,7 +103,22 @@ describe('the OpenAPI document', () => {
     const publish = operation('POST', '/ps/topics/{topicId}');
     assert.ok(publish.parameters.some((p) => p.name === 'If-Match' && p.in === 'header'));
     assert.ok(publish.requestBody.required);
-    assert.deepEqual(Object.keys(publish.requestBody.content), ['*/*']);
+    // Real media types, so that generators send one; the description says any concrete type is accepted.
+    assert.deepEqual(Object.keys(publish.requestBody.content), ['application/octet-stream', 'application/json', 'text/plain']);
+    assert.match(publish.requestBody.description, /Any concrete media type is accepted/);
+  });
+
+  test('declares no body for any answer of a HEAD operation, nor for the quiet poll\'s 204', () => {
+    for (const template of ['/ps/topics', '/ps/topics/{topicId}']) {
+      const head = operation('HEAD', template);
+      for (const [status, response] of Object.entries(head.responses)) {
+        assert.equal(response.content, undefined, `HEAD ${template} ${status} declares a body`);
+      }
+      assert.ok(head.responses['200'], `HEAD ${template} declares its 200`);
+    }
+    const quiet = operation('GET', '/ps/subscriptions').responses['204'];
+    assert.ok(quiet, 'the poll declares its 204');
+    assert.equal(quiet.content, undefined, 'the 204 declares a body');
   });
 
   test('real answers have documented statuses and content types and match the schemas', async () => {
@@ -188,10 +208,12 @@ describe('the OpenAPI document in Jwt mode', () => {
     assert.equal(refused.headers.get('content-type').split(';')[0], 'application/problem+json');
   });
 
-  test('leaves the admin page off, since it checks no token', async () => {
-    for (const path of ['/admin/', '/admin/stats']) {
-      const response = await fetch(server.url + path, { signal: AbortSignal.timeout(10000) });
-      assert.equal(response.status, 404, path);
-    }
+  test('leaves the admin page out of the document, and its data closed without a token', async () => {
+    const document = await (await fetch(`${server.url}/openapi/v1.json`, { signal: AbortSignal.timeout(10000) })).json();
+    assert.deepEqual(Object.keys(document.paths).filter((p) => p.startsWith('/admin')), []);
+    const page = await fetch(`${server.url}/admin/`, { signal: AbortSignal.timeout(10000) });
+    assert.equal(page.status, 200, 'the page itself holds no data');
+    const stats = await fetch(`${server.url}/admin/stats`, { signal: AbortSignal.timeout(10000) });
+    assert.equal(stats.status, 401);
   });
 });

@@ -1,10 +1,10 @@
 'use strict';
 // jquery.laharsub.js against a server in Jwt mode: the accessToken option in each of its forms, the
 // refresh after a 401, a 403 that reaches onError, and the demo page with ?token=.
-const crypto = require('node:crypto');
 const { describe, test, before, after } = require('node:test');
 const assert = require('node:assert/strict');
 const { startServer } = require('../support/server');
+const { tokenIssuer } = require('../support/tokens');
 const { launchBrowser, newPage, openHarness, serveHarness, eventually } = require('../support/browser');
 
 const key = 'browser-test-signing-key-0123456789abcdef';
@@ -12,15 +12,7 @@ const issuer = 'https://issuer.test';
 const audience = 'laharsub-browser-tests';
 const everything = { create: true, publish: true, subscribe: true, list: true, delete: true };
 
-/** An HS256 token, written by hand so that the test does not share code with the server. */
-function token(claim, { subject = 'page', expiresIn = 3600 } = {}) {
-  const now = Math.floor(Date.now() / 1000);
-  const encode = (value) => Buffer.from(JSON.stringify(value)).toString('base64url');
-  const input = `${encode({ alg: 'HS256', typ: 'JWT' })}.${encode({
-    iss: issuer, aud: audience, sub: subject, iat: now - 7200, nbf: now - 7200, exp: now + expiresIn, laharsub: claim,
-  })}`;
-  return `${input}.${crypto.createHmac('sha256', key).update(input).digest('base64url')}`;
-}
+const token = tokenIssuer({ key, issuer, audience });
 
 describe('jquery.laharsub.js with access tokens', () => {
   let server;

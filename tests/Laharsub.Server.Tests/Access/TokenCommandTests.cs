@@ -23,7 +23,8 @@ public sealed class TokenCommandTests
         { "configuration after a repeated grant", ["--publish", "14", "--publish", "15", "CONFIG"], """{"publish":["14","15"]}""" },
         { "configuration first", ["CONFIG", "--subscribe", "orders-*,42", "--create", "orders-*"], """{"create":["orders-*"],"subscribe":["orders-*","42"]}""" },
         { "configuration between grants", ["--subscribe", "*", "CONFIG", "--list", "news-*"], """{"subscribe":["*"],"list":["news-*"]}""" },
-        { "every operation", ["--all", "CONFIG"], """{"create":["*"],"publish":["*"],"subscribe":["*"],"list":["*"],"delete":["*"]}""" },
+        { "every operation, admin included", ["--all", "CONFIG"], """{"create":["*"],"publish":["*"],"subscribe":["*"],"list":["*"],"delete":["*"],"admin":["*"]}""" },
+        { "an operator of the admin page", ["--admin", "*", "--list", "*", "CONFIG"], """{"list":["*"],"admin":["*"]}""" },
     };
 
     [Theory]
@@ -42,6 +43,7 @@ public sealed class TokenCommandTests
     public static TheoryData<string[], string> Refusals => new()
     {
         { ["--create", "14", "CONFIG"], "--create 14: creation is granted by label pattern" },
+        { ["--admin", "orders-*", "CONFIG"], "--admin orders-*: admin is no topic permission" },
         { ["--publish", "*", "--ttl", "1w", "CONFIG"], "--ttl 1w is not a lifetime" },
         { ["--publish", "orders eu", "CONFIG"], "--publish orders eu" },
         { ["--publish", "*"], "Laharsub:Auth:Jwt:SigningKey, which is not set" },

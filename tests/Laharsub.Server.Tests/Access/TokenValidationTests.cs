@@ -32,6 +32,7 @@ public sealed class TokenValidationTests(JwtServerFixture fixture) : IClassFixtu
                 { "malformed laharsub claim", TestTokens.Grant("""{"pubish":["*"]}"""), "'pubish'" },
                 { "pattern that is no pattern", TestTokens.Grant("""{"publish":["orders eu"]}"""), "orders eu" },
                 { "create granted by id", TestTokens.Grant("""{"create":["14"]}"""), "label pattern" },
+                { "admin granted on a topic", TestTokens.Grant("""{"admin":["14"]}"""), "admin is no topic permission" },
             };
         }
     }

@@ -141,6 +141,8 @@ public sealed class WebSocketTests
     [InlineData("""{"type":"publish","id":"b1","topicId":{0},"encoding":"text"}""", "body")]
     [InlineData("""{"type":"publish","id":"b1","topicId":{0},"body":""}""", "body")]
     [InlineData("""{"type":"publish","id":"b1","topicId":{0},"body":"x","contentType":"text/plain\u0001"}""", "contentType")]
+    [InlineData("""{"type":"publish","id":"b1","topicId":{0},"body":"x","contentType":"*/*"}""", "contentType")]
+    [InlineData("""{"type":"publish","id":"b1","topicId":{0},"body":"x","contentType":"text/*"}""", "contentType")]
     [InlineData("""{"type":"publish","id":"b1","topicId":{0},"body":"x","ifEpoch":"not an epoch"}""", "ifEpoch")]
     [InlineData("""{"type":"publish","id":"b1","topicId":"{0}x","body":"x"}""", "topicId")]
     [InlineData("""{"type":"publish","id":"b1","topicId":-{0},"body":"x"}""", "topicId")]

@@ -26,8 +26,8 @@ internal static class AdminEndpoints
     public static WebApplicationBuilder AddLaharsubAdmin(this WebApplicationBuilder builder)
     {
         builder.Services.AddOptions<AdminOptions>().BindConfiguration(AdminOptions.SectionName).ValidateDataAnnotations().ValidateOnStart()
-            .PostConfigure(admin => admin.Enabled ??= IsOpenMode(builder.Configuration));
-        if (builder.Configuration.GetValue<bool?>($"{AdminOptions.SectionName}:{nameof(AdminOptions.Enabled)}") ?? IsOpenMode(builder.Configuration))
+            .PostConfigure(admin => admin.Enabled ??= true);
+        if (builder.Configuration.GetValue<bool?>($"{AdminOptions.SectionName}:{nameof(AdminOptions.Enabled)}") ?? true)
         {
             builder.Services.AddSingleton<AdminStatistics>();
             builder.Services.AddHostedService(services => services.GetRequiredService<AdminStatistics>());
@@ -43,24 +43,21 @@ internal static class AdminEndpoints
         }
         var root = Path.Combine(AppContext.BaseDirectory, "admin");
         var admin = app.MapGroup("/admin").ExcludeFromDescription();
-        // ACCESS CONTROL: the page checks no token yet, so it is off by default in Jwt mode (AdminOptions).
-        // To offer it there, this group must require an operator's token (e.g. a policy on the
-        // laharsub claim), and the page must send that token, also for the GET /ps/topics it calls.
-        // In Open mode it is open, like everything else.
+        // The page's files hold no data, so they are open in every mode: in Jwt mode the page asks for a
+        // token and sends it with every request. What it shows comes from /admin/stats, which needs the
+        // admin permission in Jwt mode, and from the REST API, which needs list.
         admin.MapGet("/", Results<PhysicalFileHttpResult, RedirectHttpResult> (HttpContext context) => context.Request.Path.Value!.EndsWith('/')
             ? Page(root, "index.html")
-            : TypedResults.Redirect(context.Request.PathBase + "/admin/"));
+            : TypedResults.Redirect(context.Request.PathBase + "/admin/" + context.Request.QueryString));
         admin.MapGet("/{file}", Results<PhysicalFileHttpResult, NotFound> (string file) => PageFiles.ContainsKey(file) ? Page(root, file) : TypedResults.NotFound());
-        admin.MapGet("/stats", async Task<Ok<AdminStats>> (HttpResponse response, AdminStatistics statistics, CancellationToken cancellationToken) =>
+        var data = admin.MapGroup("").RequireLaharsubAccess(app.Services);
+        data.MapGet("/stats", async Task<Ok<AdminStats>> (HttpResponse response, AdminStatistics statistics, CancellationToken cancellationToken) =>
         {
             response.Headers.CacheControl = "no-store";
             return TypedResults.Ok(await statistics.SnapshotAsync(cancellationToken).ConfigureAwait(false));
-        });
+        }).RequireAccess(AccessRule.Admin);
         return app;
     }
-
-    private static bool IsOpenMode(IConfiguration configuration) =>
-        configuration.GetValue($"{LaharsubAuthOptions.SectionName}:{nameof(LaharsubAuthOptions.Mode)}", LaharsubAuthMode.Open) == LaharsubAuthMode.Open;
 
     private static PhysicalFileHttpResult Page(string root, string file) => TypedResults.PhysicalFile(Path.Combine(root, file), PageFiles[file]);
 }

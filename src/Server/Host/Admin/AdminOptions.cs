@@ -8,8 +8,8 @@ internal sealed class AdminOptions
     public const string SectionName = "Laharsub:Admin";
 
     /// <summary>
-    /// Serves <c>/admin</c> and <c>/admin/stats</c>. Unset: on in Open mode, off in Jwt mode, where the
-    /// page would be the one thing left without access control (it does not check tokens yet).
+    /// Serves <c>/admin</c> and <c>/admin/stats</c> (on unless set to false). In Jwt mode <c>/admin/stats</c>
+    /// needs a token whose <c>laharsub</c> claim grants <c>admin</c>; the page asks for one.
     /// </summary>
     public bool? Enabled { get; set; }
 

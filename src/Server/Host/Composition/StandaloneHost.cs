@@ -161,7 +161,8 @@ internal static class StandaloneHost
     /// <summary>
     /// Serves the demo chat page and the jQuery client (copied next to the server's assembly at build
     /// time from <c>src/Clients/JQuery</c>) under <c>/demo/</c>, and sends <c>/</c> there, so that the
-    /// page is one click away after starting the server. On unless <see cref="DemoEnabledSetting"/> is false.
+    /// page is one click away after starting the server. The redirect keeps the query: the page reads its
+    /// settings from it (<c>?token=</c> in Jwt mode, <c>?jquery=3</c>). On unless <see cref="DemoEnabledSetting"/> is false.
     /// </summary>
     private static void MapDemo(WebApplication app)
     {
@@ -173,7 +174,7 @@ internal static class StandaloneHost
         var files = new PhysicalFileProvider(root);
         app.UseDefaultFiles(new DefaultFilesOptions { FileProvider = files, RequestPath = "/demo" });
         app.UseStaticFiles(new StaticFileOptions { FileProvider = files, RequestPath = "/demo" });
-        app.MapGet("/", (HttpContext context) => Results.Redirect(context.Request.PathBase + "/demo/"))
+        app.MapGet("/", (HttpContext context) => Results.Redirect(context.Request.PathBase + "/demo/" + context.Request.QueryString))
             .ExcludeFromDescription();
     }
 }

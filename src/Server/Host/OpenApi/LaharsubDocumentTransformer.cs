@@ -78,7 +78,26 @@ internal sealed class LaharsubDocumentTransformer(IOptions<LaharsubOptions> opti
         }
 
         DescribeAccessControl(document);
+        foreach (var item in document.Paths.Values)
+        {
+            if (item.Operations?.TryGetValue(HttpMethod.Head, out var head) == true)
+            {
+                DropBodies(head);
+            }
+        }
         return Task.CompletedTask;
+    }
+
+    /// <summary>
+    /// A HEAD answer never has a body (Kestrel drops it), so no response of a HEAD operation declares
+    /// content: generators that read a declared body of a HEAD answer fail on the empty one.
+    /// </summary>
+    private static void DropBodies(OpenApiOperation head)
+    {
+        foreach (var response in head.Responses?.Values.OfType<OpenApiResponse>() ?? [])
+        {
+            response.Content = null;
+        }
     }
 
     /// <summary>
@@ -201,10 +220,15 @@ internal sealed class LaharsubDocumentTransformer(IOptions<LaharsubOptions> opti
         operation.RequestBody = new OpenApiRequestBody
         {
             Required = true,
-            Description = $"The message: any content type (application/octet-stream without one), 1 to {options.Value.MaxMessageBytes} bytes (Laharsub:MaxMessageBytes), kept byte for byte.",
+            Description = $"The message, 1 to {options.Value.MaxMessageBytes} bytes (Laharsub:MaxMessageBytes), kept byte for byte with its Content-Type. "
+                + "Any concrete media type is accepted, not only those listed (application/octet-stream without Content-Type); "
+                + "a wildcard such as */* or text/* is refused with 400 naming Content-Type, since subscribers could not tell what the message is.",
+            // Listed one by one, not as */*: generators send the declared type, and */* is no message's type.
             Content = new Dictionary<string, OpenApiMediaType>
             {
-                ["*/*"] = new() { Schema = new OpenApiSchema { Type = JsonSchemaType.String, Format = "binary" } },
+                ["application/octet-stream"] = new() { Schema = new OpenApiSchema { Type = JsonSchemaType.String, Format = "binary" } },
+                ["application/json"] = new() { Schema = new OpenApiSchema { Description = "Any JSON value; subscribers receive it as sent." } },
+                ["text/plain"] = new() { Schema = new OpenApiSchema { Type = JsonSchemaType.String } },
             },
         };
         AddHeader(operation, "201", "ETag", "The topic's epoch in quotes.");
@@ -227,30 +251,27 @@ internal sealed class LaharsubDocumentTransformer(IOptions<LaharsubOptions> opti
             Schema = new OpenApiSchema { Type = JsonSchemaType.String, Pattern = "^[0-9]+(:[0-9]+)?(~[0-9A-Za-z_-]{1,32})?(,[0-9]+(:[0-9]+)?(~[0-9A-Za-z_-]{1,32})?)*$" },
             Example = JsonValue.Create("14:3,15~9f3c0a1b2c3d4e5f"),
         });
+        // The indexed form names each value's query parameter itself (subs[0][topicid]=14), which OpenAPI
+        // describes as an object parameter in form style, exploded: each property is one query parameter,
+        // named by the property. (deepObject would read as subs[0][topicid] only for one level, and is
+        // undefined for an array, which generators refuse.)
         operation.Parameters.Add(new OpenApiParameter
         {
             Name = "subs",
             In = ParameterLocation.Query,
-            Style = ParameterStyle.DeepObject,
+            Style = ParameterStyle.Form,
             Explode = true,
-            Description = "The indexed form jQuery's $.param writes: subs[0][topicid]=14&subs[0][from]=3&subs[0][epoch]=..., then subs[1][...] and so on, "
-                + "indexes from 0 without holes. topicid is required; from and epoch mean what they do in topics.",
+            Description = "The indexed form jQuery's $.param writes, for clients that build the query themselves: subs[0][topicid]=14&subs[0][from]=3&subs[0][epoch]=..., "
+                + "then subs[1][...] and so on, indexes from 0 without holes (each key is its own query parameter, as this object's properties). "
+                + "topicid is required; from and epoch mean what they do in topics. Generated clients use topics instead.",
             Schema = new OpenApiSchema
             {
-                Type = JsonSchemaType.Array,
-                MaxItems = settings.MaxSubscriptionsPerPoll,
-                Items = new OpenApiSchema
-                {
-                    Type = JsonSchemaType.Object,
-                    Required = new HashSet<string> { "topicid" },
-                    Properties = new Dictionary<string, IOpenApiSchema>
-                    {
-                        ["topicid"] = Integer(minimum: 1),
-                        ["from"] = Integer(minimum: 1),
-                        ["epoch"] = new OpenApiSchema { Type = JsonSchemaType.String, Pattern = "^[0-9A-Za-z_-]{1,32}$" },
-                    },
-                },
+                Type = JsonSchemaType.Object,
+                PropertyNames = new OpenApiSchema { Type = JsonSchemaType.String, Pattern = "^subs\\[[0-9]+\\]\\[(topicid|from|epoch)\\]$" },
+                AdditionalProperties = new OpenApiSchema { Type = JsonSchemaType.String, Pattern = "^[0-9A-Za-z_-]{1,32}$" },
+                MaxProperties = 3 * settings.MaxSubscriptionsPerPoll,
             },
+            Example = new JsonObject { ["subs[0][topicid]"] = "14", ["subs[0][from]"] = "3", ["subs[1][topicid]"] = "15" },
         });
         var maxSeconds = (long)settings.MaxPollTimeout.TotalSeconds;
         operation.Parameters.Add(new OpenApiParameter

@@ -1,5 +1,6 @@
 // The Laharsub admin page: reads /admin/stats every few seconds and the topic list from the API.
-// Plain browser JavaScript, no build step and nothing loaded from elsewhere.
+// Plain browser JavaScript, no build step and nothing loaded from elsewhere. In Jwt mode it sends a
+// token (opened with ?token=..., or pasted into the form it shows when the server asks for one).
 (function () {
   'use strict';
 
@@ -8,7 +9,25 @@
   var pageSize = 50;
   var afterStack = [0];
   var nextAfter = null;
+  var labelFilter = null;
+  var refusals = {};
+  var tokenKey = 'laharsub-admin-token';
+  var token = takeToken();
   var $ = function (id) { return document.getElementById(id); };
+
+  /** The token from ?token= (kept for this tab, and taken out of the address bar and history) or from earlier in this tab. */
+  function takeToken() {
+    var params = new URLSearchParams(location.search);
+    var given = params.get('token');
+    if (given) {
+      sessionStorage.setItem(tokenKey, given);
+      params.delete('token');
+      var query = params.toString();
+      history.replaceState(null, '', location.pathname + (query ? '?' + query : '') + location.hash);
+      return given;
+    }
+    return sessionStorage.getItem(tokenKey) || '';
+  }
 
   function number(value) { return value === null || value === undefined ? '–' : Number(value).toLocaleString('en-US'); }
   function rate(value) { return value >= 100 ? Math.round(value).toLocaleString('en-US') : value.toFixed(value >= 10 ? 1 : 2); }
@@ -20,13 +39,34 @@
     return (i === 0 ? value : value.toFixed(1)) + ' ' + units[i];
   }
   function getJson(url) {
-    return fetch(url, { headers: { Accept: 'application/json' }, cache: 'no-store' }).then(function (response) {
+    var source = url === 'stats' ? 'stats' : 'topics';
+    var headers = { Accept: 'application/json' };
+    if (token) { headers.Authorization = 'Bearer ' + token; }
+    return fetch(url, { headers: headers, cache: 'no-store' }).then(function (response) {
+      if (response.status === 401 || response.status === 403) {
+        return response.json().catch(function () { return {}; }).then(function (problem) {
+          showRefusal(source, problem.detail || problem.title || 'This server needs a token.');
+          throw new Error(url + ' answered ' + response.status);
+        });
+      }
+      showRefusal(source, null);
       if (response.status === 404) { return null; }
       if (!response.ok) {
         return response.text().then(function (text) { throw new Error(url + ' answered ' + response.status + ' ' + text); });
       }
       return response.json();
     });
+  }
+
+  /**
+   * Shows the token form while the stats or the topic list is refused (Jwt mode: no token, or one without
+   * the admin or the list permission), with the server's reasons; hides it once neither is.
+   */
+  function showRefusal(source, reason) {
+    if (reason) { refusals[source] = reason; } else { delete refusals[source]; }
+    var reasons = Object.keys(refusals).map(function (key) { return refusals[key]; });
+    $('login').hidden = reasons.length === 0;
+    $('login-note').textContent = reasons.join(' ');
   }
 
   function showStats(stats) {
@@ -107,10 +147,10 @@
     topics.forEach(function (t) {
       var row = document.createElement('tr');
       row.setAttribute('data-topic', t.topicId);
-      [t.topicId, t.epoch, new Date(t.createdAt).toLocaleString(), t.lastMessageId, number(t.retainedMessages), bytes(t.retainedBytes), number(t.waitingPolls || 0)]
+      [t.topicId, t.label || '', t.epoch, new Date(t.createdAt).toLocaleString(), t.lastMessageId, number(t.retainedMessages), bytes(t.retainedBytes), number(t.waitingPolls || 0)]
         .forEach(function (value, index) {
           var cell = document.createElement('td');
-          if (index === 1) { cell.className = 'epoch'; }
+          cell.className = ['id', 'topic-label', 'epoch', 'created', 'last', 'messages', 'body-bytes', 'polls'][index];
           cell.textContent = value;
           row.appendChild(cell);
         });
@@ -120,19 +160,31 @@
   }
 
   function loadPage(after) {
-    return getJson(api + '/topics?after=' + after + '&limit=' + pageSize).then(function (page) {
+    var query = '?after=' + after + '&limit=' + pageSize + (labelFilter ? '&label=' + encodeURIComponent(labelFilter) : '');
+    return getJson(api + '/topics' + query).then(function (page) {
       nextAfter = page.next ? page.topics[page.topics.length - 1].topicId : null;
       $('next-page').disabled = nextAfter === null;
-      showTopics(page.topics, page.topics.length === 0 ? 'No topics yet.' : 'Topics ' + page.topics[0].topicId + ' to ' + page.topics[page.topics.length - 1].topicId);
+      var none = labelFilter ? 'No topic has a label matching ' + labelFilter + '.' : 'No topics yet.';
+      var shown = (labelFilter ? 'Labels matching ' + labelFilter + ': topics ' : 'Topics ') + (page.topics.length ? page.topics[0].topicId + ' to ' + page.topics[page.topics.length - 1].topicId : '');
+      showTopics(page.topics, page.topics.length === 0 ? none : shown);
     });
   }
 
+  /** Digits find one topic by id; anything else filters by label, * standing for any run of characters (orders-*), a bare word matching anywhere in the label. */
   function search(text) {
     text = text.trim();
-    if (text === '') {
-      return loadPage(afterStack[afterStack.length - 1]);
+    var byLabel = text !== '' && !/^[0-9]+$/.test(text);
+    labelFilter = byLabel ? (text.indexOf('*') < 0 ? '*' + text + '*' : text) : null;
+    if (text === '' || byLabel) {
+      if (byLabel && !/^[A-Za-z0-9_.:/*-]{1,100}$/.test(labelFilter)) {
+        $('next-page').disabled = true;
+        showTopics([], 'A label filter uses letters, digits and - _ . : / with * for any run of them (orders-*).');
+        return Promise.resolve();
+      }
+      afterStack = [0];
+      return loadPage(0);
     }
-    if (!/^[0-9]+$/.test(text) || Number(text) < 1) {
+    if (Number(text) < 1) {
       showTopics([], 'Search by topic id: a positive whole number.');
       return Promise.resolve();
     }
@@ -150,13 +202,24 @@
     });
   }
 
-  $('search-form').addEventListener('submit', function (event) { event.preventDefault(); search($('search').value); });
-  $('search').addEventListener('input', function () { search($('search').value); });
-  $('next-page').addEventListener('click', function () { afterStack.push(nextAfter); loadPage(nextAfter); });
-  $('first-page').addEventListener('click', function () { afterStack = [0]; $('search').value = ''; loadPage(0); });
+  function showError(error) { console.warn(error); }
+
+  $('search-form').addEventListener('submit', function (event) { event.preventDefault(); search($('search').value).catch(showError); });
+  $('search').addEventListener('input', function () { search($('search').value).catch(showError); });
+  $('next-page').addEventListener('click', function () { afterStack.push(nextAfter); loadPage(nextAfter).catch(showError); });
+  $('first-page').addEventListener('click', function () { afterStack = [0]; labelFilter = null; $('search').value = ''; loadPage(0).catch(showError); });
+  $('login-form').addEventListener('submit', function (event) {
+    event.preventDefault();
+    token = $('token').value.trim();
+    sessionStorage.setItem(tokenKey, token);
+    refusals = {};
+    $('token').value = '';
+    refresh();
+    loadPage(afterStack[afterStack.length - 1]).catch(showError);
+  });
 
   refresh();
-  loadPage(0);
+  loadPage(0).catch(showError);
   setInterval(refresh, refreshMs);
-  setInterval(function () { if ($('search').value.trim() === '') { loadPage(afterStack[afterStack.length - 1]); } }, 10000);
+  setInterval(function () { if (!/^[0-9]+$/.test($('search').value.trim())) { loadPage(afterStack[afterStack.length - 1]).catch(showError); } }, 10000);
 }());
