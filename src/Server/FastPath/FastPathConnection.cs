@@ -11,6 +11,7 @@ using Laharsub.Server.Diagnostics;
 using Laharsub.Server.Endpoints;
 using Laharsub.Server.Limits;
 using Laharsub.Server.Storage;
+using Laharsub.Server.Wire;
 using Microsoft.AspNetCore.Connections;
 using Microsoft.AspNetCore.Connections.Features;
 using Microsoft.AspNetCore.Server.Kestrel.Core.Internal.Http;
@@ -283,7 +284,7 @@ internal sealed class FastPathConnection : IHttpRequestLineHandler, IHttpHeaders
         {
             Kind.Poll => _contentLength <= 0,
             Kind.Publish => !_state.RateLimited && _contentLength > 0 && _contentLength <= _state.StoreOptions.MaxMessageBytes
-                && TopicEndpoints.IsValidContentType(_contentType ??= "application/octet-stream"),
+                && MessageContentType.Validate(_contentType ??= MessageContentType.Default) is null,
             _ => false,
         };
     }
