@@ -68,6 +68,16 @@ if [ "$dotnet_status" -eq 124 ] || [ "$dotnet_status" -eq 137 ]; then
 fi
 [ "$dotnet_status" -eq 0 ] || status=1
 
+# The standalone server answers polls and publishes on the fast path by default; the pipeline alone
+# (Laharsub:FastPath:Enabled=false) is its fallback, so the server's and the client's suites run on it too.
+echo "== .NET server and client tests again on the pipeline alone (Laharsub:FastPath:Enabled=false)"
+for project in tests/Laharsub.Server.Tests tests/Laharsub.Client.Tests; do
+  Laharsub__FastPath__Enabled=false timeout --kill-after=30s "${LAHARSUB_DOTNET_TEST_TIMEOUT:-30m}" \
+    dotnet test "$project" -c Release --no-build -nologo \
+    --blame-hang-timeout "${LAHARSUB_TEST_HANG_TIMEOUT:-8m}" --blame-hang-dump-type none \
+    --logger "trx" --logger "console;verbosity=minimal" --results-directory "$results/dotnet-pipeline" || status=1
+done
+
 browser_passed=0
 browser_failed=0
 if [ -f tests/Browser/package.json ]; then
@@ -90,7 +100,7 @@ fi
 read -r dotnet_passed dotnet_failed < <(python3 - "$results/dotnet" <<'PY'
 import glob, sys, xml.etree.ElementTree as ET
 passed = failed = 0
-for path in glob.glob(sys.argv[1] + "/*.trx"):
+for path in glob.glob(sys.argv[1] + "/*.trx") + glob.glob(sys.argv[1] + "-pipeline/*.trx"):
     run = ET.parse(path).getroot()
     counters = run.find(".//{*}Counters")
     if counters is not None:
@@ -107,6 +117,11 @@ PY
 # A test project whose host was killed leaves no result file: each one missing counts as a failure.
 test_projects=$(ls tests/*/*.Tests.csproj | wc -l)
 result_files=$(ls "$results"/dotnet/*.trx 2>/dev/null | wc -l)
+pipeline_files=$(ls "$results"/dotnet-pipeline/*.trx 2>/dev/null | wc -l)
+if [ "$pipeline_files" -lt 2 ]; then
+  echo "FAILED: $((2 - pipeline_files)) of the 2 pipeline-alone test runs left no results (killed or crashed)" >&2
+  dotnet_failed=$((dotnet_failed + 2 - pipeline_files)); status=1
+fi
 if [ "$result_files" -lt "$test_projects" ]; then
   echo "FAILED: $((test_projects - result_files)) of $test_projects .NET test projects left no results (killed or crashed)" >&2
   dotnet_failed=$((dotnet_failed + test_projects - result_files)); status=1

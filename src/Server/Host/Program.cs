@@ -6,6 +6,14 @@ using Laharsub.Server.Host;
 using Laharsub.Server.Hosting;
 using Laharsub.Server.Redis;
 
+// Socket completions run on the socket threads rather than being queued to the thread pool (one thread
+// hop less per request and per response; docs/performance.md), unless the environment says otherwise.
+// Read by the runtime when the first socket is made, so set before anything else runs.
+if (Environment.GetEnvironmentVariable("DOTNET_SYSTEM_NET_SOCKETS_INLINE_COMPLETIONS") is null)
+{
+    Environment.SetEnvironmentVariable("DOTNET_SYSTEM_NET_SOCKETS_INLINE_COMPLETIONS", "1");
+}
+
 // "token" prints a development token (see TokenCommand); anything else runs the server.
 if (args is ["token", ..])
 {
