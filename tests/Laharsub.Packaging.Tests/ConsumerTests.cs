@@ -47,7 +47,16 @@ public sealed class ConsumerTests(PackedPackages packages) : IDisposable
               <packageSources>
                 <clear />
                 <add key="packed" value="{packages.Feed}" />
+                <add key="nuget.org" value="https://api.nuget.org/v3/index.json" />
               </packageSources>
+              <packageSourceMapping>
+                <packageSource key="packed">
+                  <package pattern="Laharsub.*" />
+                </packageSource>
+                <packageSource key="nuget.org">
+                  <package pattern="*" />
+                </packageSource>
+              </packageSourceMapping>
             </configuration>
             """);
         File.WriteAllText(Path.Combine(_app.FullName, "Consumer.csproj"), $"""

@@ -27,7 +27,7 @@ public sealed class TracingTests
 
         Assert.Single(response.Messages);
         var publish = Assert.Single(recorder.InTrace(root.TraceId, "publish"));
-        var answered = Assert.Single(recorder.InTrace(root.TraceId, "poll"));
+        var answered = Assert.Single(await recorder.InTraceOnceStoppedAsync(root.TraceId, "poll"));
         Assert.Equal(ActivityKind.Producer, publish.Kind);
         Assert.Equal(ActivityKind.Consumer, answered.Kind);
         Assert.Equal((topic, messageId), (publish.GetTagItem("messaging.destination.name"), publish.GetTagItem("messaging.message.id")));
@@ -47,7 +47,7 @@ public sealed class TracingTests
 
         await client.PollAsync($"topics={topic}&timeout=0");
 
-        var poll = Assert.Single(recorder.InTrace(root.TraceId, "poll"));
+        var poll = Assert.Single(await recorder.InTraceOnceStoppedAsync(root.TraceId, "poll"));
         Assert.Equal("timeout", poll.GetTagItem("laharsub.poll.outcome"));
         Assert.Null(poll.GetTagItem("laharsub.message.ids"));
         Assert.Equal(1, poll.GetTagItem("laharsub.poll.topics"));
@@ -68,6 +68,17 @@ public sealed class TracingTests
                 ActivityStopped = _stopped.Enqueue,
             };
             ActivitySource.AddActivityListener(_listener);
+        }
+
+        /// <summary>
+        /// The activities named <paramref name="name"/> in <paramref name="trace"/> once there is one: a poll's
+        /// activity stops after its answer is written, which the client may read first (the server sends on
+        /// the writing thread).
+        /// </summary>
+        public async Task<IEnumerable<Activity>> InTraceOnceStoppedAsync(ActivityTraceId trace, string name)
+        {
+            await Eventually.HoldsAsync(() => Task.FromResult(InTrace(trace, name).Any()), WireClient.Bound, $"no {name} activity stopped in the test's trace");
+            return InTrace(trace, name);
         }
 
         public IEnumerable<Activity> InTrace(ActivityTraceId trace, string name) =>

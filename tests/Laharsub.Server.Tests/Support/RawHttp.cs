@@ -71,7 +71,7 @@ public static class RawHttp
         return (first, await ReadAnswerAsync(socket, received, cancellationToken));
     }
 
-    private static async Task<Socket> ConnectAsync(Uri server, CancellationToken cancellationToken)
+    internal static async Task<Socket> ConnectAsync(Uri server, CancellationToken cancellationToken)
     {
         var socket = new Socket(AddressFamily.InterNetwork, SocketType.Stream, ProtocolType.Tcp) { NoDelay = true };
         try
@@ -88,9 +88,9 @@ public static class RawHttp
 
     /// <summary>
     /// Reads one answer off <paramref name="socket"/>, starting with the bytes already in
-    /// <paramref name="received"/> and leaving there whatever follows it. An interim (1xx) answer has no body.
+    /// <paramref name="received"/> and leaving there whatever follows it. An interim (1xx) answer, a 204 and a 304 have no body.
     /// </summary>
-    private static async Task<RawResponse?> ReadAnswerAsync(Socket socket, List<byte> received, CancellationToken cancellationToken)
+    internal static async Task<RawResponse?> ReadAnswerAsync(Socket socket, List<byte> received, CancellationToken cancellationToken)
     {
         var buffer = new byte[16 * 1024];
         int headLength;
@@ -107,7 +107,7 @@ public static class RawHttp
         var response = new RawResponse(ParseStatus(head), head, []);
         var body = received.GetRange(headLength + EndOfHead.Length, received.Count - headLength - EndOfHead.Length);
         // The head stays in `received` until the answer is whole: a caller tells a reset before the head from one after it.
-        if (response.Status is >= 100 and < 200)
+        if (response.Status is (>= 100 and < 200) or 204 or 304)
         {
             KeepOnly(received, body);
             return response;
@@ -123,10 +123,12 @@ public static class RawHttp
         }
         if (response.Header("Transfer-Encoding") is { } encoding && encoding.Contains("chunked", StringComparison.OrdinalIgnoreCase))
         {
-            while (!EndsChunked(body) && await ReceiveAsync(socket, buffer, body, cancellationToken))
+            int chunkedLength;
+            while ((chunkedLength = ChunkedLength(body)) < 0 && await ReceiveAsync(socket, buffer, body, cancellationToken))
             {
             }
-            KeepOnly(received, []);
+            // What follows the last chunk is the next answer's (several requests written at once).
+            KeepOnly(received, chunkedLength < 0 ? [] : body.Skip(chunkedLength));
             return response with { Body = Dechunk(body) };
         }
         while (await ReceiveAsync(socket, buffer, body, cancellationToken))
@@ -159,8 +161,33 @@ public static class RawHttp
             : throw new InvalidDataException($"Not a status line: '{head.Split("\r\n")[0]}'");
     }
 
-    private static bool EndsChunked(List<byte> body) =>
-        body.Count >= 5 && body[^5] == '0' && body[^4] == '\r' && body[^3] == '\n' && body[^2] == '\r' && body[^1] == '\n';
+    /// <summary>The length of the chunked body at the start of <paramref name="body"/> (without trailers), or -1 while it is not whole.</summary>
+    private static int ChunkedLength(List<byte> body)
+    {
+        var bytes = body.ToArray();
+        var position = 0;
+        while (true)
+        {
+            var lineEnd = Array.IndexOf(bytes, (byte)'\r', position);
+            if (lineEnd < 0 || lineEnd + 1 >= bytes.Length)
+            {
+                return -1;
+            }
+            if (!int.TryParse(Encoding.ASCII.GetString(bytes, position, lineEnd - position).Split(';')[0], System.Globalization.NumberStyles.HexNumber, null, out var size))
+            {
+                return -1;
+            }
+            if (size == 0)
+            {
+                return lineEnd + 4 <= bytes.Length ? lineEnd + 4 : -1;
+            }
+            position = lineEnd + 2 + size + 2;
+            if (position > bytes.Length)
+            {
+                return -1;
+            }
+        }
+    }
 
     private static byte[] Dechunk(List<byte> chunked)
     {
@@ -217,4 +244,38 @@ public static class RawHttp
         }
         return text.ToString();
     }
+}
+
+/// <summary>One keep-alive connection: requests written as given (several in one write, or one in parts), answers read in order.</summary>
+public sealed class RawConnection : IDisposable
+{
+    private readonly Socket _socket;
+    private readonly List<byte> _received = new(1024);
+
+    private RawConnection(Socket socket) => _socket = socket;
+
+    public static async Task<RawConnection> OpenAsync(Uri server, CancellationToken cancellationToken) =>
+        new(await RawHttp.ConnectAsync(server, cancellationToken));
+
+    public async Task SendAsync(string request, CancellationToken cancellationToken) =>
+        await _socket.SendAsync(Encoding.ASCII.GetBytes(request), SocketFlags.None, cancellationToken);
+
+    /// <summary>The next answer; null when the server closed the connection before one.</summary>
+    public Task<RawResponse?> ReadAnswerAsync(CancellationToken cancellationToken) => RawHttp.ReadAnswerAsync(_socket, _received, cancellationToken);
+
+    /// <summary>Completes when the server closes the connection, true if it sent nothing more before.</summary>
+    public async Task<bool> ClosedByServerAsync(CancellationToken cancellationToken)
+    {
+        var buffer = new byte[1024];
+        try
+        {
+            return await _socket.ReceiveAsync(buffer, SocketFlags.None, cancellationToken) == 0 && _received.Count == 0;
+        }
+        catch (SocketException)
+        {
+            return _received.Count == 0;
+        }
+    }
+
+    public void Dispose() => _socket.Dispose();
 }

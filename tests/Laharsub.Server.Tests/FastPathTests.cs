@@ -1,0 +1,248 @@
+using System.Collections.Concurrent;
+using System.Diagnostics.Metrics;
+using System.Text.RegularExpressions;
+using Laharsub.Server.Host.Composition;
+using Laharsub.Server.Tests.Support;
+using Laharsub.Testing;
+using Microsoft.AspNetCore.Server.Kestrel.Core;
+using Microsoft.Extensions.DependencyInjection;
+
+namespace Laharsub.Server.Tests;
+
+/// <summary>
+/// The connection-level fast path (on by default in the standalone server): on one keep-alive connection it
+/// answers polls and publishes itself and hands every other request to the pipeline, in order, with the
+/// pipeline's answers; it keeps Kestrel's keep-alive timeout and closes idle connections when the server stops.
+/// </summary>
+public sealed partial class FastPathTests
+{
+    private static readonly TimeSpan Bound = WireClient.Bound;
+
+    [Fact]
+    public async Task OneKeepAliveConnectionMixesTheFastPathAndThePipelineInOrder()
+    {
+        await using var server = await LaharsubTestServer.StartAsync();
+        using var requests = new FastPathRequestCounter(server);
+        using var timeout = new CancellationTokenSource(Bound);
+        using var connection = await RawConnection.OpenAsync(server.BaseAddress, timeout.Token);
+
+        var created = await ExchangeAsync(connection, Post("/ps/topics", "application/json", "{}"), timeout.Token);
+        Assert.Equal(201, created.Status);
+        var topic = long.Parse(TopicIdPattern().Match(created.BodyText).Groups[1].Value);
+        var published = await ExchangeAsync(connection, Post($"/ps/topics/{topic}", "text/plain", "one"), timeout.Token);
+        var polled = await ExchangeAsync(connection, Get($"/ps/subscriptions?topics={topic}:1"), timeout.Token);
+        var info = await ExchangeAsync(connection, Get($"/ps/topics/{topic}"), timeout.Token);
+        var invalid = await ExchangeAsync(connection, Get("/ps/subscriptions?topics=abc"), timeout.Token);
+        var unknown = await ExchangeAsync(connection, Get("/ps/subscriptions?topics=999999:1"), timeout.Token);
+        var second = await ExchangeAsync(connection, Post($"/ps/topics/{topic}", "text/plain", "two"), timeout.Token);
+
+        Assert.Equal(201, published.Status);
+        Assert.Contains("\"messageId\":1", published.BodyText);
+        Assert.Equal(200, polled.Status);
+        Assert.Contains("\"body\":\"one\"", polled.BodyText);
+        Assert.Equal(200, info.Status);
+        Assert.Contains("\"lastMessageId\":1", info.BodyText);
+        Assert.Equal(400, invalid.Status);
+        Assert.Contains("\"topics\"", invalid.BodyText);
+        Assert.Equal(404, unknown.Status);
+        Assert.Contains("\"topicId\":999999", unknown.BodyText);
+        Assert.Equal(201, second.Status);
+        Assert.Contains("\"messageId\":2", second.BodyText);
+        // Poll, unknown-topic poll and both publishes on the fast path; creation, topic info and the invalid
+        // poll on the pipeline, each handed over for its request only.
+        Assert.Equal(2, requests.Count("poll"));
+        Assert.Equal(2, requests.Count("publish"));
+        Assert.Equal(3, requests.Count("pipeline"));
+        Assert.Equal(0, requests.Count("handed_over"));
+    }
+
+    [Fact]
+    public async Task RequestsWrittenTogetherAreAnsweredInTheirOrder()
+    {
+        await using var server = await LaharsubTestServer.StartAsync();
+        using var client = server.CreateClient();
+        var topic = await client.CreateTopicAsync();
+        using var timeout = new CancellationTokenSource(Bound);
+        using var connection = await RawConnection.OpenAsync(server.BaseAddress, timeout.Token);
+
+        await connection.SendAsync(
+            Post($"/ps/topics/{topic}", "text/plain", "first")
+            + Get($"/ps/topics/{topic}")
+            + Get($"/ps/subscriptions?topics={topic}:1")
+            + Post($"/ps/topics/{topic}", "text/plain", "second"), timeout.Token);
+
+        var answers = new List<RawResponse>();
+        for (var i = 0; i < 4; i++)
+        {
+            answers.Add(await connection.ReadAnswerAsync(timeout.Token) ?? throw new Xunit.Sdk.XunitException($"the connection closed before answer {i + 1}"));
+        }
+        Assert.Equal([201, 200, 200, 201], answers.Select(answer => answer.Status));
+        Assert.Contains("\"messageId\":1", answers[0].BodyText);
+        Assert.Contains("\"lastMessageId\":1", answers[1].BodyText);
+        Assert.Contains("\"body\":\"first\"", answers[2].BodyText);
+        Assert.Contains("\"messageId\":2", answers[3].BodyText);
+    }
+
+    [Fact]
+    public async Task ARequestWrittenInPartsIsAnswered()
+    {
+        await using var server = await LaharsubTestServer.StartAsync();
+        using var client = server.CreateClient();
+        var topic = await client.CreateTopicAsync();
+        using var timeout = new CancellationTokenSource(Bound);
+        using var connection = await RawConnection.OpenAsync(server.BaseAddress, timeout.Token);
+
+        var publish = Post($"/ps/topics/{topic}", "text/plain", "in parts");
+        foreach (var part in new[] { publish[..7], publish[7..30], publish[30..^3], publish[^3..] })
+        {
+            await connection.SendAsync(part, timeout.Token);
+        }
+        var published = await connection.ReadAnswerAsync(timeout.Token);
+
+        Assert.Equal(201, published?.Status);
+        Assert.Equal("in parts", (await client.PollAsync($"topics={topic}:1")).Messages.Single().Text);
+    }
+
+    /// <summary>
+    /// The same requests to a server on the fast path and to one on the pipeline alone get the same status,
+    /// headers and bodies, apart from what differs between any two answers (date, epoch, publish time,
+    /// trace id) and the framing of the unknown topic's problem (Content-Length where the pipeline chunks).
+    /// </summary>
+    [Fact]
+    public async Task TheFastPathAnswersAsThePipelineDoes()
+    {
+        var fast = await AnswersAsync(fastPath: true);
+        var pipeline = await AnswersAsync(fastPath: false);
+
+        Assert.Equal(pipeline.Length, fast.Length);
+        for (var i = 0; i < fast.Length; i++)
+        {
+            Assert.Equal(pipeline[i], fast[i]);
+        }
+    }
+
+    private static async Task<string[]> AnswersAsync(bool fastPath)
+    {
+        await using var server = await LaharsubTestServer.StartAsync(settings: new Dictionary<string, string?> { [StandaloneHost.FastPathSetting] = fastPath ? "true" : "false" });
+        using var client = server.CreateClient();
+        var topic = await client.CreateTopicAsync();
+        using var timeout = new CancellationTokenSource(Bound);
+        using var connection = await RawConnection.OpenAsync(server.BaseAddress, timeout.Token);
+        string[] requests =
+        [
+            Post($"/ps/topics/{topic}", "text/plain", "hello"),
+            Post($"/ps/topics/{topic}", "application/octet-stream", "\u0001\u0002"),
+            Get($"/ps/subscriptions?topics={topic}:1"),
+            Get($"/ps/subscriptions?subs[0][topicid]={topic}&subs[0][from]=2", "application/json"),
+            Get($"/ps/subscriptions?topics={topic}:3&timeout=0", "*/*"),
+            Get("/ps/subscriptions?topics=999999:1"),
+        ];
+        var answers = new List<string>();
+        foreach (var request in requests)
+        {
+            var answer = await ExchangeAsync(connection, request, timeout.Token);
+            var headers = answer.Head.Split("\r\n")
+                .Where(line => !line.StartsWith("Date:", StringComparison.Ordinal)
+                    && !(answer.Status == 404 && (line.StartsWith("Content-Length:", StringComparison.Ordinal) || line.StartsWith("Transfer-Encoding:", StringComparison.Ordinal))));
+            answers.Add(Normalized(string.Join("\n", headers) + "\n\n" + answer.BodyText));
+        }
+        return [.. answers];
+    }
+
+    private static string Normalized(string answer) => VaryingPattern().Replace(answer, "${name}<varies>");
+
+    [Fact]
+    public async Task AConnectionIdleForKestrelsKeepAliveTimeoutIsClosed()
+    {
+        await using var server = await LaharsubTestServer.StartAsync(services: services =>
+            services.Configure<KestrelServerOptions>(kestrel => kestrel.Limits.KeepAliveTimeout = TimeSpan.FromSeconds(2)));
+        using var client = server.CreateClient();
+        var topic = await client.CreateTopicAsync();
+        using var timeout = new CancellationTokenSource(Bound);
+        using var connection = await RawConnection.OpenAsync(server.BaseAddress, timeout.Token);
+        Assert.Equal(201, (await ExchangeAsync(connection, Post($"/ps/topics/{topic}", "text/plain", "x"), timeout.Token)).Status);
+
+        Assert.True(await connection.ClosedByServerAsync(timeout.Token), "the server sent something on an idle connection instead of closing it");
+    }
+
+    [Fact]
+    public async Task StoppingTheServerClosesAnIdleConnectionAndAnswersAHeldPollWithConnectionClose()
+    {
+        var server = await LaharsubTestServer.StartAsync();
+        try
+        {
+            using var client = server.CreateClient();
+            var topic = await client.CreateTopicAsync();
+            using var timeout = new CancellationTokenSource(Bound);
+            using var idle = await RawConnection.OpenAsync(server.BaseAddress, timeout.Token);
+            Assert.Equal(201, (await ExchangeAsync(idle, Post($"/ps/topics/{topic}", "text/plain", "x"), timeout.Token)).Status);
+            using var polling = await RawConnection.OpenAsync(server.BaseAddress, timeout.Token);
+            await polling.SendAsync(Get($"/ps/subscriptions?topics={topic}:2&timeout=60"), timeout.Token);
+            await Eventually.HoldsAsync(() => Task.FromResult(server.WaitingPolls(topic) == 1), Bound, "the poll never waited");
+
+            var stopping = server.StopAsync();
+            var held = await polling.ReadAnswerAsync(timeout.Token);
+
+            Assert.Equal(204, held?.Status);
+            Assert.Equal("close", held?.Header("Connection"));
+            Assert.True(await idle.ClosedByServerAsync(timeout.Token), "the idle connection got something other than a close");
+            await stopping.WaitAsync(timeout.Token);
+        }
+        finally
+        {
+            await server.DisposeAsync();
+        }
+    }
+
+    private static async Task<RawResponse> ExchangeAsync(RawConnection connection, string request, CancellationToken cancellationToken)
+    {
+        await connection.SendAsync(request, cancellationToken);
+        return await connection.ReadAnswerAsync(cancellationToken) ?? throw new Xunit.Sdk.XunitException($"the server closed the connection instead of answering {request.Split("\r\n")[0]}");
+    }
+
+    private static string Get(string target, string? accept = null) =>
+        $"GET {target} HTTP/1.1\r\nHost: test\r\n" + (accept is null ? "" : $"Accept: {accept}\r\n") + "\r\n";
+
+    private static string Post(string target, string contentType, string body) =>
+        $"POST {target} HTTP/1.1\r\nHost: test\r\nContent-Type: {contentType}\r\nContent-Length: {body.Length}\r\n\r\n{body}";
+
+    [GeneratedRegex("\"topicId\":(\\d+)")]
+    private static partial Regex TopicIdPattern();
+
+    [GeneratedRegex("(?<name>\"epoch\":\"|ETag: \"|\"publishedAt\":\"|\"traceId\":\")[^\"]*")]
+    private static partial Regex VaryingPattern();
+
+    /// <summary>Counts <c>laharsub.fast_path.requests</c> of one server, by its <c>laharsub.request</c> tag.</summary>
+    private sealed class FastPathRequestCounter : IDisposable
+    {
+        private readonly MeterListener _listener = new();
+        private readonly ConcurrentDictionary<string, long> _counts = new();
+
+        public FastPathRequestCounter(LaharsubTestServer server)
+        {
+            var meters = server.Services.GetRequiredService<IMeterFactory>();
+            _listener.InstrumentPublished = (instrument, listener) =>
+            {
+                if (instrument.Name == "laharsub.fast_path.requests" && ReferenceEquals(instrument.Meter.Scope, meters))
+                {
+                    listener.EnableMeasurementEvents(instrument);
+                }
+            };
+            _listener.SetMeasurementEventCallback<long>((_, value, tags, _) =>
+            {
+                foreach (var tag in tags)
+                {
+                    if (tag.Key == "laharsub.request")
+                    {
+                        _counts.AddOrUpdate((string)tag.Value!, value, (_, count) => count + value);
+                    }
+                }
+            });
+            _listener.Start();
+        }
+
+        public long Count(string request) => _counts.GetValueOrDefault(request);
+
+        public void Dispose() => _listener.Dispose();
+    }
+}
