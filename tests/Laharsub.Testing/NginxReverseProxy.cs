@@ -32,13 +32,13 @@ public sealed partial class NginxReverseProxy : IAsyncDisposable
     /// <summary>What nginx wrote (its error log), for failure messages.</summary>
     public string Output { get { lock (_output) { return _output.ToString(); } } }
 
+    /// <summary>The full path of the repository's configuration.</summary>
+    public static string ConfigurationPath =>
+        Path.Combine(ChildProcess.FindRepositoryRoot(AppContext.BaseDirectory)
+            ?? throw new InvalidOperationException("The repository root (Laharsub.sln) was not found above " + AppContext.BaseDirectory), ConfigRelativePath);
+
     /// <summary>The repository's configuration, as the docs quote it.</summary>
-    public static string ReadConfiguration()
-    {
-        var repository = ChildProcess.FindRepositoryRoot(AppContext.BaseDirectory)
-            ?? throw new InvalidOperationException("The repository root (Laharsub.sln) was not found above " + AppContext.BaseDirectory);
-        return File.ReadAllText(Path.Combine(repository, ConfigRelativePath));
-    }
+    public static string ReadConfiguration() => File.ReadAllText(ConfigurationPath);
 
     /// <summary>Starts nginx in front of <paramref name="upstreams"/> and waits until /health answers through it.</summary>
     /// <exception cref="InvalidOperationException">nginx is missing or did not start; the message says what to do.</exception>

@@ -125,11 +125,24 @@ public sealed partial class ReverseProxyTests(ReverseProxyTests.ProxiedCluster c
         Assert.Contains("proxy_buffering off;", subscriptions.Value);
     }
 
+    [Fact]
+    public void TheGuideQuotesTheConfigurationAsItIs()
+    {
+        var guide = File.ReadAllText(Path.Combine(Path.GetDirectoryName(NginxReverseProxy.ConfigurationPath)!, "../../docs/reverse-proxy.md"));
+        var quoted = QuotedConfigurationPattern().Match(guide);
+
+        Assert.True(quoted.Success, "docs/reverse-proxy.md has no ```nginx block");
+        Assert.Equal(NginxReverseProxy.ReadConfiguration(), quoted.Groups[1].Value);
+    }
+
     private static async Task<int> WaitingPollsAsync(HttpClient instance, long topic) =>
         (await instance.GetTopicAsync(topic)).GetProperty("waitingPolls").GetInt32();
 
     [GeneratedRegex(@"location = /ps/subscriptions \{[^}]*\}")]
     private static partial Regex SubscriptionLocationPattern();
+
+    [GeneratedRegex(@"```nginx\n(.*?)```", RegexOptions.Singleline)]
+    private static partial Regex QuotedConfigurationPattern();
 
     [GeneratedRegex(@"proxy_read_timeout ([0-9]+)s;")]
     private static partial Regex ReadTimeoutPattern();
