@@ -16,9 +16,9 @@ public sealed partial class NginxReverseProxy : IAsyncDisposable
     private const string InstallHint = "these tests run Debian's nginx in front of the server. Run ./test.sh, which installs it, or apt-get install -y nginx-light";
 
     private readonly PrivateNginx _nginx;
-    private readonly System.Text.StringBuilder _output;
+    private readonly OutputLog _output;
 
-    private NginxReverseProxy(PrivateNginx nginx, Uri baseAddress, System.Text.StringBuilder output)
+    private NginxReverseProxy(PrivateNginx nginx, Uri baseAddress, OutputLog output)
     {
         _nginx = nginx;
         BaseAddress = baseAddress;
@@ -30,7 +30,7 @@ public sealed partial class NginxReverseProxy : IAsyncDisposable
     public Uri ApiAddress => new(BaseAddress, "ps/");
 
     /// <summary>What nginx wrote (its error log), for failure messages.</summary>
-    public string Output { get { lock (_output) { return _output.ToString(); } } }
+    public string Output => _output.ToString();
 
     /// <summary>The full path of the repository's configuration.</summary>
     public static string ConfigurationPath =>
@@ -45,14 +45,9 @@ public sealed partial class NginxReverseProxy : IAsyncDisposable
     public static async Task<NginxReverseProxy> StartAsync(IEnumerable<Uri> upstreams)
     {
         var port = ChildProcess.FreeLoopbackPort();
-        var output = new System.Text.StringBuilder();
-        var nginx = PrivateNginx.Start([("nginx.conf", MainConfiguration), ("laharsub.conf", Configure(ReadConfiguration(), upstreams, port))], line =>
-            {
-                lock (output)
-                {
-                    output.AppendLine(line);
-                }
-            }, InstallHint);
+        var output = new OutputLog();
+        var nginx = PrivateNginx.Start([("nginx.conf", MainConfiguration), ("laharsub.conf", Configure(ReadConfiguration(), upstreams, port))],
+            output.Append, InstallHint);
         var proxy = new NginxReverseProxy(nginx, new Uri($"http://127.0.0.1:{port}/"), output);
         var healthy = nginx.Process.WaitUntilHealthyAsync(proxy.BaseAddress, TimeSpan.FromSeconds(30), () => $" ({nginx.CommandLine}):\n" + proxy.Output, CancellationToken.None);
         return await ChildProcess.ReadyOrDisposedAsync(proxy, healthy);
