@@ -46,8 +46,9 @@ for tool in ip:iproute2 curl:curl; do
   fi
 done
 
-# The load test's nchan comparison runs nginx as a private instance on a free loopback port; the
-# package's own service (port 80) is not used by the tests.
+# The load test's nchan comparison, and ReverseProxyTests (deploy/nginx/laharsub.conf in front of two
+# instances), run nginx as a private instance on a free loopback port; the package's own service
+# (port 80) is not used by the tests.
 if [ ! -x /usr/sbin/nginx ] || [ ! -f /usr/lib/nginx/modules/ngx_nchan_module.so ]; then
   echo "nginx with nchan is missing: installing Debian's nginx-light and libnginx-mod-nchan"
   install_debian_package nginx-light libnginx-mod-nchan || echo "installing nginx with nchan failed: the nchan tests will fail"

@@ -11,9 +11,9 @@ namespace Laharsub.Testing;
 public sealed class HostProcess : IAsyncDisposable
 {
     private readonly ChildProcess _process;
-    private readonly System.Text.StringBuilder _output;
+    private readonly OutputLog _output;
 
-    private HostProcess(ChildProcess process, Uri baseAddress, System.Text.StringBuilder output)
+    private HostProcess(ChildProcess process, Uri baseAddress, OutputLog output)
     {
         _process = process;
         BaseAddress = baseAddress;
@@ -25,7 +25,7 @@ public sealed class HostProcess : IAsyncDisposable
     public Uri ApiAddress => new(BaseAddress, "ps/");
 
     /// <summary>What the server wrote, for failure messages.</summary>
-    public string Output { get { lock (_output) { return _output.ToString(); } } }
+    public string Output => _output.ToString();
 
     public bool HasExited => _process.HasExited;
 
@@ -39,14 +39,8 @@ public sealed class HostProcess : IAsyncDisposable
     public static async Task<HostProcess> StartAsync(int? openFileLimit, params string[] settings)
     {
         var port = ChildProcess.FreeLoopbackPort();
-        var output = new System.Text.StringBuilder();
-        var process = ChildProcess.StartHost(HostDll(), port, settings.Select(setting => "--" + setting), line =>
-            {
-                lock (output)
-                {
-                    output.AppendLine(line);
-                }
-            },
+        var output = new OutputLog();
+        var process = ChildProcess.StartHost(HostDll(), port, settings.Select(setting => "--" + setting), output.Append,
             launcher: openFileLimit is { } limit ? ["bash", "-c", $"ulimit -n {limit} && exec \"$@\"", "bash"] : null);
         var host = new HostProcess(process, new Uri($"http://127.0.0.1:{port}/"), output);
         var healthy = process.WaitUntilHealthyAsync(host.BaseAddress, TimeSpan.FromSeconds(60), () => ":\n" + host.Output, CancellationToken.None);
@@ -67,19 +61,13 @@ public sealed class HostProcess : IAsyncDisposable
     public static async Task<HostProcess> StartCommandAsync(IReadOnlyList<string> command, Uri? baseAddress,
         IReadOnlyDictionary<string, string?>? environment = null, string? workingDirectory = null)
     {
-        var output = new System.Text.StringBuilder();
+        var output = new OutputLog();
         var variables = AddressVariables.ToDictionary(name => name, _ => (string?)null);
         foreach (var (name, value) in environment ?? new Dictionary<string, string?>())
         {
             variables[name] = value;
         }
-        var process = ChildProcess.Start("The server", command[0], command.Skip(1), line =>
-            {
-                lock (output)
-                {
-                    output.AppendLine(line);
-                }
-            }, workingDirectory: workingDirectory ?? Path.GetDirectoryName(HostDll()), environment: variables);
+        var process = ChildProcess.Start("The server", command[0], command.Skip(1), output.Append, workingDirectory: workingDirectory ?? Path.GetDirectoryName(HostDll()), environment: variables);
         var host = new HostProcess(process, baseAddress ?? new Uri("http://localhost/"), output);
         if (baseAddress is null)
         {

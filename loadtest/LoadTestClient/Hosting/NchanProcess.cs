@@ -14,20 +14,18 @@ internal sealed partial class NchanProcess : ITargetServer
     public const string ModulePath = "/usr/lib/nginx/modules/ngx_nchan_module.so";
     public const string InstallHint = "install them with 'apt-get install -y nginx-light libnginx-mod-nchan' (Debian 12)";
 
-    private readonly ChildProcess _process;
-    private readonly string _prefix;
+    private readonly PrivateNginx _nginx;
 
-    private NchanProcess(ChildProcess process, string prefix, Uri baseAddress, string commandLine)
+    private NchanProcess(PrivateNginx nginx, Uri baseAddress, string commandLine)
     {
-        _process = process;
-        _prefix = prefix;
+        _nginx = nginx;
         BaseAddress = baseAddress;
         CommandLine = commandLine;
     }
 
     public Uri BaseAddress { get; }
 
-    public int Pid => _process.Id;
+    public int Pid => _nginx.Process.Id;
 
     public bool HasWorkerProcesses => true;
 
@@ -48,8 +46,10 @@ internal sealed partial class NchanProcess : ITargetServer
     public static async Task<NchanProcess> StartAsync(string repositoryRoot, int pollTimeoutSeconds, TextWriter log, CancellationToken cancellationToken,
         int? workerProcesses = null, IReadOnlyList<string>? launcher = null)
     {
-        var nginx = FindNginx()
-            ?? throw new InvalidOperationException($"nginx is not installed (no nginx in /usr/sbin or on PATH), so nchan cannot be measured: {InstallHint}.");
+        if (PrivateNginx.Find() is null)
+        {
+            throw new InvalidOperationException($"nginx is not installed (no nginx in /usr/sbin or on PATH), so nchan cannot be measured: {InstallHint}.");
+        }
         if (!File.Exists(ModulePath))
         {
             throw new InvalidOperationException($"The nchan module {ModulePath} is missing: {InstallHint}.");
@@ -61,26 +61,12 @@ internal sealed partial class NchanProcess : ITargetServer
             configuration = Replace(configuration, WorkerProcessesPattern(), $"worker_processes {workers.ToString(CultureInfo.InvariantCulture)};",
                 "worker_processes auto;");
         }
-        var prefix = Directory.CreateTempSubdirectory("laharsub-nchan-").FullName;
-        var configFile = Path.Combine(prefix, "nchan.conf");
-        File.WriteAllText(configFile, configuration);
-
-        string[] command = [.. launcher ?? [], nginx, "-p", prefix + "/", "-c", configFile];
-        ChildProcess process;
-        try
-        {
-            process = ChildProcess.Start("nginx", command[0], command[1..], line => log.WriteLine("[nchan] " + line),
-                workingDirectory: prefix, environment: [new(ServerProcess.InlineCompletionsVariable, null)], installHint: InstallHint);
-        }
-        catch (InvalidOperationException)
-        {
-            Directory.Delete(prefix, recursive: true);
-            throw;
-        }
-        var server = new NchanProcess(process, prefix, new Uri($"http://127.0.0.1:{port}/"),
-            $"{string.Join(' ', command)} ({ConfigRelativePath}, port {port}, nchan_subscriber_timeout {pollTimeoutSeconds}s"
+        var nginx = PrivateNginx.Start([("nchan.conf", configuration)], line => log.WriteLine("[nchan] " + line), InstallHint,
+            launcher, environment: [new(ServerProcess.InlineCompletionsVariable, null)]);
+        var server = new NchanProcess(nginx, new Uri($"http://127.0.0.1:{port}/"),
+            $"{nginx.CommandLine} ({ConfigRelativePath}, port {port}, nchan_subscriber_timeout {pollTimeoutSeconds}s"
             + (workerProcesses is { } count ? $", {count} worker(s))" : ")"));
-        var healthy = process.WaitUntilHealthyAsync(server.BaseAddress, TimeSpan.FromSeconds(30), () => "; see the [nchan] lines above.", cancellationToken);
+        var healthy = nginx.Process.WaitUntilHealthyAsync(server.BaseAddress, TimeSpan.FromSeconds(30), () => "; see the [nchan] lines above.", cancellationToken);
         return await ChildProcess.ReadyOrDisposedAsync(server, healthy).ConfigureAwait(false);
     }
 
@@ -92,21 +78,7 @@ internal sealed partial class NchanProcess : ITargetServer
             "nchan_subscriber_timeout SECONDSs;");
     }
 
-    public async ValueTask DisposeAsync()
-    {
-        // SIGTERM is nginx's fast shutdown: workers close their connections and exit.
-        await _process.StopAsync(TimeSpan.FromSeconds(15)).ConfigureAwait(false);
-        _process.Dispose();
-        try
-        {
-            Directory.Delete(_prefix, recursive: true);
-        }
-        catch (Exception exception) when (exception is IOException or UnauthorizedAccessException)
-        {
-            // A worker that ran as another user (nginx started as root runs them as nobody) may leave
-            // a directory behind in /tmp; it holds nothing.
-        }
-    }
+    public ValueTask DisposeAsync() => _nginx.DisposeAsync();
 
     private static string Replace(string configuration, Regex pattern, string replacement, string shape)
     {
@@ -116,13 +88,6 @@ internal sealed partial class NchanProcess : ITargetServer
             throw new InvalidOperationException($"{ConfigRelativePath} must contain exactly one '{shape}' (found {matches}): the tool puts this run's value there.");
         }
         return pattern.Replace(configuration, replacement);
-    }
-
-    private static string? FindNginx()
-    {
-        var directories = new List<string> { "/usr/sbin" };
-        directories.AddRange((Environment.GetEnvironmentVariable("PATH") ?? "").Split(':', StringSplitOptions.RemoveEmptyEntries));
-        return directories.Select(d => Path.Combine(d, "nginx")).FirstOrDefault(File.Exists);
     }
 
     [GeneratedRegex(@"listen 127\.0\.0\.1:[0-9]+")]
