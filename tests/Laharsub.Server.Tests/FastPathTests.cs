@@ -56,6 +56,33 @@ public sealed partial class FastPathTests
         Assert.Equal(0, requests.Count("handed_over"));
     }
 
+    /// <summary>
+    /// X-Forwarded-For changes whose waiting polls a poll counts against only where the server believes it
+    /// (KnownProxies): there the pipeline answers; elsewhere the header changes nothing and the fast path does.
+    /// </summary>
+    [Theory]
+    [InlineData(false, "poll")]
+    [InlineData(true, "pipeline")]
+    public async Task AForwardedPollTakesThePipelineOnlyWhereItsProxyIsTrusted(bool proxyTrusted, string servedBy)
+    {
+        await using var server = await LaharsubTestServer.StartAsync(settings: proxyTrusted
+            ? new Dictionary<string, string?> { ["Laharsub:ForwardedHeaders:KnownProxies:0"] = "127.0.0.1" }
+            : null);
+        using var client = server.CreateClient();
+        var topic = await client.CreateTopicAsync();
+        await client.PublishTextAsync(topic, "forwarded");
+        using var requests = new FastPathRequestCounter(server);
+        using var timeout = new CancellationTokenSource(Bound);
+        using var connection = await RawConnection.OpenAsync(server.BaseAddress, timeout.Token);
+
+        var polled = await ExchangeAsync(connection,
+            $"GET /ps/subscriptions?topics={topic}:1 HTTP/1.1\r\nHost: test\r\nX-Forwarded-For: 203.0.113.7\r\nX-Forwarded-Proto: https\r\n\r\n", timeout.Token);
+
+        Assert.Equal(200, polled.Status);
+        Assert.Contains("\"body\":\"forwarded\"", polled.BodyText);
+        Assert.Equal(1, requests.Count(servedBy));
+    }
+
     [Fact]
     public async Task RequestsWrittenTogetherAreAnsweredInTheirOrder()
     {

@@ -107,8 +107,15 @@ internal sealed class FastPathConnection : IHttpRequestLineHandler, IHttpHeaders
                 }
                 if (read.IsCanceled)
                 {
-                    // A shutdown ended the wait for the next request.
-                    return;
+                    if (_closeRequested)
+                    {
+                        // A shutdown ended the wait for the next request.
+                        return;
+                    }
+                    // A partial request's deadline that passed as the rest arrived cancelled this read instead.
+                    _partialRequestTimedOut = false;
+                    _input.AdvanceTo(read.Buffer.Start);
+                    continue;
                 }
                 if (await ServeAsync(read).ConfigureAwait(false) == Served.Close)
                 {
@@ -510,18 +517,25 @@ internal sealed class FastPathConnection : IHttpRequestLineHandler, IHttpHeaders
         {
             _notOurs |= !Ascii.EqualsIgnoreCase(value, "keep-alive"u8);
         }
+        else if (Ascii.EqualsIgnoreCase(name, "X-Forwarded-For"u8))
+        {
+            // Whose address counts against the waiting-poll cap is the pipeline's to say once a proxy is trusted.
+            _notOurs |= _state.ForwardedForDecides;
+        }
         else if (IsPipelineOnly(name))
         {
             _notOurs = true;
         }
     }
 
-    /// <summary>Headers whose handling lives in the pipeline: CORS, access, forwarding, tracing, conditions, 100-continue.</summary>
+    /// <summary>
+    /// Headers whose handling lives in the pipeline: CORS, access, tracing, conditions, 100-continue. The other
+    /// forwarding headers change nothing a poll or a publish answers (no URL is in them).
+    /// </summary>
     private static bool IsPipelineOnly(ReadOnlySpan<byte> name) =>
         Ascii.EqualsIgnoreCase(name, "Origin"u8) || Ascii.EqualsIgnoreCase(name, "Authorization"u8)
         || Ascii.EqualsIgnoreCase(name, "Expect"u8) || Ascii.EqualsIgnoreCase(name, "If-Match"u8)
-        || Ascii.EqualsIgnoreCase(name, "Last-Event-ID"u8) || Ascii.EqualsIgnoreCase(name, "Forwarded"u8)
-        || name.StartsWith("X-Forwarded-"u8) || name.StartsWith("x-forwarded-"u8)
+        || Ascii.EqualsIgnoreCase(name, "Last-Event-ID"u8)
         || Ascii.EqualsIgnoreCase(name, "traceparent"u8) || Ascii.EqualsIgnoreCase(name, "tracestate"u8)
         || Ascii.EqualsIgnoreCase(name, "Request-Id"u8) || Ascii.EqualsIgnoreCase(name, "Access-Control-Request-Method"u8);
 

@@ -41,6 +41,13 @@ internal sealed partial class FastPathConnectionHandler
     /// </summary>
     public string? Prefix { get; private set; }
 
+    /// <summary>
+    /// Whether the host believes <c>X-Forwarded-For</c> from some proxies (the standalone server's
+    /// <c>Laharsub:ForwardedHeaders:KnownProxies</c>): then a request carrying it, with the waiting-poll cap
+    /// on, takes the pipeline, which knows which address to count. Set before the server starts.
+    /// </summary>
+    public bool TrustsForwardedFor { get; set; }
+
     /// <summary>Called by MapLaharsub: the fast path serves the poll and publish URLs under <paramref name="prefix"/>.</summary>
     public void Serve(string prefix) => Prefix ??= prefix.TrimEnd('/');
 
@@ -50,7 +57,7 @@ internal sealed partial class FastPathConnectionHandler
         {
             return kestrel(connection);
         }
-        var state = _state ??= new State(_services, Prefix);
+        var state = _state ??= new State(_services, Prefix, TrustsForwardedFor);
         // Jwt mode's access checks, and the 429 of a connection over its client's cap, live in the pipeline.
         if (!state.OpenAccess || ClientConnectionLimit.IsOverLimit(connection))
         {
@@ -62,7 +69,7 @@ internal sealed partial class FastPathConnectionHandler
     /// <summary>What every fast-path connection shares: the services, settings and prepared bytes.</summary>
     internal sealed class State
     {
-        public State(IServiceProvider services, string prefix)
+        public State(IServiceProvider services, string prefix, bool trustsForwardedFor)
         {
             Runner = services.GetRequiredService<SubscriptionRunner>();
             Wire = services.GetRequiredService<WireFormat>();
@@ -73,6 +80,7 @@ internal sealed partial class FastPathConnectionHandler
             Metrics = services.GetRequiredService<LaharsubMetrics>();
             Clock = services.GetRequiredService<TimeProvider>();
             WaitingPolls = services.GetRequiredService<WaitingPollLimit>();
+            ForwardedForDecides = trustsForwardedFor && WaitingPolls.Enabled;
             Logger = services.GetRequiredService<ILoggerFactory>().CreateLogger<FastPathConnectionHandler>();
             OpenAccess = services.GetRequiredService<IOptions<LaharsubAuthOptions>>().Value.Mode == LaharsubAuthMode.Open;
             RateLimited = services.GetRequiredService<IOptions<LaharsubRateLimitOptions>>().Value.RequestsPerPeriod > 0;
@@ -96,6 +104,9 @@ internal sealed partial class FastPathConnectionHandler
         public LaharsubMetrics Metrics { get; }
         public TimeProvider Clock { get; }
         public WaitingPollLimit WaitingPolls { get; }
+
+        /// <summary>Whether a request's <c>X-Forwarded-For</c> may change which client it counts for (<see cref="TrustsForwardedFor"/>).</summary>
+        public bool ForwardedForDecides { get; }
         public ILogger Logger { get; }
         public bool OpenAccess { get; }
         public bool RateLimited { get; }

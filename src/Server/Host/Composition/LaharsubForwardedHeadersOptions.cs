@@ -1,4 +1,5 @@
 using System.Net;
+using Laharsub.Server.FastPath;
 using Microsoft.AspNetCore.Builder;
 using Microsoft.AspNetCore.HttpOverrides;
 using Microsoft.Extensions.DependencyInjection;
@@ -39,6 +40,7 @@ internal sealed class LaharsubForwardedHeadersOptions
         {
             return;
         }
+        app.Services.GetRequiredService<FastPathConnectionHandler>().TrustsForwardedFor = true;
         var forwarded = new ForwardedHeadersOptions
         {
             ForwardedHeaders = ForwardedHeaders.XForwardedFor | ForwardedHeaders.XForwardedProto,
