@@ -21,7 +21,7 @@ public sealed partial class FastPathTests
     [Fact]
     public async Task OneKeepAliveConnectionMixesTheFastPathAndThePipelineInOrder()
     {
-        await using var server = await LaharsubTestServer.StartAsync();
+        await using var server = await StartFastAsync();
         using var requests = new FastPathRequestCounter(server);
         using var timeout = new CancellationTokenSource(Bound);
         using var connection = await RawConnection.OpenAsync(server.BaseAddress, timeout.Token);
@@ -65,9 +65,7 @@ public sealed partial class FastPathTests
     [InlineData(true, "pipeline")]
     public async Task AForwardedPollTakesThePipelineOnlyWhereItsProxyIsTrusted(bool proxyTrusted, string servedBy)
     {
-        await using var server = await LaharsubTestServer.StartAsync(settings: proxyTrusted
-            ? new Dictionary<string, string?> { ["Laharsub:ForwardedHeaders:KnownProxies:0"] = "127.0.0.1" }
-            : null);
+        await using var server = await StartFastAsync(proxyTrusted ? new() { ["Laharsub:ForwardedHeaders:KnownProxies:0"] = "127.0.0.1" } : null);
         using var client = server.CreateClient();
         var topic = await client.CreateTopicAsync();
         await client.PublishTextAsync(topic, "forwarded");
@@ -86,7 +84,7 @@ public sealed partial class FastPathTests
     [Fact]
     public async Task RequestsWrittenTogetherAreAnsweredInTheirOrder()
     {
-        await using var server = await LaharsubTestServer.StartAsync();
+        await using var server = await StartFastAsync();
         using var client = server.CreateClient();
         var topic = await client.CreateTopicAsync();
         using var timeout = new CancellationTokenSource(Bound);
@@ -113,7 +111,7 @@ public sealed partial class FastPathTests
     [Fact]
     public async Task ARequestWrittenInPartsIsAnswered()
     {
-        await using var server = await LaharsubTestServer.StartAsync();
+        await using var server = await StartFastAsync();
         using var client = server.CreateClient();
         var topic = await client.CreateTopicAsync();
         using var timeout = new CancellationTokenSource(Bound);
@@ -181,7 +179,7 @@ public sealed partial class FastPathTests
     [Fact]
     public async Task AConnectionIdleForKestrelsKeepAliveTimeoutIsClosed()
     {
-        await using var server = await LaharsubTestServer.StartAsync(services: services =>
+        await using var server = await StartFastAsync(services: services =>
             services.Configure<KestrelServerOptions>(kestrel => kestrel.Limits.KeepAliveTimeout = TimeSpan.FromSeconds(2)));
         using var client = server.CreateClient();
         var topic = await client.CreateTopicAsync();
@@ -195,7 +193,7 @@ public sealed partial class FastPathTests
     [Fact]
     public async Task StoppingTheServerClosesAnIdleConnectionAndAnswersAHeldPollWithConnectionClose()
     {
-        var server = await LaharsubTestServer.StartAsync();
+        var server = await StartFastAsync();
         try
         {
             using var client = server.CreateClient();
@@ -219,6 +217,14 @@ public sealed partial class FastPathTests
         {
             await server.DisposeAsync();
         }
+    }
+
+    /// <summary>A server on the fast path whatever the environment says (test.sh runs this suite a second time with it off).</summary>
+    private static Task<LaharsubTestServer> StartFastAsync(Dictionary<string, string?>? settings = null, Action<IServiceCollection>? services = null)
+    {
+        settings ??= [];
+        settings[StandaloneHost.FastPathSetting] = "true";
+        return LaharsubTestServer.StartAsync(services: services, settings: settings);
     }
 
     private static async Task<RawResponse> ExchangeAsync(RawConnection connection, string request, CancellationToken cancellationToken)

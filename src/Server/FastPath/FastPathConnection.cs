@@ -215,6 +215,8 @@ internal sealed class FastPathConnection : IHttpRequestLineHandler, IHttpHeaders
         _deadline = NoDeadline;
         var run = new KestrelRequestRun(_connection, pending, requestLength, first: !_ranKestrel);
         _ranKestrel = true;
+        // Counted as it is handed over, so that the count is there by the time its client has the answer.
+        _state.Metrics.FastPath(requestLength == WholeConnection ? "handed_over" : "pipeline");
         Volatile.Write(ref _kestrelRun, run);
         try
         {
@@ -224,7 +226,6 @@ internal sealed class FastPathConnection : IHttpRequestLineHandler, IHttpHeaders
         {
             Volatile.Write(ref _kestrelRun, null);
         }
-        _state.Metrics.FastPath(requestLength == WholeConnection ? "handed_over" : "pipeline");
         return requestLength != WholeConnection && run.KeepsAlive && !_connection.ConnectionClosed.IsCancellationRequested ? Served.Next : Served.Close;
     }
 
