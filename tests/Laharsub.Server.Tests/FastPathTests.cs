@@ -82,6 +82,20 @@ public sealed partial class FastPathTests
     }
 
     [Fact]
+    public async Task WithAllowedHostsSetAPollForAnotherHostIsRefusedAsThePipelineRefusesIt()
+    {
+        await using var server = await StartFastAsync(new() { ["AllowedHosts"] = "laharsub.example" });
+        using var requests = new FastPathRequestCounter(server);
+        using var timeout = new CancellationTokenSource(Bound);
+        using var connection = await RawConnection.OpenAsync(server.BaseAddress, timeout.Token);
+
+        var refused = await ExchangeAsync(connection, Get("/ps/subscriptions?topics=1:1&timeout=0"), timeout.Token);
+
+        Assert.Equal(400, refused.Status);
+        Assert.Equal(0, requests.Count("poll"));
+    }
+
+    [Fact]
     public async Task RequestsWrittenTogetherAreAnsweredInTheirOrder()
     {
         await using var server = await StartFastAsync();

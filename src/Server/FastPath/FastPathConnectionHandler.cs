@@ -9,6 +9,7 @@ using Laharsub.Server.Wire;
 using Microsoft.AspNetCore.Connections;
 using Microsoft.AspNetCore.Server.Kestrel.Core;
 using Microsoft.AspNetCore.Server.Kestrel.Core.Internal.Http;
+using Microsoft.Extensions.Configuration;
 using Microsoft.Extensions.DependencyInjection;
 using Microsoft.Extensions.Hosting;
 using Microsoft.Extensions.Logging;
@@ -58,8 +59,9 @@ internal sealed partial class FastPathConnectionHandler
             return kestrel(connection);
         }
         var state = _state ??= new State(_services, Prefix, TrustsForwardedFor);
-        // Jwt mode's access checks, and the 429 of a connection over its client's cap, live in the pipeline.
-        if (!state.OpenAccess || ClientConnectionLimit.IsOverLimit(connection))
+        // Jwt mode's access checks, host filtering (AllowedHosts), and the 429 of a connection over its
+        // client's cap live in the pipeline.
+        if (!state.OpenAccess || state.HostsFiltered || ClientConnectionLimit.IsOverLimit(connection))
         {
             return kestrel(connection);
         }
@@ -84,6 +86,7 @@ internal sealed partial class FastPathConnectionHandler
             Logger = services.GetRequiredService<ILoggerFactory>().CreateLogger<FastPathConnectionHandler>();
             OpenAccess = services.GetRequiredService<IOptions<LaharsubAuthOptions>>().Value.Mode == LaharsubAuthMode.Open;
             RateLimited = services.GetRequiredService<IOptions<LaharsubRateLimitOptions>>().Value.RequestsPerPeriod > 0;
+            HostsFiltered = services.GetRequiredService<IConfiguration>()["AllowedHosts"] is { Length: > 0 } allowed && allowed != "*";
             var kestrel = services.GetRequiredService<IOptions<KestrelServerOptions>>().Value;
             Limits = kestrel.Limits;
             MaxHeadBytes = Limits.MaxRequestLineSize + Limits.MaxRequestHeadersTotalSize;
@@ -110,6 +113,9 @@ internal sealed partial class FastPathConnectionHandler
         public ILogger Logger { get; }
         public bool OpenAccess { get; }
         public bool RateLimited { get; }
+
+        /// <summary>Whether ASP.NET Core's host filtering refuses some Host headers (<c>AllowedHosts</c> other than <c>*</c>).</summary>
+        public bool HostsFiltered { get; }
         public KestrelServerLimits Limits { get; }
         public long MaxHeadBytes { get; }
 
