@@ -57,8 +57,10 @@ public sealed class ConnectionEventTests
         var names = log.Names;
         Assert.Equal("Connected", names[0]);
         Assert.Equal("Reconnected", names[^1]);
-        Assert.All(names[1..^1], name => Assert.Equal("Retrying", name));
-        Assert.NotEmpty(names[1..^1]);
+        // A stream told to reconnect by the stopping server may reach it once more while it drains
+        // (Reconnected, then Retrying again when it closes for good): either is in order between the two.
+        Assert.All(names[1..^1], name => Assert.True(name is "Retrying" or "Reconnected", $"{name} between Connected and the last Reconnected"));
+        Assert.Contains("Retrying", names[1..^1]);
     }
 
     [Fact]
