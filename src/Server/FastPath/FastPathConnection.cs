@@ -199,7 +199,7 @@ internal sealed class FastPathConnection : IHttpRequestLineHandler, IHttpHeaders
                 return await PipelineAsync(read, requestLength).ConfigureAwait(false);
             }
             var answered = _kind == Kind.Poll
-                ? await PollAsync(buffer, headEnd).ConfigureAwait(false)
+                ? await PollAsync(headEnd).ConfigureAwait(false)
                 : await PublishAsync(buffer, headEnd).ConfigureAwait(false);
             return answered ?? await PipelineAsync(read, requestLength).ConfigureAwait(false);
         }
@@ -298,46 +298,17 @@ internal sealed class FastPathConnection : IHttpRequestLineHandler, IHttpHeaders
     }
 
     /// <summary>Answers the poll, or returns null, having consumed nothing, for the pipeline to answer it.</summary>
-    private async ValueTask<Served?> PollAsync(ReadOnlySequence<byte> buffer, SequencePosition headEnd)
+    private async ValueTask<Served?> PollAsync(SequencePosition headEnd)
     {
-        var subscriptions = t_subscriptions ??= [];
-        Subscription[] copied;
-        TimeSpan timeout;
-        try
+        if (StartPoll(headEnd, out var permit) is not { } running)
         {
-            var query = SubscriptionQuery.Parse(_query, _state.Delivery, subscriptions);
-            if (query.Error is not null)
-            {
-                return null;
-            }
-            copied = [.. subscriptions];
-            timeout = query.Timeout;
+            return null;
         }
-        finally
-        {
-            subscriptions.Clear();
-        }
-        IDisposable? permit = null;
-        if (_state.WaitingPolls.Enabled && ClientAddress.KeyOf((_connection.RemoteEndPoint as IPEndPoint)?.Address) is { } client)
-        {
-            permit = _state.WaitingPolls.TryAcquire(client);
-            if (permit is null)
-            {
-                return null;
-            }
-        }
-        // Taken: the request is consumed now, so that a held poll does not keep its read buffer.
-        _input.AdvanceTo(headEnd);
-        _state.Metrics.FastPath("poll");
         using (permit)
         {
-            _pollOutcome = Served.Next;
-            var answer = new FastPollAnswer(this, LaharsubActivitySource.StartPoll(copied.Length));
-            var wait = new SubscriptionWait(timeout, _state.Clock, _connection.ConnectionClosed, _state.Lifetime.ApplicationStopping);
-            _state.Metrics.PollStarted();
             try
             {
-                await _state.Runner.RunAsync(copied, _state.Wire.JsonAnswerBytes, wait, answer).ConfigureAwait(false);
+                await running.ConfigureAwait(false);
             }
             catch (LaharsubStoreUnavailableException unavailable)
             {
@@ -349,6 +320,46 @@ internal sealed class FastPathConnection : IHttpRequestLineHandler, IHttpHeaders
                 await _output.FlushAsync().ConfigureAwait(false);
             }
             return _pollOutcome;
+        }
+    }
+
+    /// <summary>
+    /// Parses the query into this thread's reused list and starts the runner on it, which copies the
+    /// subscriptions into its pooled state before it returns: a poll allocates no list or array of its own,
+    /// as on the pipeline. Null, having consumed nothing, when the pipeline must answer.
+    /// </summary>
+    private Task? StartPoll(SequencePosition headEnd, out IDisposable? permit)
+    {
+        permit = null;
+        var subscriptions = t_subscriptions ??= [];
+        try
+        {
+            var query = SubscriptionQuery.Parse(_query, _state.Delivery, subscriptions);
+            if (query.Error is not null)
+            {
+                return null;
+            }
+            if (_state.WaitingPolls.Enabled && ClientAddress.KeyOf((_connection.RemoteEndPoint as IPEndPoint)?.Address) is { } client)
+            {
+                permit = _state.WaitingPolls.TryAcquire(client);
+                if (permit is null)
+                {
+                    return null;
+                }
+            }
+            // Taken: the request is consumed now, so that a held poll does not keep its read buffer.
+            _input.AdvanceTo(headEnd);
+            _state.Metrics.FastPath("poll");
+            _pollOutcome = Served.Next;
+            var answer = new FastPollAnswer(this, LaharsubActivitySource.StartPoll(subscriptions.Count));
+            var wait = new SubscriptionWait(query.Timeout, _state.Clock, _connection.ConnectionClosed, _state.Lifetime.ApplicationStopping);
+            _state.Metrics.PollStarted();
+            return _state.Runner.RunAsync(CollectionsMarshal.AsSpan(subscriptions), _state.Wire.JsonAnswerBytes, wait, answer);
+        }
+        finally
+        {
+            // Lets go of the epoch strings.
+            subscriptions.Clear();
         }
     }
 
