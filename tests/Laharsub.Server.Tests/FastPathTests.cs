@@ -14,6 +14,7 @@ namespace Laharsub.Server.Tests;
 /// answers polls and publishes itself and hands every other request to the pipeline, in order, with the
 /// pipeline's answers; it keeps Kestrel's keep-alive timeout and closes idle connections when the server stops.
 /// </summary>
+[Collection(nameof(ProcessWideListeners))]
 public sealed partial class FastPathTests
 {
     private static readonly TimeSpan Bound = WireClient.Bound;
@@ -188,6 +189,77 @@ public sealed partial class FastPathTests
         return [.. answers];
     }
 
+    /// <summary>
+    /// ASP.NET Core's request metrics (<c>http.server.request.duration</c>) count the fast path's requests with
+    /// the tags the pipeline gives the same requests: the same route, method, scheme, protocol and status.
+    /// </summary>
+    [Fact]
+    public async Task HostingsRequestMetricsCountFastPathRequestsAsThePipelineCountsThem()
+    {
+        var fast = await RequestMetricsAsync(fastPath: true);
+        var pipeline = await RequestMetricsAsync(fastPath: false);
+
+        Assert.Equal(4, fast.Length);
+        Assert.Equal(pipeline, fast);
+    }
+
+    private static async Task<string[]> RequestMetricsAsync(bool fastPath)
+    {
+        await using var server = await LaharsubTestServer.StartAsync(settings: new Dictionary<string, string?> { [StandaloneHost.FastPathSetting] = fastPath ? "true" : "false" });
+        using var client = server.CreateClient();
+        var topic = await client.CreateTopicAsync();
+        using var requests = new FastPathRequestCounter(server);
+        using var recorded = new HostingRequestRecorder(server);
+        using var timeout = new CancellationTokenSource(Bound);
+        using var connection = await RawConnection.OpenAsync(server.BaseAddress, timeout.Token);
+
+        Assert.Equal(201, (await ExchangeAsync(connection, Post($"/ps/topics/{topic}", "text/plain", "measured"), timeout.Token)).Status);
+        Assert.Equal(200, (await ExchangeAsync(connection, Get($"/ps/subscriptions?topics={topic}:1"), timeout.Token)).Status);
+        Assert.Equal(404, (await ExchangeAsync(connection, Get("/ps/subscriptions?topics=999999:1"), timeout.Token)).Status);
+        Assert.Equal(201, (await ExchangeAsync(connection, Post($"/ps/topics/{topic}", "text/plain", "again"), timeout.Token)).Status);
+
+        Assert.Equal(fastPath ? 2 : 0, requests.Count("poll"));
+        Assert.Equal(fastPath ? 2 : 0, requests.Count("publish"));
+        // The pipeline records a request's duration after its answer is sent; the fast path as it is sent.
+        await Eventually.HoldsAsync(() => Task.FromResult(recorded.Requests.Count == 4), Bound, $"hosting recorded {recorded.Requests.Count} of the 4 requests");
+        Assert.Equal(0, recorded.Active);
+        return [.. recorded.Requests];
+    }
+
+    /// <summary>
+    /// While anything listens to ASP.NET Core's hosting activities (an HTTP server span per request), the
+    /// fast path leaves requests to the pipeline, so that every request keeps its span.
+    /// </summary>
+    [Fact]
+    public async Task WhileHostingsRequestsAreTracedThePipelineAnswers()
+    {
+        await using var server = await StartFastAsync();
+        using var client = server.CreateClient();
+        var topic = await client.CreateTopicAsync();
+        using var requests = new FastPathRequestCounter(server);
+        var spans = new System.Collections.Concurrent.ConcurrentQueue<System.Diagnostics.Activity>();
+        using (var listener = new System.Diagnostics.ActivityListener
+        {
+            ShouldListenTo = source => source.Name == "Microsoft.AspNetCore",
+            Sample = (ref System.Diagnostics.ActivityCreationOptions<System.Diagnostics.ActivityContext> _) => System.Diagnostics.ActivitySamplingResult.AllDataAndRecorded,
+            ActivityStopped = spans.Enqueue,
+        })
+        {
+            System.Diagnostics.ActivitySource.AddActivityListener(listener);
+            using var timeout = new CancellationTokenSource(Bound);
+            using var connection = await RawConnection.OpenAsync(server.BaseAddress, timeout.Token);
+
+            Assert.Equal(201, (await ExchangeAsync(connection, Post($"/ps/topics/{topic}", "text/plain", "traced"), timeout.Token)).Status);
+            Assert.Equal(200, (await ExchangeAsync(connection, Get($"/ps/subscriptions?topics={topic}:1"), timeout.Token)).Status);
+            await Eventually.HoldsAsync(() => Task.FromResult(spans.Count == 2), Bound,
+                $"hosting's spans: {string.Join("; ", spans.Select(span => $"{span.DisplayName} {string.Join(",", span.Tags)}"))}");
+        }
+
+        Assert.Equal(0, requests.Count("poll"));
+        Assert.Equal(0, requests.Count("publish"));
+        Assert.Equal(2, requests.Count("pipeline"));
+    }
+
     private static string Normalized(string answer) => VaryingPattern().Replace(answer, "${name}<varies>");
 
     [Fact]
@@ -258,6 +330,40 @@ public sealed partial class FastPathTests
 
     [GeneratedRegex("(?<name>\"epoch\":\"|ETag: \"|\"publishedAt\":\"|\"traceId\":\")[^\"]*")]
     private static partial Regex VaryingPattern();
+
+    /// <summary>
+    /// Hosting's <c>http.server.request.duration</c> measurements of one server, each as its sorted tags, and
+    /// the sum of its <c>http.server.active_requests</c> changes.
+    /// </summary>
+    private sealed class HostingRequestRecorder : IDisposable
+    {
+        private readonly MeterListener _listener = new();
+        private readonly ConcurrentQueue<string> _requests = new();
+        private long _active;
+
+        public HostingRequestRecorder(LaharsubTestServer server)
+        {
+            var meters = server.Services.GetRequiredService<IMeterFactory>();
+            _listener.InstrumentPublished = (instrument, listener) =>
+            {
+                if (instrument.Meter.Name == "Microsoft.AspNetCore.Hosting" && ReferenceEquals(instrument.Meter.Scope, meters)
+                    && instrument.Name is "http.server.request.duration" or "http.server.active_requests")
+                {
+                    listener.EnableMeasurementEvents(instrument);
+                }
+            };
+            _listener.SetMeasurementEventCallback<double>((_, _, tags, _) =>
+                _requests.Enqueue(string.Join(", ", tags.ToArray().Select(tag => $"{tag.Key}={tag.Value}").Order(StringComparer.Ordinal))));
+            _listener.SetMeasurementEventCallback<long>((_, value, _, _) => Interlocked.Add(ref _active, value));
+            _listener.Start();
+        }
+
+        public ConcurrentQueue<string> Requests => _requests;
+
+        public long Active => Interlocked.Read(ref _active);
+
+        public void Dispose() => _listener.Dispose();
+    }
 
     /// <summary>Counts <c>laharsub.fast_path.requests</c> of one server, by its <c>laharsub.request</c> tag.</summary>
     private sealed class FastPathRequestCounter : IDisposable

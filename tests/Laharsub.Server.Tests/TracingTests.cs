@@ -7,6 +7,7 @@ using Laharsub.Testing;
 
 namespace Laharsub.Server.Tests;
 
+[Collection(nameof(ProcessWideListeners))]
 public sealed class TracingTests
 {
     [Fact]

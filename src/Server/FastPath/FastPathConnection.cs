@@ -62,6 +62,10 @@ internal sealed class FastPathConnection : IHttpRequestLineHandler, IHttpHeaders
     private volatile bool _partialRequestTimedOut;
     private Served _pollOutcome;
 
+    /// <summary>The taken poll's status code and start, for hosting's request metrics (<see cref="HostingTelemetry"/>).</summary>
+    private int _pollStatus;
+    private long _pollStarted;
+
     /// <summary>Set once the connection is waiting between requests, so that a shutdown can end that wait.</summary>
     private volatile bool _idle;
     private volatile bool _closeRequested;
@@ -284,7 +288,7 @@ internal sealed class FastPathConnection : IHttpRequestLineHandler, IHttpHeaders
     /// <summary>The checks that need the whole head, and the server's state.</summary>
     private bool Takes()
     {
-        if (_state.Lifetime.ApplicationStopping.IsCancellationRequested || LaharsubActivitySource.IsListenedTo)
+        if (_state.Lifetime.ApplicationStopping.IsCancellationRequested || LaharsubActivitySource.IsListenedTo || _state.Hosting.Traced)
         {
             return false;
         }
@@ -312,12 +316,17 @@ internal sealed class FastPathConnection : IHttpRequestLineHandler, IHttpHeaders
             }
             catch (LaharsubStoreUnavailableException unavailable)
             {
+                _pollStatus = 503;
                 FastPathConnectionHandler.StoreUnavailable(_state.Logger, unavailable.StoreName, unavailable.Message);
                 var seconds = Math.Max(1, (int)Math.Ceiling(unavailable.RetryAfter.TotalSeconds));
                 _state.Responses.WritePollProblem(_output, 503, $"{unavailable.StoreName} unavailable",
                     $"{unavailable.Message} Nothing was changed; retry after {seconds} s.", TraceId(),
                     json => json.WriteString("store", unavailable.StoreName), seconds);
                 await _output.FlushAsync().ConfigureAwait(false);
+            }
+            finally
+            {
+                _state.Hosting.Ended("GET", _state.PollRoute, _pollStatus, _pollStarted);
             }
             return _pollOutcome;
         }
@@ -351,6 +360,9 @@ internal sealed class FastPathConnection : IHttpRequestLineHandler, IHttpHeaders
             _input.AdvanceTo(headEnd);
             _state.Metrics.FastPath("poll");
             _pollOutcome = Served.Next;
+            // As the pipeline's response starts out: an unhandled failure is a 500, a client gone keeps the 200.
+            _pollStatus = 500;
+            _pollStarted = _state.Hosting.Started("GET");
             var answer = new FastPollAnswer(this, LaharsubActivitySource.StartPoll(subscriptions.Count));
             var wait = new SubscriptionWait(query.Timeout, _state.Clock, _connection.ConnectionClosed, _state.Lifetime.ApplicationStopping);
             _state.Metrics.PollStarted();
@@ -380,6 +392,7 @@ internal sealed class FastPathConnection : IHttpRequestLineHandler, IHttpHeaders
             body = rented.AsMemory(0, (int)_contentLength);
         }
         PublishResult? result;
+        var started = System.Diagnostics.Stopwatch.GetTimestamp();
         var activity = LaharsubActivitySource.StartPublish(_topicId);
         try
         {
@@ -414,6 +427,7 @@ internal sealed class FastPathConnection : IHttpRequestLineHandler, IHttpHeaders
         var json = JsonSerializer.SerializeToUtf8Bytes(new PublishedMessage(_topicId, stored.MessageId, stored.Epoch!), LaharsubJsonContext.Default.PublishedMessage);
         _state.Responses.WritePublished(_output, json, stored.Epoch!);
         await _output.FlushAsync().ConfigureAwait(false);
+        _state.Hosting.Ended("POST", _state.PublishRoute, 201, started, counted: false);
         return Served.Next;
     }
 
@@ -589,6 +603,7 @@ internal sealed class FastPathConnection : IHttpRequestLineHandler, IHttpHeaders
             {
                 if (result.UnknownTopicId is { } unknown)
                 {
+                    connection._pollStatus = 404;
                     Ended("not_found");
                     state.Responses.WritePollProblem(output, 404, "Topic not found",
                         $"Topic {unknown} does not exist: it was never created, or it was deleted. Create a topic with POST to the topics collection.",
@@ -596,6 +611,7 @@ internal sealed class FastPathConnection : IHttpRequestLineHandler, IHttpHeaders
                     await output.FlushAsync().ConfigureAwait(false);
                     return false;
                 }
+                connection._pollStatus = 200;
                 Ended("answered", result.Messages);
                 var notices = PollResponseWriter.EncodeNotices(result.Notices);
                 state.Responses.WritePollOk(output, PollResponseWriter.JsonLength(result, notices));
@@ -612,11 +628,13 @@ internal sealed class FastPathConnection : IHttpRequestLineHandler, IHttpHeaders
             {
                 if (reason == WaitEnd.ClientGone)
                 {
+                    connection._pollStatus = 200;
                     Ended("aborted");
                     connection._pollOutcome = Served.Close;
                     return false;
                 }
                 var stopping = reason == WaitEnd.Stopping;
+                connection._pollStatus = 204;
                 Ended(stopping ? "shutdown" : "timeout");
                 // Closing the connection at shutdown makes the client's next poll open a new one, which a load
                 // balancer can send to an instance that is not going away.
