@@ -56,9 +56,27 @@ internal static partial class SubscriptionEndpoints
         }
         var wait = new SubscriptionWait(services.Streams.HeartbeatInterval, services.TimeProvider, context.RequestAborted, services.Lifetime.ApplicationStopping);
         services.Metrics.PollStarted();
-        return services.Runner.RunAsync(CollectionsMarshal.AsSpan(subscriptions), services.Wire.JsonAnswerBytes, wait,
-            new EventStreamSink(context, services, new StreamCursors(), CancellationToken.None));
+        var deadline = WriteDeadline(context, services);
+        var running = services.Runner.RunAsync(CollectionsMarshal.AsSpan(subscriptions), services.Wire.JsonAnswerBytes, wait,
+            new EventStreamSink(context, services, new StreamCursors(), deadline, CancellationToken.None));
+        return EndAsync(running, deadline);
     }
+
+    private static async Task EndAsync(Task running, StreamWriteDeadline deadline)
+    {
+        using (deadline)
+        {
+            await running.ConfigureAwait(false);
+        }
+    }
+
+    /// <summary>Ends the stream when a write waits longer than <c>MaxWriteWait</c> for its client to read.</summary>
+    private static StreamWriteDeadline WriteDeadline(HttpContext context, PollServices services) =>
+        new(services.TimeProvider, services.Streams.MaxWriteWait, () =>
+        {
+            services.Metrics.PollEnded("too_slow", 0);
+            context.Abort();
+        });
 
     /// <summary>A stream opened with a token (Jwt mode): it ends, saying so, when the token expires.</summary>
     private static async Task StreamUntilExpiryAsync(HttpContext context, PollServices services, Subscription[] subscriptions)
@@ -69,8 +87,9 @@ internal static partial class SubscriptionEndpoints
         using var ended = CancellationTokenSource.CreateLinkedTokenSource(context.RequestAborted, expired.Token);
         var wait = new SubscriptionWait(services.Streams.HeartbeatInterval, services.TimeProvider, ended.Token, services.Lifetime.ApplicationStopping);
         services.Metrics.PollStarted();
+        using var deadline = WriteDeadline(context, services);
         await services.Runner.RunAsync(subscriptions, services.Wire.JsonAnswerBytes, wait,
-            new EventStreamSink(context, services, new StreamCursors(), expired.Token)).ConfigureAwait(false);
+            new EventStreamSink(context, services, new StreamCursors(), deadline, expired.Token)).ConfigureAwait(false);
     }
 
     /// <summary>
@@ -122,7 +141,8 @@ internal static partial class SubscriptionEndpoints
     }
 
     /// <summary>Writes a subscription's deliveries as events, each with the cursors to resume from after it.</summary>
-    private readonly struct EventStreamSink(HttpContext context, PollServices services, StreamCursors cursors, CancellationToken tokenExpired) : ISubscriptionSink
+    private readonly struct EventStreamSink(HttpContext context, PollServices services, StreamCursors cursors, StreamWriteDeadline deadline,
+        CancellationToken tokenExpired) : ISubscriptionSink
     {
         private static ReadOnlySpan<byte> IdField => "id: "u8;
         private static ReadOnlySpan<byte> DataField => "\ndata: "u8;
@@ -224,17 +244,20 @@ internal static partial class SubscriptionEndpoints
         /// </summary>
         private async ValueTask<bool> FlushAsync()
         {
-            using var tooSlow = new CancellationTokenSource(services.Streams.MaxWriteWait, services.TimeProvider);
+            deadline.Arm();
             try
             {
-                var flushed = await context.Response.BodyWriter.FlushAsync(tooSlow.Token).ConfigureAwait(false);
-                return !flushed.IsCompleted && !context.RequestAborted.IsCancellationRequested;
+                var flushed = await context.Response.BodyWriter.FlushAsync().ConfigureAwait(false);
+                return !flushed.IsCompleted && !flushed.IsCanceled && !context.RequestAborted.IsCancellationRequested && !deadline.Passed;
             }
-            catch (OperationCanceledException) when (tooSlow.IsCancellationRequested)
+            catch (Exception) when (deadline.Passed)
             {
-                services.Metrics.PollEnded("too_slow", 0);
-                context.Abort();
+                // Ended as too slow (counted then): the aborted connection failed the flush.
                 return false;
+            }
+            finally
+            {
+                deadline.Disarm();
             }
         }
 
