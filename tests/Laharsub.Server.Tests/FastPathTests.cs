@@ -2,6 +2,7 @@ using System.Collections.Concurrent;
 using System.Diagnostics.Metrics;
 using System.Text.RegularExpressions;
 using Laharsub.Server.Host.Composition;
+using Laharsub.Server.Tests.Streams;
 using Laharsub.Server.Tests.Support;
 using Laharsub.Testing;
 using Microsoft.AspNetCore.Server.Kestrel.Core;
@@ -190,6 +191,58 @@ public sealed partial class FastPathTests
     }
 
     /// <summary>
+    /// An event stream on the fast path sends what the pipeline's sends, framing included (a chunk per send),
+    /// resumes from <c>Last-Event-ID</c> as it does, and answers an unknown topic with the same 404.
+    /// </summary>
+    [Fact]
+    public async Task TheFastPathStreamsEventsAsThePipelineDoes()
+    {
+        var fast = await EventStreamAnswersAsync(fastPath: true);
+        var pipeline = await EventStreamAnswersAsync(fastPath: false);
+
+        Assert.Equal(pipeline.Length, fast.Length);
+        for (var i = 0; i < fast.Length; i++)
+        {
+            Assert.Equal(pipeline[i], fast[i]);
+        }
+    }
+
+    private static async Task<string[]> EventStreamAnswersAsync(bool fastPath)
+    {
+        await using var server = await LaharsubTestServer.StartAsync(settings: new Dictionary<string, string?> { [StandaloneHost.FastPathSetting] = fastPath ? "true" : "false" });
+        using var client = server.CreateClient();
+        var topic = await client.CreateTopicAsync();
+        await client.PublishTextAsync(topic, "one");
+        using var requests = new FastPathRequestCounter(server);
+        using var timeout = new CancellationTokenSource(Bound);
+        var answers = new List<string>();
+
+        using (var stream = await RawConnection.OpenAsync(server.BaseAddress, timeout.Token))
+        {
+            await stream.SendAsync(Get($"/ps/subscriptions?topics={topic}:1", "text/event-stream"), timeout.Token);
+            answers.Add(await stream.ReadThroughAsync("\"body\":\"one\"}\n\n\r\n", timeout.Token));
+            await client.PublishTextAsync(topic, "two");
+            answers.Add(await stream.ReadThroughAsync("\"body\":\"two\"}\n\n\r\n", timeout.Token));
+        }
+        using (var resumed = await RawConnection.OpenAsync(server.BaseAddress, timeout.Token))
+        {
+            var epoch = await client.EpochAsync(topic);
+            await resumed.SendAsync($"GET /ps/subscriptions?topics={topic} HTTP/1.1\r\nHost: test\r\nAccept: text/event-stream\r\nLast-Event-ID: {topic}:2~{epoch}\r\n\r\n", timeout.Token);
+            answers.Add(await resumed.ReadThroughAsync("\"body\":\"two\"}\n\n\r\n", timeout.Token));
+        }
+        using (var unknown = await RawConnection.OpenAsync(server.BaseAddress, timeout.Token))
+        {
+            var answer = await ExchangeAsync(unknown, Get("/ps/subscriptions?topics=999999", "text/event-stream"), timeout.Token);
+            // Framed by length here, chunked by the pipeline, as the poll's 404 (TheFastPathAnswersAsThePipelineDoes).
+            var head = answer.Head.Split("\r\n").Where(line => !line.StartsWith("Content-Length:", StringComparison.Ordinal) && !line.StartsWith("Transfer-Encoding:", StringComparison.Ordinal));
+            answers.Add(string.Join("\n", head) + "\n\n" + answer.BodyText);
+        }
+
+        Assert.Equal(fastPath ? 3 : 0, requests.Count("stream"));
+        return [.. answers.Select(answer => ChunkSizePattern().Replace(DatePattern().Replace(Normalized(answer), "Date: <varies>"), "\r\n<chunk size>\r\n"))];
+    }
+
+    /// <summary>
     /// ASP.NET Core's request metrics (<c>http.server.request.duration</c>) count the fast path's requests with
     /// the tags the pipeline gives the same requests: the same route, method, scheme, protocol and status.
     /// </summary>
@@ -328,8 +381,14 @@ public sealed partial class FastPathTests
     [GeneratedRegex("\"topicId\":(\\d+)")]
     private static partial Regex TopicIdPattern();
 
-    [GeneratedRegex("(?<name>\"epoch\":\"|ETag: \"|\"publishedAt\":\"|\"traceId\":\")[^\"]*")]
+    [GeneratedRegex("(?<name>\"epoch\":\"|ETag: \"|\"publishedAt\":\"|\"traceId\":\"|~)[^\"\n]*")]
     private static partial Regex VaryingPattern();
+
+    [GeneratedRegex("Date: [^\r\n]*")]
+    private static partial Regex DatePattern();
+
+    [GeneratedRegex("\r\n[0-9a-f]+\r\n")]
+    private static partial Regex ChunkSizePattern();
 
     /// <summary>
     /// Hosting's <c>http.server.request.duration</c> measurements of one server, each as its sorted tags, and

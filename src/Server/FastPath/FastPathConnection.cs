@@ -49,6 +49,11 @@ internal sealed class FastPathConnection : IHttpRequestLineHandler, IHttpHeaders
     private bool _ranKestrel;
     private KestrelRequestRun? _kestrelRun;
     private string? _query;
+
+    /// <summary>The poll asks for an event stream (<c>Accept: text/event-stream</c>), resuming from <see cref="_lastEventId"/> if set.</summary>
+    private bool _eventStream;
+    private string? _lastEventId;
+    private int _accepts;
     private long _topicId;
     private int _hosts;
     private int _headers;
@@ -202,9 +207,9 @@ internal sealed class FastPathConnection : IHttpRequestLineHandler, IHttpHeaders
             {
                 return await PipelineAsync(read, requestLength).ConfigureAwait(false);
             }
-            var answered = _kind == Kind.Poll
-                ? await PollAsync(headEnd).ConfigureAwait(false)
-                : await PublishAsync(buffer, headEnd).ConfigureAwait(false);
+            var answered = _kind != Kind.Poll ? await PublishAsync(buffer, headEnd).ConfigureAwait(false)
+                : _eventStream ? await StreamAsync(headEnd).ConfigureAwait(false)
+                : await PollAsync(headEnd).ConfigureAwait(false);
             return answered ?? await PipelineAsync(read, requestLength).ConfigureAwait(false);
         }
     }
@@ -241,6 +246,9 @@ internal sealed class FastPathConnection : IHttpRequestLineHandler, IHttpHeaders
         _notOurs = false;
         _kestrelOnly = false;
         _query = null;
+        _eventStream = false;
+        _lastEventId = null;
+        _accepts = 0;
         _hosts = 0;
         _headers = 0;
         _contentLength = -1;
@@ -294,7 +302,7 @@ internal sealed class FastPathConnection : IHttpRequestLineHandler, IHttpHeaders
         }
         return _kind switch
         {
-            Kind.Poll => _contentLength <= 0,
+            Kind.Poll => _contentLength <= 0 && (_eventStream || _lastEventId is null),
             Kind.Publish => !_state.RateLimited && _contentLength > 0 && _contentLength <= _state.StoreOptions.MaxMessageBytes
                 && MessageContentType.Validate(_contentType ??= MessageContentType.Default) is null,
             _ => false,
@@ -333,6 +341,86 @@ internal sealed class FastPathConnection : IHttpRequestLineHandler, IHttpHeaders
     }
 
     /// <summary>
+    /// Runs a Server-Sent Events stream until it ends, or returns null, having consumed nothing, for the pipeline
+    /// to answer it. The stream's connection closes after it, as it would on the pipeline (its client reconnects).
+    /// </summary>
+    private async ValueTask<Served?> StreamAsync(SequencePosition headEnd)
+    {
+        if (StartStream(headEnd, out var permit, out var stream) is not { } running)
+        {
+            return null;
+        }
+        var started = _state.Hosting.Started("GET");
+        using (permit)
+        using (var deadline = stream.Deadline)
+        {
+            try
+            {
+                await running.ConfigureAwait(false);
+                await stream.Target.EndAsync().ConfigureAwait(false);
+            }
+            catch (LaharsubStoreUnavailableException unavailable)
+            {
+                FastPathConnectionHandler.StoreUnavailable(_state.Logger, unavailable.StoreName, unavailable.Message);
+                var seconds = Math.Max(1, (int)Math.Ceiling(unavailable.RetryAfter.TotalSeconds));
+                if (stream.Target.TryRefuse($"{unavailable.StoreName} unavailable", $"{unavailable.Message} Nothing was changed; retry after {seconds} s.",
+                    unavailable.StoreName, seconds))
+                {
+                    await _output.FlushAsync().ConfigureAwait(false);
+                    return Served.Next;
+                }
+            }
+            finally
+            {
+                _state.Hosting.Ended("GET", _state.PollRoute, stream.Target.Status, started);
+            }
+        }
+        return stream.Target.Started ? Served.Close : Served.Next;
+    }
+
+    /// <summary>As <see cref="StartPoll"/>, for an event stream: its positions from the query, or from <c>Last-Event-ID</c>.</summary>
+    private Task? StartStream(SequencePosition headEnd, out IDisposable? permit, out (FastEventStream Target, StreamWriteDeadline Deadline) stream)
+    {
+        permit = null;
+        stream = default;
+        var subscriptions = t_subscriptions ??= [];
+        try
+        {
+            var query = SubscriptionQuery.Parse(_query, _state.Delivery, subscriptions);
+            if (query.Error is not null
+                || (_lastEventId is { Length: > 0 } lastEventId && SubscriptionEndpoints.ResumeFrom(lastEventId, subscriptions, _state.Delivery) is not null)
+                || !TryAcquireWaitingPoll(out permit))
+            {
+                return null;
+            }
+            _input.AdvanceTo(headEnd);
+            _state.Metrics.FastPath("stream");
+            var target = new FastEventStream(_output, _state.Responses, _connection, TraceId());
+            stream = (target, SubscriptionEndpoints.WriteDeadline(target, _state.Poll));
+            var wait = new SubscriptionWait(_state.Poll.Streams.HeartbeatInterval, _state.Clock, _connection.ConnectionClosed, _state.Lifetime.ApplicationStopping);
+            _state.Metrics.PollStarted();
+            return _state.Runner.RunAsync(CollectionsMarshal.AsSpan(subscriptions), _state.Wire.JsonAnswerBytes, wait,
+                new SubscriptionEndpoints.EventStreamSink(target, _state.Poll, new StreamCursors(), stream.Deadline, CancellationToken.None));
+        }
+        finally
+        {
+            subscriptions.Clear();
+        }
+    }
+
+    /// <summary>A permit of the client's waiting-poll cap (none needed when the cap is off); false when the client is at its cap.</summary>
+    private bool TryAcquireWaitingPoll(out IDisposable? permit)
+    {
+        permit = null;
+        if (_state.WaitingPolls.Enabled && ClientAddress.KeyOf((_connection.RemoteEndPoint as IPEndPoint)?.Address) is { } client)
+        {
+            permit = _state.WaitingPolls.TryAcquire(client);
+            return permit is not null;
+        }
+        return true;
+    }
+
+    /// <summary>
     /// Parses the query into this thread's reused list and starts the runner on it, which copies the
     /// subscriptions into its pooled state before it returns: a poll allocates no list or array of its own,
     /// as on the pipeline. Null, having consumed nothing, when the pipeline must answer.
@@ -344,17 +432,9 @@ internal sealed class FastPathConnection : IHttpRequestLineHandler, IHttpHeaders
         try
         {
             var query = SubscriptionQuery.Parse(_query, _state.Delivery, subscriptions);
-            if (query.Error is not null)
+            if (query.Error is not null || !TryAcquireWaitingPoll(out permit))
             {
                 return null;
-            }
-            if (_state.WaitingPolls.Enabled && ClientAddress.KeyOf((_connection.RemoteEndPoint as IPEndPoint)?.Address) is { } client)
-            {
-                permit = _state.WaitingPolls.TryAcquire(client);
-                if (permit is null)
-                {
-                    return null;
-                }
             }
             // Taken: the request is consumed now, so that a held poll does not keep its read buffer.
             _input.AdvanceTo(headEnd);
@@ -535,9 +615,17 @@ internal sealed class FastPathConnection : IHttpRequestLineHandler, IHttpHeaders
         }
         else if (Ascii.EqualsIgnoreCase(name, "Accept"u8))
         {
-            // The poll's JSON answer, as the pipeline negotiates it; any other Accept (multipart, an event
-            // stream, a list) is the pipeline's to negotiate.
-            _notOurs |= _kind == Kind.Poll && !(Ascii.EqualsIgnoreCase(value, "application/json"u8) || value.SequenceEqual("*/*"u8));
+            // The poll's JSON answer, or an event stream, as the pipeline negotiates them; any other Accept
+            // (multipart, a list, several headers) is the pipeline's to negotiate.
+            _eventStream = Ascii.EqualsIgnoreCase(value, "text/event-stream"u8);
+            _notOurs |= _kind == Kind.Poll
+                && (++_accepts > 1 || !(_eventStream || Ascii.EqualsIgnoreCase(value, "application/json"u8) || value.SequenceEqual("*/*"u8)));
+        }
+        else if (Ascii.EqualsIgnoreCase(name, "Last-Event-ID"u8))
+        {
+            // A stream resumes from it; a plain poll with it is the pipeline's.
+            _notOurs |= _lastEventId is not null;
+            _lastEventId = Encoding.ASCII.GetString(value);
         }
         else if (Ascii.EqualsIgnoreCase(name, "Connection"u8))
         {
@@ -561,7 +649,6 @@ internal sealed class FastPathConnection : IHttpRequestLineHandler, IHttpHeaders
     private static bool IsPipelineOnly(ReadOnlySpan<byte> name) =>
         Ascii.EqualsIgnoreCase(name, "Origin"u8) || Ascii.EqualsIgnoreCase(name, "Authorization"u8)
         || Ascii.EqualsIgnoreCase(name, "Expect"u8) || Ascii.EqualsIgnoreCase(name, "If-Match"u8)
-        || Ascii.EqualsIgnoreCase(name, "Last-Event-ID"u8)
         || Ascii.EqualsIgnoreCase(name, "traceparent"u8) || Ascii.EqualsIgnoreCase(name, "tracestate"u8)
         || Ascii.EqualsIgnoreCase(name, "Request-Id"u8) || Ascii.EqualsIgnoreCase(name, "Access-Control-Request-Method"u8);
 
@@ -605,9 +692,7 @@ internal sealed class FastPathConnection : IHttpRequestLineHandler, IHttpHeaders
                 {
                     connection._pollStatus = 404;
                     Ended("not_found");
-                    state.Responses.WritePollProblem(output, 404, "Topic not found",
-                        $"Topic {unknown} does not exist: it was never created, or it was deleted. Create a topic with POST to the topics collection.",
-                        activity?.Id ?? connection.TraceId(), json => json.WriteNumber("topicId", unknown));
+                    state.Responses.WriteTopicNotFound(output, unknown, activity?.Id ?? connection.TraceId());
                     await output.FlushAsync().ConfigureAwait(false);
                     return false;
                 }

@@ -97,6 +97,7 @@ internal sealed partial class FastPathConnectionHandler
             PollRoute = prefix + "/subscriptions";
             PublishRoute = prefix + "/topics/{topicId}";
             Hosting = new HostingTelemetry(services);
+            Poll = new SubscriptionEndpoints.PollServices(services);
             TopicsPath = Encoding.ASCII.GetBytes(prefix + "/topics/");
         }
 
@@ -142,6 +143,9 @@ internal sealed partial class FastPathConnectionHandler
 
         /// <summary>Hosting's request metrics, and whether hosting traces requests now.</summary>
         public HostingTelemetry Hosting { get; }
+
+        /// <summary>What the pipeline's polls and streams use; event streams on the fast path share the pipeline's sink.</summary>
+        public SubscriptionEndpoints.PollServices Poll { get; }
 
         /// <summary>The content type last published with, so that a publisher sending the same one again costs no string.</summary>
         public string? LastContentType;
