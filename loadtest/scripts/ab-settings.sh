@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Settings A/B(/C...) of one server build under the same load generator, pinned (server core 0, generator core 1).
 #   loadtest/scripts/ab-settings.sh OUT_DIR ROUNDS "LABEL|ENV=VALUE ...|--Setting=value ..." ... -- LOADTEST_ARGS...
+# SERVER_DLL measures another build than src/Server/Host/bin/Release.
 # Each variant is a label, environment variables and server arguments; rounds alternate the order
 # (ABC, CBA, ...). Each run starts the standalone server fresh (the build in src/Server/Host/bin/Release)
 # with the LoadTestClient's server settings, runs the LoadTestClient against it and stops it.
@@ -9,7 +10,7 @@ set -uo pipefail
 out=$1; rounds=$2; shift 2
 variants=(); while [ "$1" != "--" ]; do variants+=("$1"); shift; done; shift
 root=$(cd "$(dirname "$0")/../.." && pwd)
-dll=$root/src/Server/Host/bin/Release/net10.0/Laharsub.Server.Host.dll
+dll=${SERVER_DLL:-$root/src/Server/Host/bin/Release/net10.0/Laharsub.Server.Host.dll}
 mkdir -p "$out"
 run_one() {
   local spec=$1 round=$2; shift 2

@@ -19,13 +19,13 @@ dotnet run -c Release --project "$root/loadtest/LoadTestClient" -- --target "$ta
   --server-env DOTNET_PerfMapEnabled=1 --server-env DOTNET_EnableWriteXorExecute=0 "$@" > "$out/run.txt" 2>&1 &
 run=$!
 # The server answers /health within seconds; the window opens after the warm-up.
-for _ in $(seq 1 100); do pid=$(pgrep -n -f "$process" || true); [ -n "$pid" ] && break; sleep 0.2; done
+for _ in $(seq 1 600); do pid=$(pgrep -n -f "$process" || true); [ -n "$pid" ] && break; sleep 0.2; done
 [ -n "${pid:-}" ] || { echo "the server did not start; see $out/run.txt" >&2; exit 1; }
 sleep 20
 perf record -F 499 -g -p "$pid" -o "$out/perf.data" -- sleep 15
 wait "$run" || true
-perf report -i "$out/perf.data" --no-children --sort dso --stdio -g none 2>/dev/null | grep -v '^#' | grep -v '^$' | head -15 | tee "$out/dso.txt"
-perf report -i "$out/perf.data" --no-children --sort sym --stdio -g none 2>/dev/null | grep -v '^#' | grep -v '^$' | head -60 > "$out/symbols.txt"
+perf report -i "$out/perf.data" --no-children --sort dso --stdio -g none 2>/dev/null | grep -v '^#' | grep -v '^$' | head -15 | tee "$out/dso.txt" || true
+perf report -i "$out/perf.data" --no-children --sort sym --stdio -g none 2>/dev/null | grep -v '^#' | grep -v '^$' | head -60 > "$out/symbols.txt" || true
 perf script -i "$out/perf.data" -F ip,sym,dso 2>/dev/null | python3 "$root/loadtest/scripts/perf_phases.py" > "$out/phases.txt"
 cat "$out/phases.txt"
 grep -E "VALID|INVALID" "$out/run.txt" | head -2
