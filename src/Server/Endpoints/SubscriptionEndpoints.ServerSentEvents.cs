@@ -52,16 +52,19 @@ internal static partial class SubscriptionEndpoints
         if (services.Access.CarriesToken(context))
         {
             // Copied now: the list is this thread's, reused by the next poll once this returns.
-            return StreamUntilExpiryAsync(context, services, [.. subscriptions]);
+            return StreamUntilExpiryAsync(context, services, [.. subscriptions], query.Conflation);
         }
         var wait = new SubscriptionWait(services.Streams.HeartbeatInterval, services.TimeProvider, context.RequestAborted, services.Lifetime.ApplicationStopping);
         services.Metrics.PollStarted();
         return services.Runner.RunAsync(CollectionsMarshal.AsSpan(subscriptions), services.Wire.JsonAnswerBytes, wait,
-            new EventStreamSink(context, services, new StreamCursors(), CancellationToken.None));
+            new EventStreamSink(context, services, new StreamCursors(), CancellationToken.None), StreamPacing(services, query.Conflation));
     }
 
+    /// <summary>A stream's pacing: the subscriber's conflation, counted from each delivery, and the server's batching window.</summary>
+    private static Pacing StreamPacing(PollServices services, Conflation conflation) => new(conflation, services.Streams.BatchWindow);
+
     /// <summary>A stream opened with a token (Jwt mode): it ends, saying so, when the token expires.</summary>
-    private static async Task StreamUntilExpiryAsync(HttpContext context, PollServices services, Subscription[] subscriptions)
+    private static async Task StreamUntilExpiryAsync(HttpContext context, PollServices services, Subscription[] subscriptions, Conflation conflation)
     {
         var expiresAt = await services.Access.TokenExpiryAsync(context).ConfigureAwait(false);
         var left = expiresAt is { } at ? at - services.TimeProvider.GetUtcNow() : Timeout.InfiniteTimeSpan;
@@ -70,7 +73,7 @@ internal static partial class SubscriptionEndpoints
         var wait = new SubscriptionWait(services.Streams.HeartbeatInterval, services.TimeProvider, ended.Token, services.Lifetime.ApplicationStopping);
         services.Metrics.PollStarted();
         await services.Runner.RunAsync(subscriptions, services.Wire.JsonAnswerBytes, wait,
-            new EventStreamSink(context, services, new StreamCursors(), expired.Token)).ConfigureAwait(false);
+            new EventStreamSink(context, services, new StreamCursors(), expired.Token), StreamPacing(services, conflation)).ConfigureAwait(false);
     }
 
     /// <summary>

@@ -354,7 +354,8 @@ internal sealed class FastPathConnection : IHttpRequestLineHandler, IHttpHeaders
             var answer = new FastPollAnswer(this, LaharsubActivitySource.StartPoll(subscriptions.Count));
             var wait = new SubscriptionWait(query.Timeout, _state.Clock, _connection.ConnectionClosed, _state.Lifetime.ApplicationStopping);
             _state.Metrics.PollStarted();
-            return _state.Runner.RunAsync(CollectionsMarshal.AsSpan(subscriptions), _state.Wire.JsonAnswerBytes, wait, answer);
+            return _state.Runner.RunAsync(CollectionsMarshal.AsSpan(subscriptions), _state.Wire.JsonAnswerBytes, wait, answer,
+                SubscriptionEndpoints.PollPacing(query));
         }
         finally
         {
