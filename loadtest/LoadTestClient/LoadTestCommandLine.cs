@@ -48,7 +48,7 @@ internal sealed class LoadTestCommandLine
             """);
         Option[] all =
         [
-            Preset, Topics, Sweep, ClientsPerTopic, PublishersPerTopic, Interval, TopicsPerClient, MessageSize, Format, Transport,
+            Preset, Topics, Sweep, ClientsPerTopic, PublishersPerTopic, Interval, TopicsPerClient, MessageSize, Conflate, Format, Transport,
             Warmup, Duration, PollTimeout, Processes, SourceAddresses, PublishConnections, MaxScheduleLag, Target, Compare,
             FindMax, FindMaxSteps, FindMaxFactor, Url, Servers, Redis, NoBuild, ServerPid, ServerSetting, ServerEnv, ServerCpus, ClientCpus, Out, Worker,
         ];
@@ -99,6 +99,9 @@ internal sealed class LoadTestCommandLine
     public Option<int> TopicsPerClient { get; } = Whole("--topics-per-client", "N", 1, 1000, "Topics each client's single poll subscribes to: its own and the next N-1.", fallback: 1);
 
     public Option<int> MessageSize { get; } = Whole("--message-size", "BYTES", 10, 1024 * 1024, "Message body size, at least 10 (the original's size).", fallback: 10);
+
+    public Option<int> Conflate { get; } = Whole("--conflate", "MS", 0, 60_000,
+        "Ask Laharsub for conflation: conflate=MS on every poll and stream (0, the default, is off). Conflated ranges are counted with the gap notices.", fallback: 0);
 
     public Option<WireFormatKind> Format { get; } = new("--format")
     {

@@ -60,6 +60,9 @@ internal sealed record LoadTestOptions
     public double FindMaxFactor { get; init; } = 1.5;
     public int TopicsPerClient { get; init; } = 1;
     public int MessageSize { get; init; } = 10;
+
+    /// <summary>The conflation interval asked for (<c>conflate=</c>), 0 for none.</summary>
+    public int ConflateMilliseconds { get; init; }
     public WireFormatKind Format { get; init; } = WireFormatKind.Json;
     public TransportKind Transport { get; init; } = TransportKind.LongPoll;
     public TimeSpan Warmup { get; init; } = TimeSpan.FromSeconds(10);
@@ -133,6 +136,7 @@ internal sealed record LoadTestOptions
             FindMaxFactor = parsed.GetValue(line.FindMaxFactor),
             TopicsPerClient = parsed.GetValue(line.TopicsPerClient),
             MessageSize = parsed.GetValue(line.MessageSize),
+            ConflateMilliseconds = parsed.GetValue(line.Conflate),
             Format = Given(line.Format) ? parsed.GetValue(line.Format) : WireFormatKind.Json,
             Transport = transport,
             Warmup = TimeSpan.FromSeconds(parsed.GetValue(line.Warmup)),

@@ -125,6 +125,7 @@ internal sealed class RunExecutor(LoadTestOptions options, TextWriter output, st
                 TopicsPerClient = options.TopicsPerClient,
                 PublishInterval = spec.Interval,
                 MessageSize = options.MessageSize,
+                ConflateMilliseconds = options.ConflateMilliseconds,
                 Format = options.Format,
                 Warmup = options.Warmup,
                 Duration = options.Duration,

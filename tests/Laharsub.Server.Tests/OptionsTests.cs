@@ -22,6 +22,8 @@ public sealed class OptionsTests
         { o => o.Cors.AllowedOrigins = ["not an origin"], "AllowedOrigins" },
         { o => o.RateLimit.RequestsPerPeriod = -1, "Laharsub:RateLimit:RequestsPerPeriod" },
         { o => o.RateLimit.Period = TimeSpan.Zero, "Laharsub:RateLimit:Period" },
+        { o => o.Streams.BatchWindow = TimeSpan.FromSeconds(2), "Laharsub:Streams:BatchWindow" },
+        { o => o.Streams.BatchWindow = TimeSpan.FromMilliseconds(-1), "Laharsub:Streams:BatchWindow" },
     };
 
     [Theory]

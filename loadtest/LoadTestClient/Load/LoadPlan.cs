@@ -53,6 +53,9 @@ internal sealed record LoadPlan
     public required TimeSpan Warmup { get; init; }
     public required TimeSpan Duration { get; init; }
 
+    /// <summary>Laharsub's <c>conflate</c> in milliseconds on every poll and stream; 0 asks for none.</summary>
+    public int ConflateMilliseconds { get; init; }
+
     /// <summary>The poll's <c>timeout</c> in seconds: how long a poll waits when nothing arrives.</summary>
     public int PollTimeoutSeconds { get; init; } = 30;
 

@@ -254,7 +254,9 @@ internal static class PollResponseReader
             if (reader.ValueTextEquals("type"u8))
             {
                 reader.Read();
-                type = reader.ValueTextEquals("gap"u8) ? 1 : reader.ValueTextEquals("reset"u8) ? 2 : reader.ValueTextEquals("topicDeleted"u8) ? 3 : 0;
+                // A conflated range (asked for with --conflate) moves the cursor as a gap does, and is counted with them.
+                type = reader.ValueTextEquals("gap"u8) || reader.ValueTextEquals("conflated"u8) ? 1
+                    : reader.ValueTextEquals("reset"u8) ? 2 : reader.ValueTextEquals("topicDeleted"u8) ? 3 : 0;
                 continue;
             }
             if (reader.ValueTextEquals("reason"u8))

@@ -44,6 +44,13 @@
     // Milliseconds an SSE stream may take to deliver the server's `open` event before it is taken to be
     // held back by a buffering proxy (the next transport is then tried).
     sseOpenTimeout: 5000,
+    // Conflation (docs/protocol.md, "Conflation"), for every subscription of the client, since they share
+    // one connection: `conflate` asks for at most one delivery per that many milliseconds (0 to 60000; 0
+    // is off), each with only the latest message of each topic; `latest: true` asks the client's first
+    // delivery to start each topic that is behind at its latest retained message. Whatever is skipped
+    // comes to the subscription's onConflated as a `conflated` notice, and the cursor moves past it.
+    conflate: 0,
+    latest: false,
     // Client-wide callbacks: onError(error) for failures no subscription owns; onStatus(status, info)
     // with status 'connecting' | 'connected' | 'retrying' | 'idle' | 'closed'; onTransport(transport,
     // info) when the connection in use starts on another transport than before.
@@ -59,6 +66,8 @@
     epoch: null,
     onMessage: null,
     onGap: null,
+    // conflated notices: messages fromMessageId..toMessageId skipped because the client asked for conflation.
+    onConflated: null,
     // Resets go to onReset when it is given, otherwise to onGap as before (notice.type === 'reset').
     onReset: null,
     onTopicDeleted: null,
@@ -132,6 +141,13 @@
       fail('option ajax must be a plain object of $.ajax settings.');
     }
     checkNumber(settings, 'sseOpenTimeout', 1);
+    checkNumber(settings, 'conflate', 0);
+    if (settings.conflate % 1 !== 0 || settings.conflate > 60000) {
+      fail('option conflate is whole milliseconds from 0 (off) to 60000 (got ' + settings.conflate + ').');
+    }
+    if (typeof settings.latest !== 'boolean') {
+      fail('option latest must be true or false (got ' + String(settings.latest) + ').');
+    }
     checkCallback(settings, 'onError');
     checkCallback(settings, 'onStatus');
     checkCallback(settings, 'onTransport');
@@ -188,6 +204,7 @@
     }
     checkCallback(settings, 'onMessage');
     checkCallback(settings, 'onGap');
+    checkCallback(settings, 'onConflated');
     checkCallback(settings, 'onReset');
     checkCallback(settings, 'onTopicDeleted');
     checkCallback(settings, 'onError');
@@ -246,8 +263,8 @@
   }
 
   /** The poll's query string, in the indexed form that $.param produces: subs[i][topicid], [from], [epoch]. */
-  function pollQuery(subscriptions, timeout) {
-    return $.param({
+  function pollQuery(subscriptions, timeout, conflation) {
+    return $.param($.extend({
       subs: $.map(subscriptions, function (sub) {
         var entry = { topicid: sub.topicId };
         if (sub.cursor != null) {
@@ -259,7 +276,7 @@
         return entry;
       }),
       timeout: timeout
-    });
+    }, conflation));
   }
 
   /**
@@ -283,12 +300,19 @@
    * A stream's URL: the subscription URL with the topics in the compact form, and the token as
    * `access_token` (an EventSource or a WebSocket cannot send Authorization).
    */
-  function streamUrl(baseUrl, subscriptions, token) {
-    var url = baseUrl + '/subscriptions' + (subscriptions.length ? '?topics=' + compactTopics(subscriptions) : '');
+  function streamUrl(baseUrl, subscriptions, token, conflation) {
+    var query = subscriptions.length ? 'topics=' + compactTopics(subscriptions) : '';
+    query += conflationSuffix(conflation || {});
     if (token) {
-      url += (subscriptions.length ? '&' : '?') + 'access_token=' + encodeURIComponent(token);
+      query += '&access_token=' + encodeURIComponent(token);
     }
-    return url;
+    return baseUrl + '/subscriptions' + (query ? '?' + query.replace(/^&/, '') : '');
+  }
+
+  /** `&name=value...` for extra query parameters, or nothing. */
+  function conflationSuffix(query) {
+    var text = $.param(query);
+    return text ? '&' + text : '';
   }
 
   /** The ws: or wss: URL of a stream URL that may be relative to the page (as baseUrl may be). */
@@ -554,6 +578,8 @@
     this._kickTimer = null;
     this._attempt = 0;
     this._earlyEmptyPolls = 0;
+    // Whether the next request still asks for `latest` (until the first message or notice arrives).
+    this._latestPending = this.options.latest;
     this._status = 'idle';
     this._closed = false;
   }
@@ -946,7 +972,7 @@
         this._setStatus('connecting');
       }
       this._poll = authorizedAjax(this.options.accessToken, $.extend({}, this.options.ajax, {
-        url: this.baseUrls[address] + '/subscriptions?' + pollQuery(subs, timeout),
+        url: this.baseUrls[address] + '/subscriptions?' + pollQuery(subs, timeout, this._conflation()),
         type: 'GET',
         dataType: 'json',
         timeout: (timeout + this.options.pollTimeoutMargin) * 1000
@@ -1152,7 +1178,7 @@
       // The stream's own token, not a fresh one: a 401 here says that it was the token that was refused;
       // and the stream's query form, so that a query the server refuses is refused here too.
       this._poll = authorizedAjax(conn.token, $.extend({}, this.options.ajax, {
-        url: this.baseUrls[address] + '/subscriptions?topics=' + compactTopics(subs) + '&timeout=0',
+        url: this.baseUrls[address] + '/subscriptions?topics=' + compactTopics(subs) + '&timeout=0' + conflationSuffix(this._conflation()),
         type: 'GET',
         dataType: 'json',
         timeout: this.options.requestTimeout
@@ -1198,7 +1224,7 @@
       var socket;
       $.each(subs, function (i, sub) { conn.topics[sub.topicId] = { sub: sub, pending: 0 }; });
       try {
-        socket = new WebSocket(socketUrl(streamUrl(this.baseUrls[conn.address], subs, conn.token)), subprotocol);
+        socket = new WebSocket(socketUrl(streamUrl(this.baseUrls[conn.address], subs, conn.token, this._conflation())), subprotocol);
       } catch (e) {
         this._conn = null;
         this._streamFailedToOpen(conn);
@@ -1474,7 +1500,7 @@
       var client = this;
       var source;
       try {
-        source = new EventSource(streamUrl(this.baseUrls[conn.address], subs, conn.token));
+        source = new EventSource(streamUrl(this.baseUrls[conn.address], subs, conn.token, this._conflation()));
       } catch (e) {
         this._conn = null;
         this._streamFailedToOpen(conn);
@@ -1612,13 +1638,31 @@
       });
     },
 
+    /** The conflation the client asks for, as query parameters (none when off). */
+    _conflation: function () {
+      var query = {};
+      if (this.options.conflate > 0) {
+        query.conflate = this.options.conflate;
+      }
+      if (this._latestPending) {
+        query.latest = true;
+      }
+      return query;
+    },
+
     _applyNotice: function (sub, notice) {
+      this._latestPending = false;
       // Every notice names the topic's incarnation: a subscription without an epoch learns it here.
       var epoch = epochOf(notice);
       if (notice.type === 'gap') {
         sub.cursor = Math.max(sub.cursor || 0, notice.toMessageId + 1);
         sub.epoch = epoch || sub.epoch;
         report(sub.options.onGap, sub.handle, [notice, sub.handle]);
+      } else if (notice.type === 'conflated') {
+        // Skipped by the client's choice (conflate, latest), unlike a gap: a separate callback.
+        sub.cursor = Math.max(sub.cursor || 0, notice.toMessageId + 1);
+        sub.epoch = epoch || sub.epoch;
+        report(sub.options.onConflated, sub.handle, [notice, sub.handle]);
       } else if (notice.type === 'reset') {
         sub.cursor = notice.firstMessageId;
         sub.epoch = epoch || sub.epoch;
@@ -1631,6 +1675,7 @@
     },
 
     _applyMessage: function (sub, message) {
+      this._latestPending = false;
       // A message below the cursor was delivered before: by an answer that raced an abort, or again
       // by a stream resumed after a reconnect. Each (topic, message id) reaches the page once.
       if (sub.cursor != null && message.messageId < sub.cursor) {

@@ -70,7 +70,7 @@ internal sealed class StreamCursors
         }
     }
 
-    /// <summary>Applies a notice: past a gap, to a reset's first message and epoch, out after a deletion.</summary>
+    /// <summary>Applies a notice: past a gap or a conflated range, to a reset's first message and epoch, out after a deletion.</summary>
     public void Apply(in PollNotice notice)
     {
         if (!_index.TryGetValue(notice.TopicId, out var at))
@@ -80,7 +80,7 @@ internal sealed class StreamCursors
         var entry = _entries[at];
         switch (notice.Kind)
         {
-            case PollNoticeKind.Gap:
+            case PollNoticeKind.Gap or PollNoticeKind.Conflated:
                 _entries[at] = entry with { Cursor = Math.Max(entry.Cursor, notice.ToMessageId + 1), Epoch = notice.Epoch };
                 break;
             case PollNoticeKind.Reset or PollNoticeKind.EpochReset:

@@ -55,10 +55,14 @@ internal sealed partial class SubscriptionRunner
         /// <summary>The topic that round one started from (not 0 only after a rotation).</summary>
         public int First { get; set; }
 
+        /// <summary>What the subscriber conflates and how deliveries are spaced; default for most runs.</summary>
+        public Pacing Pacing { get; private set; }
+
         /// <summary>Takes the state for a poll of <see cref="Count"/> subscriptions.</summary>
-        public void Start(ReadOnlySpan<Subscription> subscriptions, Func<Message, int>? answerBytes)
+        public void Start(ReadOnlySpan<Subscription> subscriptions, Func<Message, int>? answerBytes, Pacing pacing)
         {
             AnswerBytes = answerBytes;
+            Pacing = pacing;
             First = 0;
             for (var i = 0; i < Slots.Length; i++)
             {
@@ -72,6 +76,7 @@ internal sealed partial class SubscriptionRunner
         public void Clear()
         {
             AnswerBytes = null;
+            Pacing = default;
             Array.Clear(Subscriptions);
             Array.Clear(Slots);
             Array.Clear(Requests);
@@ -91,6 +96,7 @@ internal sealed partial class SubscriptionRunner
                 slot.Extra = default;
                 slot.Taken = 0;
                 slot.Reread = false;
+                slot.Conflated = false;
             }
             _notices?.Clear();
         }
@@ -185,6 +191,9 @@ internal sealed partial class SubscriptionRunner
         /// <summary>Whether the topic was deleted and the subscriber told: a stream reads on without it.</summary>
         public bool Deleted;
 
+        /// <summary>Whether this round skipped to the topic's latest message: it takes that one only.</summary>
+        public bool Conflated;
+
         public CollectOutcome Outcome;
         public int Taken;
 
@@ -214,7 +223,7 @@ internal sealed partial class SubscriptionRunner
             }
         }
 
-        public RunState Rent(ReadOnlySpan<Subscription> subscriptions, Func<Message, int>? answerBytes)
+        public RunState Rent(ReadOnlySpan<Subscription> subscriptions, Func<Message, int>? answerBytes, Pacing pacing)
         {
             var count = subscriptions.Length;
             RunState? state = null;
@@ -223,7 +232,7 @@ internal sealed partial class SubscriptionRunner
                 Interlocked.Decrement(ref _retained[count]);
             }
             state ??= new RunState(count);
-            state.Start(subscriptions, answerBytes);
+            state.Start(subscriptions, answerBytes, pacing);
             return state;
         }
 

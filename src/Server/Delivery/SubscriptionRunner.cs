@@ -50,11 +50,17 @@ internal sealed partial class SubscriptionRunner(ILaharsubStore store, TopicSign
     /// runs in this same state machine. The subscriptions are copied before this returns, so the caller
     /// may reuse their memory.
     /// </summary>
-    public Task RunAsync<TSink>(ReadOnlySpan<Subscription> subscriptions, Func<Message, int>? answerBytes, SubscriptionWait wait, TSink sink)
+    /// <param name="subscriptions">The topics, cursors and epochs.</param>
+    /// <param name="answerBytes">What a message adds to a delivery in the transport's format.</param>
+    /// <param name="wait">When to stop waiting.</param>
+    /// <param name="sink">The transport.</param>
+    /// <param name="pacing">Conflation and batching; the default paces nothing.</param>
+    public Task RunAsync<TSink>(ReadOnlySpan<Subscription> subscriptions, Func<Message, int>? answerBytes, SubscriptionWait wait, TSink sink,
+        Pacing pacing = default)
         where TSink : struct, ISubscriptionSink =>
         // The state copies them: the request's subscription list and epoch strings are young, and the state
         // machine, which a waiting subscription keeps, holds only what its wait needs.
-        RunAsync(_pool.Rent(subscriptions, answerBytes), wait, sink);
+        RunAsync(_pool.Rent(subscriptions, answerBytes, pacing), wait, sink);
 
     private async Task RunAsync<TSink>(RunState run, SubscriptionWait wait, TSink sink)
         where TSink : struct, ISubscriptionSink
@@ -65,10 +71,26 @@ internal sealed partial class SubscriptionRunner(ILaharsubStore store, TopicSign
         var inSink = false;
         // Copied before the first read lets go of the request's epochs (RunState's remarks).
         var requested = sink.WantsPositions ? run.Subscriptions.ToArray() : null;
+        // One test of a field the run has anyway: a run that paces nothing takes none of the branches below.
+        var paced = run.Pacing.HoldsDeliveries;
+        var notBefore = paced && run.Pacing.IntervalFromStart ? wait.Clock.GetTimestamp() + IntervalTicks(run, wait) : 0;
         try
         {
             while (true)
             {
+                if (paced && notBefore > 0 && wait.Clock.GetTimestamp() < notBefore)
+                {
+                    // Not yet: the conflation interval since the last delivery (or a poll's arrival) runs on.
+                    // Held with its topics left, so that a publish meanwhile does not wake it; what is
+                    // published meanwhile is read, latest only, when the hold ends.
+                    if (registered)
+                    {
+                        Unregister(run);
+                    }
+                    await HoldAsync(run, wait, notBefore).ConfigureAwait(false);
+                    Register(run);
+                    registered = true;
+                }
                 var result = await CollectAsync(run).ConfigureAwait(false);
                 if (requested is not null && result?.UnknownTopicId is null)
                 {
@@ -88,6 +110,12 @@ internal sealed partial class SubscriptionRunner(ILaharsubStore store, TopicSign
                     }
                     Unregister(run);
                     registered = false;
+                    if (paced && run.Pacing.BatchWindow > TimeSpan.Zero && wait.Ended == WaitEnd.None)
+                    {
+                        // Woken by the first of a burst: what else arrives within the window goes out in the same write.
+                        await HoldAsync(run, wait, wait.Clock.GetTimestamp() + (long)(run.Pacing.BatchWindow.TotalSeconds * wait.Clock.TimestampFrequency))
+                            .ConfigureAwait(false);
+                    }
                     // Woken: usually by what it waits for, so read before registering again; a poll that is
                     // answered now leaves its topics once, not twice.
                     result = await CollectAsync(run).ConfigureAwait(false);
@@ -103,6 +131,10 @@ internal sealed partial class SubscriptionRunner(ILaharsubStore store, TopicSign
                     if (!await sink.DeliverAsync(result).ConfigureAwait(false))
                     {
                         return;
+                    }
+                    if (paced && run.Pacing.Conflation.IntervalMilliseconds > 0)
+                    {
+                        notBefore = wait.Clock.GetTimestamp() + IntervalTicks(run, wait);
                     }
                 }
                 else if (wait.Ended is var end and not WaitEnd.None)
@@ -135,6 +167,28 @@ internal sealed partial class SubscriptionRunner(ILaharsubStore store, TopicSign
                 Unregister(run);
             }
             _pool.Return(run);
+        }
+    }
+
+    private static long IntervalTicks(RunState run, SubscriptionWait wait) =>
+        run.Pacing.Conflation.IntervalMilliseconds * wait.Clock.TimestampFrequency / 1000;
+
+    /// <summary>
+    /// Waits, on the run's own waiter and timer, until <paramref name="until"/> (a timestamp of the wait's
+    /// clock) or until the client goes or the server stops, with the run's topics unregistered. A late wake
+    /// meant for an earlier wait only makes it wait again.
+    /// </summary>
+    private static async ValueTask HoldAsync(RunState run, SubscriptionWait wait, long until)
+    {
+        while (wait.Ended is not (WaitEnd.ClientGone or WaitEnd.Stopping)
+            && wait.Clock.GetElapsedTime(wait.Clock.GetTimestamp(), until) is var left && left > TimeSpan.Zero)
+        {
+            run.Waiter.Open();
+            using (wait.ArmFor(run.Waiter, run.Timer, left))
+            {
+                await run.Waiter.WaitAsync().ConfigureAwait(false);
+            }
+            run.Waiter.Close();
         }
     }
 
@@ -223,7 +277,8 @@ internal sealed partial class SubscriptionRunner(ILaharsubStore store, TopicSign
         }
 
         var budget = TakeShares(poll, share);
-        if (count > 1 && !budget.IsExhausted && HasFullShare(poll))
+        // A conflation interval wants one message per topic: no extras, which could bring a second.
+        if (count > 1 && !budget.IsExhausted && poll.Pacing.Conflation.IntervalMilliseconds == 0 && HasFullShare(poll))
         {
             await TakeExtrasAsync(poll, budget).ConfigureAwait(false);
         }
@@ -234,7 +289,7 @@ internal sealed partial class SubscriptionRunner(ILaharsubStore store, TopicSign
     {
         foreach (ref readonly var slot in poll.Slots.AsSpan())
         {
-            if (slot.Outcome == CollectOutcome.ShareFull)
+            if (slot.Outcome == CollectOutcome.ShareFull && !slot.Conflated)
             {
                 return true;
             }
@@ -286,7 +341,7 @@ internal sealed partial class SubscriptionRunner(ILaharsubStore store, TopicSign
             poll.AddNotice(slot, new PollNotice(PollNoticeKind.EpochReset, subscription.TopicId, read.Epoch, FromMessageId: cursor,
                 ToMessageId: read.LastMessageId, FirstMessageId: read.FirstRetainedMessageId, RequestedEpoch: requested));
             cursor = read.FirstRetainedMessageId;
-            return Reread(poll, slot, read);
+            return SkipsToLatest(poll, followed, cursor, read) ? SkipToLatest(poll, slot, read) : Reread(poll, slot, read);
         }
         if (cursor == 0)
         {
@@ -299,7 +354,7 @@ internal sealed partial class SubscriptionRunner(ILaharsubStore store, TopicSign
             poll.AddNotice(slot, new PollNotice(PollNoticeKind.Reset, subscription.TopicId, read.Epoch, FromMessageId: cursor,
                 ToMessageId: read.LastMessageId, FirstMessageId: read.FirstRetainedMessageId));
             cursor = read.FirstRetainedMessageId;
-            return Reread(poll, slot, read);
+            return SkipsToLatest(poll, followed, cursor, read) ? SkipToLatest(poll, slot, read) : Reread(poll, slot, read);
         }
         if (cursor < read.FirstRetainedMessageId)
         {
@@ -307,7 +362,38 @@ internal sealed partial class SubscriptionRunner(ILaharsubStore store, TopicSign
                 ToMessageId: read.FirstRetainedMessageId - 1));
             cursor = read.FirstRetainedMessageId;
         }
-        return Inspection.Messages;
+        return SkipsToLatest(poll, followed, cursor, read) ? SkipToLatest(poll, slot, read) : Inspection.Messages;
+    }
+
+    /// <summary>
+    /// Whether the topic skips to its latest message: always with a conflation interval, at the run's first
+    /// read of it (<paramref name="followed"/> null) with <c>latest</c>; and only when it is more than one behind.
+    /// </summary>
+    private static bool SkipsToLatest(RunState poll, string? followed, long cursor, in TopicReadResult read) =>
+        cursor < read.LastMessageId && cursor >= read.FirstRetainedMessageId
+        && (poll.Pacing.Conflation.IntervalMilliseconds > 0 || (poll.Pacing.Conflation.Latest && followed is null));
+
+    /// <summary>
+    /// Announces the messages from the cursor to the one before the latest as conflated (skipped by the
+    /// subscriber's choice, unlike a gap) and keeps the latest alone: from the read if it has it, else by
+    /// reading again from it (a read cut by its share).
+    /// </summary>
+    private static Inspection SkipToLatest(RunState poll, int slot, in TopicReadResult read)
+    {
+        ref var state = ref poll.Slots[slot];
+        poll.AddNotice(slot, new PollNotice(PollNoticeKind.Conflated, poll.Subscriptions[slot].TopicId, read.Epoch, FromMessageId: state.Cursor,
+            ToMessageId: read.LastMessageId - 1));
+        state.Cursor = read.LastMessageId;
+        state.Conflated = true;
+        var segment = state.Segment;
+        if (segment.Count > 0 && segment.Source![segment.Start + segment.Count - 1].MessageId == read.LastMessageId)
+        {
+            state.Segment = segment with { Start = segment.Start + segment.Count - 1, Count = 1 };
+            return Inspection.Messages;
+        }
+        state.Segment = default;
+        state.Reread = true;
+        return Inspection.Reread;
     }
 
     private static Inspection Reread(RunState poll, int slot, in TopicReadResult read)
@@ -346,9 +432,10 @@ internal sealed partial class SubscriptionRunner(ILaharsubStore store, TopicSign
         {
             var slot = slots[n];
             var read = results[n];
-            // The topic went away between the two reads: the next poll says so.
+            // The topic went away between the two reads: the next poll says so. A topic that skipped to its
+            // latest message takes that one; what was published since goes in the next delivery.
             poll.Slots[slot].Segment = read.Exists && read.Epoch == poll.Slots[slot].Epoch
-                ? new Segment(messages, start, read.MessageCount, requests[n])
+                ? new Segment(messages, start, poll.Slots[slot].Conflated ? Math.Min(1, read.MessageCount) : read.MessageCount, requests[n])
                 : default;
             start += read.MessageCount;
         }
@@ -396,7 +483,7 @@ internal sealed partial class SubscriptionRunner(ILaharsubStore store, TopicSign
         var slots = new List<int>();
         for (int n = 0, i = poll.First; n < count; n++, i = i + 1 == count ? 0 : i + 1)
         {
-            if (poll.Slots[i].Outcome == CollectOutcome.ShareFull)
+            if (poll.Slots[i].Outcome == CollectOutcome.ShareFull && !poll.Slots[i].Conflated)
             {
                 slots.Add(i);
             }

@@ -30,6 +30,9 @@ internal readonly struct SubscriptionWait
         new(System.Threading.Timeout.InfiniteTimeSpan, TimeProvider.System, released, CancellationToken.None);
 
     public TimeSpan Timeout { get; }
+
+    /// <summary>The clock the wait's interval runs on, which a run's other holds (conflation, batching) use too.</summary>
+    public TimeProvider Clock => _clock;
     public CancellationToken ClientGone { get; }
     public CancellationToken Stopping { get; }
 
@@ -56,6 +59,18 @@ internal readonly struct SubscriptionWait
             timer.Start(_clock, remaining > TimeSpan.Zero ? remaining : TimeSpan.Zero);
         }
         return new Armed(IsEndless ? null : timer,
+            ClientGone.UnsafeRegister(static state => ((PollWaiter)state!).Wake(), waiter),
+            Stopping.UnsafeRegister(static state => ((PollWaiter)state!).Wake(), waiter));
+    }
+
+    /// <summary>
+    /// As <see cref="Arm"/>, for a hold of <paramref name="dueTime"/> whatever the wait's own interval: the
+    /// client going or the server stopping still ends it.
+    /// </summary>
+    public Armed ArmFor(PollWaiter waiter, PollTimer timer, TimeSpan dueTime)
+    {
+        timer.Start(Clock, dueTime);
+        return new Armed(timer,
             ClientGone.UnsafeRegister(static state => ((PollWaiter)state!).Wake(), waiter),
             Stopping.UnsafeRegister(static state => ((PollWaiter)state!).Wake(), waiter));
     }

@@ -29,6 +29,14 @@ public sealed class LaharsubStreamOptions
     [Range(typeof(TimeSpan), "00:00:01", "01:00:00")]
     public TimeSpan MaxWriteWait { get; set; } = TimeSpan.FromSeconds(30);
 
+    /// <summary>
+    /// Batching for streams (SSE and WebSocket): after the first message of a quiet stream arrives, how long
+    /// the stream waits before reading, so that what arrives meanwhile goes out in the same write. Trades
+    /// that much latency for fewer, larger writes; zero (the default) writes as soon as a message arrives.
+    /// </summary>
+    [Range(typeof(TimeSpan), "00:00:00", "00:00:01")]
+    public TimeSpan BatchWindow { get; set; } = TimeSpan.Zero;
+
     /// <summary>The largest frame a WebSocket client may send (a publish's body is at most <c>MaxMessageBytes</c>, base64 a third more).</summary>
     [Range(1024, 64 * 1024 * 1024)]
     public int MaxReceiveFrameBytes { get; set; } = 1024 * 1024;

@@ -52,16 +52,19 @@ internal static partial class SubscriptionEndpoints
         if (services.Access.CarriesToken(context))
         {
             // Copied now: the list is this thread's, reused by the next poll once this returns.
-            return StreamUntilExpiryAsync(context, services, [.. subscriptions]);
+            return StreamUntilExpiryAsync(context, services, [.. subscriptions], query.Conflation);
         }
         var wait = new SubscriptionWait(services.Streams.HeartbeatInterval, services.TimeProvider, context.RequestAborted, services.Lifetime.ApplicationStopping);
         services.Metrics.PollStarted();
         var target = new ResponseEventStream(context);
         var deadline = WriteDeadline(target, services);
         var running = services.Runner.RunAsync(CollectionsMarshal.AsSpan(subscriptions), services.Wire.JsonAnswerBytes, wait,
-            new EventStreamSink(target, services, new StreamCursors(), deadline, CancellationToken.None));
+            new EventStreamSink(target, services, new StreamCursors(), deadline, CancellationToken.None), StreamPacing(services, query.Conflation));
         return EndAsync(running, deadline);
     }
+
+    /// <summary>A stream's pacing: the subscriber's conflation, counted from each delivery, and the server's batching window.</summary>
+    internal static Pacing StreamPacing(PollServices services, Conflation conflation) => new(conflation, services.Streams.BatchWindow);
 
     private static async Task EndAsync(Task running, StreamWriteDeadline deadline)
     {
@@ -80,7 +83,7 @@ internal static partial class SubscriptionEndpoints
         });
 
     /// <summary>A stream opened with a token (Jwt mode): it ends, saying so, when the token expires.</summary>
-    private static async Task StreamUntilExpiryAsync(HttpContext context, PollServices services, Subscription[] subscriptions)
+    private static async Task StreamUntilExpiryAsync(HttpContext context, PollServices services, Subscription[] subscriptions, Conflation conflation)
     {
         var expiresAt = await services.Access.TokenExpiryAsync(context).ConfigureAwait(false);
         var left = expiresAt is { } at ? at - services.TimeProvider.GetUtcNow() : Timeout.InfiniteTimeSpan;
@@ -91,7 +94,7 @@ internal static partial class SubscriptionEndpoints
         var target = new ResponseEventStream(context);
         using var deadline = WriteDeadline(target, services);
         await services.Runner.RunAsync(subscriptions, services.Wire.JsonAnswerBytes, wait,
-            new EventStreamSink(target, services, new StreamCursors(), deadline, expired.Token)).ConfigureAwait(false);
+            new EventStreamSink(target, services, new StreamCursors(), deadline, expired.Token), StreamPacing(services, conflation)).ConfigureAwait(false);
     }
 
     /// <summary>

@@ -25,9 +25,10 @@ internal static partial class SubscriptionEndpoints
     /// <summary>How long a socket the server closed waits for the client's close frame (a browser answers at once).</summary>
     private static readonly TimeSpan CloseHandshakeWait = TimeSpan.FromSeconds(2);
 
-    private static async Task RunWebSocketAsync(HttpContext context, PollServices services, Subscription[] initial)
+    private static async Task RunWebSocketAsync(HttpContext context, PollServices services, Subscription[] initial, Conflation conflation)
     {
-        using var session = new SocketSession(context, services);
+        // The URL's conflation holds for the socket's whole life, whatever topics its frames add.
+        using var session = new SocketSession(context, services, StreamPacing(services, conflation));
         await session.RunAsync(initial).ConfigureAwait(false);
     }
 
@@ -36,7 +37,7 @@ internal static partial class SubscriptionEndpoints
     /// and a receive loop for the client's frames. Sends are serialized; nothing is queued per socket
     /// (a run waits for its writes, and a slow reader reads later from retention).
     /// </summary>
-    private sealed class SocketSession(HttpContext context, PollServices services) : IDisposable
+    private sealed class SocketSession(HttpContext context, PollServices services, Pacing pacing) : IDisposable
     {
         private static ReadOnlySpan<byte> MessageStart => "{\"type\":\"message\",\"message\":"u8;
         private static ReadOnlySpan<byte> NoticeStart => "{\"type\":\"notice\",\"notice\":"u8;
@@ -112,7 +113,7 @@ internal static partial class SubscriptionEndpoints
                     else
                     {
                         var wait = new SubscriptionWait(Timeout.InfiniteTimeSpan, services.TimeProvider, run.Token, stopping);
-                        await services.Runner.RunAsync(subscriptions, services.Wire.JsonAnswerBytes, wait, new SocketSink(this)).ConfigureAwait(false);
+                        await services.Runner.RunAsync(subscriptions, services.Wire.JsonAnswerBytes, wait, new SocketSink(this), pacing).ConfigureAwait(false);
                     }
                     lock (_changesLock)
                     {

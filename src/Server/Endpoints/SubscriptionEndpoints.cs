@@ -134,7 +134,7 @@ internal static partial class SubscriptionEndpoints
         if (context.WebSockets.IsWebSocketRequest && (query.Error is null || query.NamesNoTopic))
         {
             // Copied now: the query's list is this thread's, reused by the next poll once this returns.
-            return RunWebSocketAsync(context, services, query.Error is null ? [.. query.Subscriptions] : []);
+            return RunWebSocketAsync(context, services, query.Error is null ? [.. query.Subscriptions] : [], query.Conflation);
         }
         if (query.Error is not null)
         {
@@ -157,8 +157,15 @@ internal static partial class SubscriptionEndpoints
         services.Metrics.PollStarted();
         return services.Runner.RunAsync(CollectionsMarshal.AsSpan(query.Subscriptions),
             format == PollFormat.Json ? services.Wire.JsonAnswerBytes : services.Wire.MultipartAnswerBytes, wait,
-            new PollAnswer(context, services, format, activity));
+            new PollAnswer(context, services, format, activity), PollPacing(query));
     }
+
+    /// <summary>
+    /// A long poll's pacing: its conflation interval counts from its arrival, the server keeping nothing
+    /// between polls (docs/protocol.md, "Conflation"); no batching window, which is for streams. The fast
+    /// path's polls use it too.
+    /// </summary>
+    internal static Pacing PollPacing(in SubscriptionQuery query) => new(query.Conflation, IntervalFromStart: true);
 
     /// <summary>Answers a long poll with its first delivery, or once its wait ends, and records how it ended.</summary>
     private readonly struct PollAnswer(HttpContext context, PollServices services, PollFormat format, Activity? activity) : ISubscriptionSink

@@ -12,18 +12,26 @@ namespace Laharsub.Server.Endpoints;
 /// </summary>
 internal readonly struct SubscriptionQuery
 {
-    private const string Usage = "Use subs[N][topicid], subs[N][from] and subs[N][epoch], or topics=ID[:FROM][~EPOCH],..., plus optional timeout.";
+    private const string Usage = "Use subs[N][topicid], subs[N][from] and subs[N][epoch], or topics=ID[:FROM][~EPOCH],..., plus optional timeout, conflate and latest.";
+
+    /// <summary>The parameter naming a conflation interval in milliseconds.</summary>
+    public const string ConflateParameter = "conflate";
+
+    /// <summary>The parameter asking a catching-up subscription for each topic's latest retained message only.</summary>
+    public const string LatestParameter = "latest";
     private const int MaxEpochLength = EpochText.MaxLength;
 
-    private SubscriptionQuery(List<Subscription> subscriptions, TimeSpan timeout)
+    private SubscriptionQuery(List<Subscription> subscriptions, TimeSpan timeout, Conflation conflation)
     {
         Subscriptions = subscriptions;
         Timeout = timeout;
+        Conflation = conflation;
     }
 
-    private SubscriptionQuery(string errorParameter, string error)
+    private SubscriptionQuery(string errorParameter, string error, Conflation conflation = default)
     {
         Subscriptions = [];
+        Conflation = conflation;
         ErrorParameter = errorParameter;
         Error = error;
     }
@@ -39,6 +47,9 @@ internal readonly struct SubscriptionQuery
     /// <summary>Whether the query names no topic at all (an error for a poll and an SSE stream, not for a WebSocket).</summary>
     public bool NamesNoTopic => Error is not null && ErrorParameter == NoSubscriptionParameter && Error.StartsWith("No subscription", StringComparison.Ordinal);
     public TimeSpan Timeout { get; }
+
+    /// <summary>What the subscriber asked to skip (<c>conflate</c>, <c>latest</c>); off unless asked.</summary>
+    public Conflation Conflation { get; }
     public string? ErrorParameter { get; }
     public string? Error { get; }
 
@@ -63,6 +74,8 @@ internal readonly struct SubscriptionQuery
         ReadOnlyMemory<char>? compact = null;
         var timeoutGiven = false;
         var timeout = options.DefaultPollTimeout;
+        int? conflate = null;
+        bool? latest = null;
 
         foreach (var pair in new QueryStringEnumerable(queryString))
         {
@@ -84,6 +97,30 @@ internal readonly struct SubscriptionQuery
                     return Fail("timeout", $"'{value}' is not a timeout: use whole seconds from 0 to {maxSeconds} (Laharsub:MaxPollTimeout).");
                 }
                 timeout = TimeSpan.FromSeconds(seconds);
+            }
+            else if (key.Equals(ConflateParameter, StringComparison.OrdinalIgnoreCase))
+            {
+                if (conflate is not null)
+                {
+                    return GivenTwice(name.ToString());
+                }
+                if (!PlainInteger.TryParse(value.Span, out int milliseconds) || milliseconds > Conflation.MaxIntervalMilliseconds)
+                {
+                    return Fail(ConflateParameter, $"'{value}' is not a conflation interval: use whole milliseconds from 0 (none) to {Conflation.MaxIntervalMilliseconds}.");
+                }
+                conflate = milliseconds;
+            }
+            else if (key.Equals(LatestParameter, StringComparison.OrdinalIgnoreCase))
+            {
+                if (latest is not null)
+                {
+                    return GivenTwice(name.ToString());
+                }
+                if (!bool.TryParse(value.Span, out var wanted))
+                {
+                    return Fail(LatestParameter, $"'{value}' is not true or false: latest=true starts each topic that is behind at its latest retained message.");
+                }
+                latest = wanted;
             }
             else if (key.Equals("topics", StringComparison.OrdinalIgnoreCase))
             {
@@ -131,9 +168,10 @@ internal readonly struct SubscriptionQuery
             : (NoSubscriptionParameter, $"No subscription: name at least one topic, e.g. ?topics=14 or ?subs[0][topicid]=14. {Usage}");
         if (error is { } failure)
         {
-            return Fail(failure.Parameter, failure.Message);
+            // Kept for a WebSocket that starts with no topic (NamesNoTopic): its conflation still stands.
+            return new SubscriptionQuery(failure.Parameter, failure.Message, new Conflation(conflate ?? 0, latest ?? false));
         }
-        return new SubscriptionQuery(into, timeout);
+        return new SubscriptionQuery(into, timeout, new Conflation(conflate ?? 0, latest ?? false));
     }
 
     /// <summary>

@@ -400,7 +400,8 @@ internal sealed class FastPathConnection : IHttpRequestLineHandler, IHttpHeaders
             var wait = new SubscriptionWait(_state.Poll.Streams.HeartbeatInterval, _state.Clock, _connection.ConnectionClosed, _state.Lifetime.ApplicationStopping);
             _state.Metrics.PollStarted();
             return _state.Runner.RunAsync(CollectionsMarshal.AsSpan(subscriptions), _state.Wire.JsonAnswerBytes, wait,
-                new SubscriptionEndpoints.EventStreamSink(target, _state.Poll, new StreamCursors(), stream.Deadline, CancellationToken.None));
+                new SubscriptionEndpoints.EventStreamSink(target, _state.Poll, new StreamCursors(), stream.Deadline, CancellationToken.None),
+                SubscriptionEndpoints.StreamPacing(_state.Poll, query.Conflation));
         }
         finally
         {
@@ -446,7 +447,8 @@ internal sealed class FastPathConnection : IHttpRequestLineHandler, IHttpHeaders
             var answer = new FastPollAnswer(this, LaharsubActivitySource.StartPoll(subscriptions.Count));
             var wait = new SubscriptionWait(query.Timeout, _state.Clock, _connection.ConnectionClosed, _state.Lifetime.ApplicationStopping);
             _state.Metrics.PollStarted();
-            return _state.Runner.RunAsync(CollectionsMarshal.AsSpan(subscriptions), _state.Wire.JsonAnswerBytes, wait, answer);
+            return _state.Runner.RunAsync(CollectionsMarshal.AsSpan(subscriptions), _state.Wire.JsonAnswerBytes, wait, answer,
+                SubscriptionEndpoints.PollPacing(query));
         }
         finally
         {

@@ -4,8 +4,8 @@ namespace Laharsub.Server.Wire;
 /// <param name="Kind">Which notice.</param>
 /// <param name="TopicId">The topic it is about.</param>
 /// <param name="Epoch">The topic's incarnation: the current one, or for <see cref="PollNoticeKind.TopicDeleted"/> the deleted one.</param>
-/// <param name="FromMessageId">Gap: first lost id. Reset: the cursor the client sent (0 without one).</param>
-/// <param name="ToMessageId">Gap: last lost id. Reset: the topic's last id.</param>
+/// <param name="FromMessageId">Gap: first lost id. Conflated: first skipped id. Reset: the cursor the client sent (0 without one).</param>
+/// <param name="ToMessageId">Gap: last lost id. Conflated: last skipped id. Reset: the topic's last id.</param>
 /// <param name="FirstMessageId">Reset: the id to continue from.</param>
 /// <param name="RequestedEpoch">Reset because the epoch changed: the epoch the client sent.</param>
 internal readonly record struct PollNotice(PollNoticeKind Kind, long TopicId, string Epoch, long FromMessageId = 0, long ToMessageId = 0,
@@ -22,4 +22,6 @@ internal enum PollNoticeKind
     EpochReset,
     /// <summary>The topic was deleted.</summary>
     TopicDeleted,
+    /// <summary>Messages <c>FromMessageId..ToMessageId</c> were skipped because the subscriber asked for conflation.</summary>
+    Conflated,
 }

@@ -231,7 +231,7 @@ internal sealed class WireFormat
             writer.WriteString("epoch"u8, notice.Epoch);
             switch (notice.Kind)
             {
-                case PollNoticeKind.Gap:
+                case PollNoticeKind.Gap or PollNoticeKind.Conflated:
                     writer.WriteNumber("fromMessageId"u8, notice.FromMessageId);
                     writer.WriteNumber("toMessageId"u8, notice.ToMessageId);
                     break;
@@ -255,6 +255,7 @@ internal sealed class WireFormat
     {
         PollNoticeKind.Gap => "gap",
         PollNoticeKind.Reset or PollNoticeKind.EpochReset => "reset",
+        PollNoticeKind.Conflated => "conflated",
         _ => "topicDeleted",
     };
 }

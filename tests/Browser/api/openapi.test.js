@@ -90,7 +90,8 @@ describe('the OpenAPI document', () => {
   test('describes the poll\'s query parameters, the publish body and If-Match, and both poll formats', () => {
     const poll = operation('GET', '/ps/subscriptions');
     const parameters = Object.fromEntries(poll.parameters.map((p) => [p.name, p]));
-    assert.deepEqual(Object.keys(parameters).sort(), ['subs', 'timeout', 'topics']);
+    assert.deepEqual(Object.keys(parameters).sort(), ['conflate', 'latest', 'subs', 'timeout', 'topics']);
+    assert.deepEqual([parameters.conflate.schema.minimum, parameters.conflate.schema.maximum, parameters.latest.schema.type], [0, 60000, 'boolean']);
     // The indexed form as OpenAPI defines it: an exploded form object whose property names are the query's keys.
     // (form and explode are a query parameter's defaults, which the document may leave out.)
     assert.deepEqual([parameters.subs.style ?? 'form', parameters.subs.explode ?? true, parameters.subs.schema.type], ['form', true, 'object']);

@@ -73,6 +73,7 @@ function harnessHtml({ scriptBase, api, version, options }) {
           encoding: m.encoding, body: m.body, data: m.data instanceof Uint8Array ? Array.from(m.data) : m.data });
       },
       onGap: function (n) { record($.extend({}, n)); },
+      onConflated: function (n) { record($.extend({}, n)); },
       onTopicDeleted: function (n) { record($.extend({}, n)); },
       onError: function (e) { record({ type: 'error', topicId: topicId, status: e.status, detail: e.problem && e.problem.detail, message: e.message }); }
     });

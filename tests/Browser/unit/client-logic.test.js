@@ -43,6 +43,16 @@ for (const version of Object.keys(paths.jqueryVersions)) {
     test('the poll uses the indexed query form and names from only where the cursor is known', () => {
       const query = $.laharsub._internal.pollQuery([{ topicId: 14, cursor: 43 }, { topicId: 15, cursor: null }], 30);
       assert.equal(decodeURIComponent(query), 'subs[0][topicid]=14&subs[0][from]=43&subs[1][topicid]=15&timeout=30');
+      const conflated = $.laharsub._internal.pollQuery([{ topicId: 14, cursor: 43 }], 30, { conflate: 250, latest: true });
+      assert.equal(decodeURIComponent(conflated), 'subs[0][topicid]=14&subs[0][from]=43&timeout=30&conflate=250&latest=true');
+    });
+
+    test('conflate and latest are checked as the server checks them', () => {
+      assert.throws(() => $.laharsub('/ps', { conflate: 60001 }), /conflate is whole milliseconds from 0 \(off\) to 60000/);
+      assert.throws(() => $.laharsub('/ps', { conflate: 2.5 }), /conflate is whole milliseconds/);
+      assert.throws(() => $.laharsub('/ps', { conflate: -1 }), /conflate must be a number >= 0/);
+      assert.throws(() => $.laharsub('/ps', { latest: 'yes' }), /latest must be true or false/);
+      $.laharsub('/ps', { conflate: 60000, latest: true }).close();
     });
 
     test('three subscriptions share one poll, and a fourth replaces it with one naming all four', async () => {

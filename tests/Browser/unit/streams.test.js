@@ -466,6 +466,9 @@ for (const version of Object.keys(paths.jqueryVersions)) {
       assert.equal(socketUrl('https://x.test/ps/subscriptions?topics=1'), 'wss://x.test/ps/subscriptions?topics=1');
       assert.equal(compactTopics([{ topicId: 14, cursor: 43, epoch: '9f3c' }, { topicId: 15, cursor: 8, epoch: null }]), '14:43~9f3c,15:8');
       assert.equal(streamUrl('/ps', [{ topicId: 1, cursor: 2, epoch: 'e' }], 'a b+c'), '/ps/subscriptions?topics=1:2~e&access_token=a%20b%2Bc');
+      assert.equal(streamUrl('/ps', [{ topicId: 1, cursor: 2 }], 't', { conflate: 250, latest: true }), '/ps/subscriptions?topics=1:2&conflate=250&latest=true&access_token=t');
+      assert.equal(streamUrl('/ps', [], null, { conflate: 250 }), '/ps/subscriptions?conflate=250');
+      assert.equal(streamUrl('/ps', [], null, {}), '/ps/subscriptions');
     });
   });
 }

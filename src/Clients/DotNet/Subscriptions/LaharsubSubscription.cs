@@ -42,6 +42,13 @@ public sealed partial class LaharsubSubscription : IAsyncDisposable
     private Exception? _fallbackReason;
     /// <summary>Whether the running enumeration has connected, and lost its connection since, for <see cref="Connected"/> and <see cref="Reconnected"/>.</summary>
     private ConnectionState _connection;
+    private TimeSpan _conflationInterval;
+    private bool _startAtLatest;
+    /// <summary>Whether the next connection still asks for <c>latest=true</c> (until the first delivery).</summary>
+    private bool _latestPending;
+
+    /// <summary>The largest <see cref="ConflationInterval"/> the server accepts.</summary>
+    private static readonly TimeSpan MaxConflationInterval = TimeSpan.FromMinutes(1);
 
     private enum ConnectionState
     {
@@ -287,8 +294,10 @@ public sealed partial class LaharsubSubscription : IAsyncDisposable
                 case PollOutcomeKind.Delivered:
                     failures = 0;
                     Established(transport);
+                    CaughtUp();
                     break;
                 case PollOutcomeKind.Connected:
+                    CaughtUp();
                     break;
                 case PollOutcomeKind.Empty:
                     failures = 0;
@@ -437,7 +446,80 @@ public sealed partial class LaharsubSubscription : IAsyncDisposable
             {
                 return (null, _changed.Token);
             }
-            return (Topics(_cursors, prefix: "topics="), _changed.Token);
+            var query = Topics(_cursors, prefix: "topics=");
+            if (_conflationInterval > TimeSpan.Zero)
+            {
+                query += string.Create(CultureInfo.InvariantCulture, $"&conflate={(long)_conflationInterval.TotalMilliseconds}");
+            }
+            if (_latestPending)
+            {
+                query += "&latest=true";
+            }
+            return (query, _changed.Token);
+        }
+    }
+
+    /// <summary>
+    /// Asks the server for conflation (docs/protocol.md, "Conflation"): deliveries at least this far
+    /// apart, each with only the latest message of each topic; what is skipped comes as a
+    /// <see cref="ConflatedNotice"/>. <see cref="TimeSpan.Zero"/> (the default) conflates nothing. Over
+    /// long polling the interval counts from each poll's arrival, on streams from the previous delivery.
+    /// Takes effect from the next poll or connection.
+    /// </summary>
+    /// <exception cref="ArgumentOutOfRangeException">Negative, above one minute, or not whole milliseconds.</exception>
+    public TimeSpan ConflationInterval
+    {
+        get
+        {
+            lock (_gate)
+            {
+                return _conflationInterval;
+            }
+        }
+        set
+        {
+            if (value < TimeSpan.Zero || value > MaxConflationInterval || value.Ticks % TimeSpan.TicksPerMillisecond != 0)
+            {
+                throw new ArgumentOutOfRangeException(nameof(value), value, $"A conflation interval is whole milliseconds from 0 (none) to {MaxConflationInterval.TotalMilliseconds}.");
+            }
+            lock (_gate)
+            {
+                _conflationInterval = value;
+            }
+        }
+    }
+
+    /// <summary>
+    /// Whether the subscription, when it starts, skips each topic that is behind its cursor to its
+    /// latest retained message (the server's <c>latest=true</c>), announcing the rest with a
+    /// <see cref="ConflatedNotice"/>. Asked of the subscription's first delivery only; after that every
+    /// message comes. Set it before <see cref="ReadAllAsync"/>.
+    /// </summary>
+    public bool StartAtLatest
+    {
+        get
+        {
+            lock (_gate)
+            {
+                return _startAtLatest;
+            }
+        }
+        set
+        {
+            lock (_gate)
+            {
+                _startAtLatest = value;
+                _latestPending = value;
+            }
+        }
+    }
+
+    /// <summary>The first delivery came: <see cref="StartAtLatest"/> has done its part.</summary>
+    private void CaughtUp()
+    {
+        lock (_gate)
+        {
+            _latestPending = false;
         }
     }
 
@@ -532,6 +614,9 @@ public sealed partial class LaharsubSubscription : IAsyncDisposable
                     return true;
                 case GapNotice gap:
                     _cursors[item.TopicId] = new TopicCursor(Math.Max(cursor.From, gap.ToMessageId + 1), epoch);
+                    return true;
+                case ConflatedNotice conflated:
+                    _cursors[item.TopicId] = new TopicCursor(Math.Max(cursor.From, conflated.ToMessageId + 1), epoch);
                     return true;
                 case ResetNotice reset:
                     _cursors[item.TopicId] = new TopicCursor(reset.FirstMessageId, epoch);

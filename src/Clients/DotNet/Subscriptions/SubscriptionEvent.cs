@@ -2,7 +2,7 @@ namespace Laharsub.Client;
 
 /// <summary>
 /// Something a subscription delivers for one topic: a <see cref="LaharsubMessage"/>, or a notice
-/// (<see cref="GapNotice"/>, <see cref="ResetNotice"/>, <see cref="TopicDeletedNotice"/>,
+/// (<see cref="GapNotice"/>, <see cref="ConflatedNotice"/>, <see cref="ResetNotice"/>, <see cref="TopicDeletedNotice"/>,
 /// <see cref="TopicNotFoundNotice"/>). Notices are delivered like messages, in order, so that a
 /// reader handles them with a <c>switch</c> and the subscription goes on.
 /// </summary>

@@ -52,9 +52,10 @@ internal static class Notices
         return type switch
         {
             "gap" when from > 0 && to >= from => new GapNotice(topicId, epoch, from, to),
+            "conflated" when from > 0 && to >= from => new ConflatedNotice(topicId, epoch, from, to),
             "reset" when first > 0 => new ResetNotice(topicId, epoch, epochChanged, requestedFrom, requestedEpoch, first, last),
             "topicDeleted" => new TopicDeletedNotice(topicId, epoch),
-            "gap" or "reset" => throw new InvalidDataException($"The '{type}' notice of topic {topicId} lacks its message ids."),
+            "gap" or "conflated" or "reset" => throw new InvalidDataException($"The '{type}' notice of topic {topicId} lacks its message ids."),
             // A notice type from a newer server: it names no messages of ours, so passing over it loses nothing.
             _ => null,
         };

@@ -281,6 +281,21 @@ internal sealed class LaharsubDocumentTransformer(IOptions<LaharsubOptions> opti
             Description = $"Seconds to wait for something to deliver before answering 204; 0 answers at once. At most {maxSeconds} (Laharsub:MaxPollTimeout).",
             Schema = Integer(minimum: 0, maximum: maxSeconds, @default: (long)settings.DefaultPollTimeout.TotalSeconds),
         });
+        operation.Parameters.Add(new OpenApiParameter
+        {
+            Name = "conflate",
+            In = ParameterLocation.Query,
+            Description = "Conflation interval in milliseconds (0, the default, is off): each delivery carries at most the latest message of each topic, "
+                + "deliveries are at least this far apart (a poll's counted from its arrival), and what is skipped is announced by a conflated notice.",
+            Schema = Integer(minimum: 0, maximum: 60_000, @default: 0),
+        });
+        operation.Parameters.Add(new OpenApiParameter
+        {
+            Name = "latest",
+            In = ParameterLocation.Query,
+            Description = "true: a topic behind its cursor at the first read starts at its latest retained message, the rest announced by a conflated notice.",
+            Schema = new OpenApiSchema { Type = JsonSchemaType.Boolean, Default = JsonValue.Create(false) },
+        });
 
         if (operation.Responses?.TryGetValue("200", out var answered) == true && answered is OpenApiResponse ok)
         {
@@ -295,7 +310,7 @@ internal sealed class LaharsubDocumentTransformer(IOptions<LaharsubOptions> opti
                     {
                         Type = JsonSchemaType.String,
                         Description = "One part per notice, then one per message; the boundary is in Content-Type. A notice part has the headers "
-                            + "Content-Type: application/json, Laharsub-Notice (gap, reset or topicDeleted), Laharsub-Topic-Id and Laharsub-Epoch, and "
+                            + "Content-Type: application/json, Laharsub-Notice (gap, conflated, reset or topicDeleted), Laharsub-Topic-Id and Laharsub-Epoch, and "
                             + "the notice's JSON as its body. A message part has the message's Content-Type, Laharsub-Topic-Id, Laharsub-Epoch, "
                             + "Laharsub-Message-Id and Laharsub-Published-At, and the message's bytes exactly as its body.",
                     },
@@ -388,15 +403,16 @@ internal sealed class LaharsubDocumentTransformer(IOptions<LaharsubOptions> opti
             Type = JsonSchemaType.Object,
             Description = "Something a subscriber must know besides messages. gap: fromMessageId..toMessageId are no longer retained. "
                 + "reset: continue from firstMessageId with epoch (reason beyondEnd: the cursor was beyond the end; epochChanged: the topic is another incarnation). "
+                + "conflated: fromMessageId..toMessageId were skipped because the subscriber asked for conflation (conflate or latest). "
                 + "topicDeleted: stop polling the topic.",
             Required = new HashSet<string> { "type", "topicId", "epoch" },
             Properties = new Dictionary<string, IOpenApiSchema>
             {
-                ["type"] = new OpenApiSchema { Type = JsonSchemaType.String, Enum = [JsonValue.Create("gap"), JsonValue.Create("reset"), JsonValue.Create("topicDeleted")] },
+                ["type"] = new OpenApiSchema { Type = JsonSchemaType.String, Enum = [JsonValue.Create("gap"), JsonValue.Create("conflated"), JsonValue.Create("reset"), JsonValue.Create("topicDeleted")] },
                 ["topicId"] = Integer(minimum: 1),
                 ["epoch"] = epoch,
-                ["fromMessageId"] = Integer(minimum: 1, description: "gap: the first id lost."),
-                ["toMessageId"] = Integer(minimum: 1, description: "gap: the last id lost."),
+                ["fromMessageId"] = Integer(minimum: 1, description: "gap: the first id lost; conflated: the first id skipped."),
+                ["toMessageId"] = Integer(minimum: 1, description: "gap: the last id lost; conflated: the last id skipped."),
                 ["reason"] = new OpenApiSchema { Type = JsonSchemaType.String, Enum = [JsonValue.Create("beyondEnd"), JsonValue.Create("epochChanged")] },
                 ["requestedFrom"] = Integer(minimum: 0, description: "reset: the cursor sent, 0 without one."),
                 ["requestedEpoch"] = new OpenApiSchema { Type = JsonSchemaType.String, Description = "reset with epochChanged: the epoch sent." },
