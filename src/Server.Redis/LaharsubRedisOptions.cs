@@ -18,11 +18,20 @@ public sealed class LaharsubRedisOptions
     public string KeyPrefix { get; set; } = "laharsub:";
 
     /// <summary>
-    /// Messages this instance keeps decoded and encoded for its polls, so that a message read by many
-    /// subscribers is parsed and encoded once. Only messages of at most 4 KiB are kept.
+    /// Slots of the cache of messages this instance keeps decoded and encoded for its polls, so that a
+    /// message read by many subscribers is parsed and encoded once: at most this many messages (bodies of
+    /// at most 4 KiB) are kept, and at most <see cref="LocalCacheBytes"/> of memory. 0 turns the cache off.
     /// </summary>
     [Range(0, 1 << 24)]
     public int LocalCacheSize { get; set; } = 16384;
+
+    /// <summary>
+    /// Bytes of this instance's memory the cache may keep alive: each cached message's objects, its stored
+    /// entry, and the wire encodings made for it, counted as <c>MaxRetainedBytes</c> counts a message in
+    /// memory. A message that does not fit is served without being kept.
+    /// </summary>
+    [Range(0L, long.MaxValue)]
+    public long LocalCacheBytes { get; set; } = 64L * 1024 * 1024;
 
     /// <summary>How long clients are told to wait (Retry-After) while Redis cannot be reached.</summary>
     [Range(typeof(TimeSpan), "00:00:01", "00:10:00")]

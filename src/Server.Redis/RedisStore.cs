@@ -43,6 +43,7 @@ internal sealed partial class RedisStore : ILaharsubStore, IAsyncDisposable, IDi
     private readonly RedisKey _usedKey;
     private readonly RedisKey _keyspaceKey;
     private readonly Message?[] _cache;
+    private readonly RetentionBudget _cacheBudget;
     private readonly ITimer _sweepTimer;
     private readonly CancellationTokenSource _stopping = new();
     private readonly Task _subscription;
@@ -66,6 +67,7 @@ internal sealed partial class RedisStore : ILaharsubStore, IAsyncDisposable, IDi
         _keyspaceKey = prefix + "keyspace";
         _channel = RedisChannel.Literal(prefix + "changes");
         _cache = new Message?[_redisOptions.LocalCacheSize];
+        _cacheBudget = new RetentionBudget(_redisOptions.LocalCacheBytes);
 
         var configuration = ConfigurationOptions.Parse(_redisOptions.Configuration);
         // Start even while Redis is down (the health check says so), and refuse requests at once
@@ -259,9 +261,38 @@ internal sealed partial class RedisStore : ILaharsubStore, IAsyncDisposable, IDi
         var message = new Message(topicId, epoch, messageId, publishedAt, contentType, entry.AsMemory(contentTypeEnd + 1));
         if (slot >= 0 && message.Body.Length <= CachedBodyLimit)
         {
-            Volatile.Write(ref _cache[slot], message);
+            Cache(slot, message);
         }
         return message;
+    }
+
+    /// <summary>
+    /// Puts <paramref name="message"/> in its slot in place of whatever was there, if its cost fits in
+    /// <c>LocalCacheBytes</c> once the displaced one's is released; its encodings are charged there too.
+    /// </summary>
+    private void Cache(int slot, Message message)
+    {
+        if (Interlocked.Exchange(ref _cache[slot], null) is { } displaced)
+        {
+            Uncache(displaced);
+        }
+        if (!_cacheBudget.TryCharge(RetainedCost.Of(message)))
+        {
+            return;
+        }
+        // Set before the message is shared: its encodings then charge the cache.
+        message.CountAgainst(_cacheBudget);
+        if (Interlocked.CompareExchange(ref _cache[slot], message, null) is not null)
+        {
+            // Another read filled the slot meanwhile; that one stays.
+            Uncache(message);
+        }
+    }
+
+    private void Uncache(Message message)
+    {
+        message.Retire();
+        _cacheBudget.Release(RetainedCost.Of(message));
     }
 
     /// <summary>

@@ -546,13 +546,13 @@ public sealed class PollTests
     [Fact]
     public async Task TheByteCapCountsTheAnswerNotOnlyTheBodies()
     {
-        // 100 '<' characters are 100 body bytes but 600 bytes of JSON ("\u003C" each).
+        // 100 control characters are 100 body bytes but 600 bytes of JSON ("\u0001" each).
         await using var server = await LaharsubTestServer.StartAsync(o => o.MaxBytesPerPoll = 1000);
         using var client = server.CreateClient();
         var topic = await client.CreateTopicAsync();
         for (var i = 0; i < 5; i++)
         {
-            await client.PublishTextAsync(topic, new string('<', 100));
+            await client.PublishTextAsync(topic, new string('\u0001', 100));
         }
 
         using var response = await client.GetAsync($"subscriptions?topics={topic}:1").WaitAsync(WireClient.Bound);

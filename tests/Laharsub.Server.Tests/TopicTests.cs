@@ -140,8 +140,8 @@ public sealed class TopicTests
         await using var server = await LaharsubTestServer.StartAsync(o => { o.MaxRetainedBytes = 1000; o.MaxMessageBytes = 1000; });
         using var client = server.CreateClient();
         var topic = await client.CreateTopicAsync();
-        // A retained message costs more than its body (both wire forms and overhead): 100 bytes cost over 90 % of 1000.
-        await client.PublishAsync(topic, new byte[100]);
+        // A retained message costs more than its body (both wire forms and its objects, RetainedCost): 50 bytes cost over 90 % of 1000.
+        await client.PublishAsync(topic, new byte[50]);
 
         using var response = await client.GetAsync(new Uri(server.BaseAddress, "health")).WaitAsync(WireClient.Bound);
 

@@ -36,9 +36,14 @@ public sealed class HostProcess : IAsyncDisposable
     /// Starts the server under an open-file limit (<c>ulimit -n</c>, which sets the soft and the hard limit,
     /// so the runtime cannot raise it at start) when <paramref name="openFileLimit"/> is given.
     /// </summary>
-    public static async Task<HostProcess> StartAsync(int? openFileLimit, params string[] settings)
+    public static Task<HostProcess> StartAsync(int? openFileLimit, params string[] settings) => StartAsync(openFileLimit, port: 0, settings);
+
+    /// <summary>Starts the server on <paramref name="port"/>: a restart where a killed instance listened, at the address its clients know.</summary>
+    public static Task<HostProcess> StartOnPortAsync(int port, params string[] settings) => StartAsync(openFileLimit: null, port, settings);
+
+    private static async Task<HostProcess> StartAsync(int? openFileLimit, int port, string[] settings)
     {
-        var port = ChildProcess.FreeLoopbackPort();
+        port = port == 0 ? ChildProcess.FreeLoopbackPort() : port;
         var output = new OutputLog();
         var process = ChildProcess.StartHost(HostDll(), port, settings.Select(setting => "--" + setting), output.Append,
             launcher: openFileLimit is { } limit ? ["bash", "-c", $"ulimit -n {limit} && exec \"$@\"", "bash"] : null);

@@ -17,7 +17,11 @@ public sealed class LaharsubStoreOptions
     [Range(1, 10_000_000)]
     public int MaxMessagesPerTopic { get; set; } = 1000;
 
-    /// <summary>Message body bytes retained by the whole server; when full, publishing answers 507 rather than dropping anything.</summary>
+    /// <summary>
+    /// Retained bytes of the whole server: in memory, what each retained message keeps alive (<see cref="RetainedCost"/>:
+    /// body, content type, objects, wire encodings); with Redis, the bytes stored in Redis. When full,
+    /// publishing answers 507 rather than dropping anything.
+    /// </summary>
     [Range(1L, long.MaxValue)]
     public long MaxRetainedBytes { get; set; } = 256L * 1024 * 1024;
 

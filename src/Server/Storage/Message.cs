@@ -53,4 +53,71 @@ public sealed class Message(long topicId, string epoch, long messageId, DateTime
     /// that hands out the same <see cref="Message"/> object for the same message gets encode-once for free.
     /// </summary>
     internal object? WireCache;
+
+    private IRetentionBudget? _budget;
+
+    /// <summary>
+    /// Makes <paramref name="budget"/> count what the message costs later: its wire encodings beyond
+    /// <see cref="RetainedCost.Of(Message)"/>'s estimate, charged as they are made. A store calls it once,
+    /// after charging the message's <see cref="RetainedCost.Of(Message)"/> to it and before anyone else
+    /// sees the message, and calls <see cref="Retire"/> when it stops counting the message. A message
+    /// nothing counts (read from a store and not kept) lives only as long as the polls that read it.
+    /// </summary>
+    /// <param name="budget">What counts the store's retained (or cached) messages.</param>
+    public void CountAgainst(IRetentionBudget budget)
+    {
+        ArgumentNullException.ThrowIfNull(budget);
+        _budget = budget;
+    }
+
+    /// <summary>Bytes charged to the budget for encodings; -1 once retired.</summary>
+    private long _encodingCharge;
+
+    /// <summary>
+    /// Charges <paramref name="bytes"/> more for an encoding about to be kept on the message. False when the
+    /// budget is full: then the encoding is used once and not kept. True, charging nothing, when nothing
+    /// counts the message (any longer): it lives only as long as the polls holding it.
+    /// </summary>
+    internal bool TryChargeEncoding(long bytes)
+    {
+        var budget = _budget;
+        var charged = Volatile.Read(ref _encodingCharge);
+        if (bytes == 0 || budget is null || charged < 0)
+        {
+            return true;
+        }
+        if (!budget.TryCharge(bytes))
+        {
+            return false;
+        }
+        while (true)
+        {
+            var seen = Interlocked.CompareExchange(ref _encodingCharge, charged + bytes, charged);
+            if (seen == charged)
+            {
+                return true;
+            }
+            if (seen < 0)
+            {
+                // Retired meanwhile, releasing what it had: this charge too must go.
+                budget.Release(bytes);
+                return true;
+            }
+            charged = seen;
+        }
+    }
+
+    /// <summary>
+    /// Releases what the message's encodings were charged (<see cref="CountAgainst"/>), when its store
+    /// stops counting it (dropped, expired, deleted, evicted); its <see cref="RetainedCost.Of(Message)"/>
+    /// the store releases itself. Once: later calls release nothing.
+    /// </summary>
+    public void Retire()
+    {
+        var charged = Interlocked.Exchange(ref _encodingCharge, -1);
+        if (charged > 0)
+        {
+            _budget?.Release(charged);
+        }
+    }
 }

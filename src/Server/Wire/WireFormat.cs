@@ -19,8 +19,11 @@ internal sealed class WireFormat
     private static readonly JsonWriterOptions JsonOptions = new()
     {
         // Message text goes out as written: escaping every non-ASCII character would bloat chat in
-        // most languages. HTML-sensitive characters stay escaped by this encoder.
-        Encoder = JavaScriptEncoder.Create(UnicodeRanges.All),
+        // most languages, and escaping HTML-sensitive characters (<, >, &, ', +) made a '<' six bytes
+        // ("\u003C"), six times the memory for a cached encoding of markup. The answers are
+        // application/json (or SSE and WebSocket frames of it), parsed as JSON, never embedded in HTML by
+        // the server; what JSON itself requires (quotes, backslashes, control characters) stays escaped.
+        Encoder = JavaScriptEncoder.UnsafeRelaxedJsonEscaping,
         SkipValidation = true,
     };
 
@@ -52,7 +55,7 @@ internal sealed class WireFormat
     internal byte[] DelimiterBytes { get; }
     internal byte[] CloseDelimiterBytes { get; }
 
-    /// <summary>The message as one element of the JSON <c>messages</c> array, encoded on first use and then cached on the message.</summary>
+    /// <summary>The message as one element of the JSON <c>messages</c> array, encoded on first use and then cached on the message (while its store's budget allows).</summary>
     internal static byte[] JsonElement(Message message)
     {
         var cache = CacheOf(message);
@@ -63,8 +66,26 @@ internal sealed class WireFormat
         {
             return json;
         }
-        var encoded = EncodeJsonElement(message);
-        return Interlocked.CompareExchange(ref cache.Json, encoded, null) ?? encoded;
+        return Keep(ref cache.Json, EncodeJsonElement(message), message, RetainedCost.JsonEstimate(message.Body.Length, message.ContentType.Length));
+    }
+
+    /// <summary>
+    /// Keeps the first of racing encodings on the message, charging what it costs beyond the estimate its
+    /// store counted already; when that does not fit (the store or cache is full) the encoding serves the
+    /// caller and is not kept, so retained memory stays within the limit whatever the escaping.
+    /// </summary>
+    private static byte[] Keep(ref byte[]? slot, byte[] encoded, Message message, long estimate)
+    {
+        if (Interlocked.CompareExchange(ref slot, encoded, null) is { } first)
+        {
+            return first;
+        }
+        if (!message.TryChargeEncoding(RetainedCost.Excess(encoded.Length, estimate)))
+        {
+            // Unkept again; a caller that took it meanwhile just uses it once.
+            Interlocked.CompareExchange(ref slot, null, encoded);
+        }
+        return encoded;
     }
 
     /// <summary>
@@ -80,7 +101,7 @@ internal sealed class WireFormat
         {
             // Racing encoders as for JSON; the first result is kept.
             var encoded = message.Body.Span.IndexOf(DelimiterBytes.AsSpan(2)) >= 0 ? BodyContainsBoundary : EncodeMultipartPart(message, Boundary);
-            part = Interlocked.CompareExchange(ref cache.Multipart, encoded, null) ?? encoded;
+            part = Keep(ref cache.Multipart, encoded, message, RetainedCost.MultipartEstimate(message.Body.Length, message.ContentType.Length));
         }
         return ReferenceEquals(part, BodyContainsBoundary) ? null : part;
     }

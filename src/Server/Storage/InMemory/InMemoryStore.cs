@@ -8,14 +8,8 @@ namespace Laharsub.Server.Storage.InMemory;
 /// Keeps topics and messages in this process: fast and simple, but everything is lost when the
 /// process stops, and every server instance has its own topics. The default store.
 /// </summary>
-internal sealed class InMemoryStore : ILaharsubStore, IDisposable
+internal sealed class InMemoryStore : ILaharsubStore, IRetentionBudget, IDisposable
 {
-    /// <summary>
-    /// What one retained message costs beyond its body, counted against <c>MaxRetainedBytes</c>: the
-    /// message object, its slot, and the headers of the two wire encodings each instance caches.
-    /// </summary>
-    private const int MessageOverheadBytes = 640;
-
     private readonly LaharsubStoreOptions _options;
     private readonly ITopicSignals _signals;
     private readonly TimeProvider _timeProvider;
@@ -35,13 +29,6 @@ internal sealed class InMemoryStore : ILaharsubStore, IDisposable
         _sweepTimer = timeProvider.CreateTimer(static state => ((InMemoryStore)state!).Sweep(), this,
             _options.RetentionSweepInterval, _options.RetentionSweepInterval);
     }
-
-    /// <summary>
-    /// A message's cost against <c>MaxRetainedBytes</c>: its body kept raw and in the two wire forms
-    /// (each about the body's size; JSON text escaping can make one larger, which the stated bound of
-    /// docs/architecture.md allows for), plus a fixed overhead.
-    /// </summary>
-    internal static long CostOf(int bodyBytes) => 3L * bodyBytes + MessageOverheadBytes;
 
     /// <inheritdoc/>
     public ValueTask<StoreStatistics> GetStatisticsAsync(CancellationToken cancellationToken = default) =>
@@ -137,7 +124,7 @@ internal sealed class InMemoryStore : ILaharsubStore, IDisposable
         }
         // Reserve the cost first: when the server is full the message is refused, never stored and
         // later dropped. Expired messages are swept first so a full server frees what it can.
-        var cost = CostOf(body.Length);
+        var cost = RetainedCost.Of(body.Length, body.Length, contentType.Length, topic.Epoch.Length);
         if (!TryReserve(cost))
         {
             // One inline sweep at a time: a full server's retrying publishers would otherwise each
@@ -159,7 +146,7 @@ internal sealed class InMemoryStore : ILaharsubStore, IDisposable
             }
         }
         var messageId = topic.Publish(contentType, body.ToArray(), _timeProvider.GetUtcNow(), ExpiryThreshold(),
-            _options.MaxMessagesPerTopic, ref _retainedBytes);
+            _options.MaxMessagesPerTopic, this, ref _retainedBytes);
         if (messageId == 0)
         {
             Interlocked.Add(ref _retainedBytes, -cost);
@@ -227,6 +214,12 @@ internal sealed class InMemoryStore : ILaharsubStore, IDisposable
         var wait = oldest is { } o ? o + _options.MessageTimeToLive - _timeProvider.GetUtcNow() : _options.MessageTimeToLive;
         return wait < TimeSpan.FromSeconds(1) ? TimeSpan.FromSeconds(1) : wait;
     }
+
+    /// <summary>A retained message's encoding, charged when made beyond what its publish reserved; never sweeps.</summary>
+    bool IRetentionBudget.TryCharge(long bytes) => TryReserve(bytes);
+
+    /// <inheritdoc/>
+    void IRetentionBudget.Release(long bytes) => Interlocked.Add(ref _retainedBytes, -bytes);
 
     private bool TryReserve(long bytes)
     {

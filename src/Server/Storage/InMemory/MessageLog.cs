@@ -14,7 +14,7 @@ internal sealed class MessageLog
     /// <summary>Body bytes of the retained messages.</summary>
     public long Bytes { get; private set; }
 
-    /// <summary>What the retained messages cost against <c>MaxRetainedBytes</c>: bodies plus <see cref="InMemoryStore.CostOf"/>'s overhead.</summary>
+    /// <summary>What the retained messages cost against <c>MaxRetainedBytes</c> (<see cref="RetainedCost"/>), besides their encodings' charges.</summary>
     public long Cost { get; private set; }
 
     /// <summary>Id of the oldest retained message (meaningful only when <see cref="Count"/> &gt; 0).</summary>
@@ -33,10 +33,10 @@ internal sealed class MessageLog
         _items[(_head + Count) % _items.Length] = message;
         Count++;
         Bytes += message.Body.Length;
-        Cost += InMemoryStore.CostOf(message.Body.Length);
+        Cost += RetainedCost.Of(message);
     }
 
-    /// <summary>Drops the oldest message and returns its cost.</summary>
+    /// <summary>Drops the oldest message and returns its cost (its encodings' charges it releases itself).</summary>
     public long RemoveOldest()
     {
         var oldest = _items[_head];
@@ -44,8 +44,9 @@ internal sealed class MessageLog
         _head = (_head + 1) % _items.Length;
         Count--;
         Bytes -= oldest.Body.Length;
-        var cost = InMemoryStore.CostOf(oldest.Body.Length);
+        var cost = RetainedCost.Of(oldest);
         Cost -= cost;
+        oldest.Retire();
         if (Count == 0)
         {
             _head = 0;
@@ -53,10 +54,14 @@ internal sealed class MessageLog
         return cost;
     }
 
-    /// <summary>Drops everything and returns the cost released.</summary>
+    /// <summary>Drops everything and returns the cost released (the encodings' charges are released by each message).</summary>
     public long Clear()
     {
         var released = Cost;
+        for (var i = 0; i < Count; i++)
+        {
+            this[i].Retire();
+        }
         _items = new Message[4];
         _head = 0;
         Count = 0;

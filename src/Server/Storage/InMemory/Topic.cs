@@ -37,10 +37,12 @@ internal sealed class Topic(long id, string epoch, DateTimeOffset createdAt, str
     }
 
     /// <summary>
-    /// Appends a message (the caller has already reserved its cost in <paramref name="retainedBytes"/>).
+    /// Appends a message (the caller has already reserved its <see cref="RetainedCost"/> in <paramref name="retainedBytes"/>;
+    /// its encodings' further charges go to <paramref name="budget"/>).
     /// Returns 0 if the topic was deleted meanwhile.
     /// </summary>
-    public long Publish(string contentType, byte[] body, DateTimeOffset now, long expiredAtOrBeforeTicks, int maxMessages, ref long retainedBytes)
+    public long Publish(string contentType, byte[] body, DateTimeOffset now, long expiredAtOrBeforeTicks, int maxMessages, IRetentionBudget budget,
+        ref long retainedBytes)
     {
         lock (_lock)
         {
@@ -56,6 +58,7 @@ internal sealed class Topic(long id, string epoch, DateTimeOffset createdAt, str
             }
             // The id is assigned and the message appended under one lock, so ids are appended in order.
             var message = new Message(Id, Epoch, _lastMessageId + 1, now, contentType, body);
+            message.CountAgainst(budget);
             _lastMessageId++;
             _log.Append(message);
             return _lastMessageId;
