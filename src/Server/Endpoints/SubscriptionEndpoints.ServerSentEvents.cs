@@ -3,6 +3,7 @@ using System.IO.Pipelines;
 using System.Runtime.InteropServices;
 using System.Text.Json;
 using Laharsub.Server.Delivery;
+using Laharsub.Server.Diagnostics;
 using Laharsub.Server.Storage;
 using Laharsub.Server.Wire;
 using Microsoft.AspNetCore.Http;
@@ -159,6 +160,7 @@ internal static partial class SubscriptionEndpoints
                 await Problems.TopicNotFound(unknown).ExecuteAsync(context).ConfigureAwait(false);
                 return false;
             }
+            using var activity = LaharsubActivitySource.StartDelivery("sse", result.Messages);
             var output = context.Response.BodyWriter;
             foreach (var notice in result.Notices)
             {

@@ -16,6 +16,12 @@ internal sealed class InMemoryStore : ILaharsubStore, IDisposable
     /// </summary>
     private const int MessageOverheadBytes = 640;
 
+    /// <summary>
+    /// What a traced message costs more: the boxed <see cref="System.Diagnostics.ActivityContext"/> (48 bytes)
+    /// and the hex strings of its trace and span ids (88 and 56 bytes), which the message keeps alive.
+    /// </summary>
+    private const int TraceContextBytes = 200;
+
     private readonly LaharsubStoreOptions _options;
     private readonly ITopicSignals _signals;
     private readonly TimeProvider _timeProvider;
@@ -39,9 +45,9 @@ internal sealed class InMemoryStore : ILaharsubStore, IDisposable
     /// <summary>
     /// A message's cost against <c>MaxRetainedBytes</c>: its body kept raw and in the two wire forms
     /// (each about the body's size; JSON text escaping can make one larger, which the stated bound of
-    /// docs/architecture.md allows for), plus a fixed overhead.
+    /// docs/architecture.md allows for), plus a fixed overhead, and the publisher's trace context when it was traced.
     /// </summary>
-    internal static long CostOf(int bodyBytes) => 3L * bodyBytes + MessageOverheadBytes;
+    internal static long CostOf(int bodyBytes, bool traced) => 3L * bodyBytes + MessageOverheadBytes + (traced ? TraceContextBytes : 0);
 
     /// <inheritdoc/>
     public ValueTask<StoreStatistics> GetStatisticsAsync(CancellationToken cancellationToken = default) =>
@@ -137,7 +143,8 @@ internal sealed class InMemoryStore : ILaharsubStore, IDisposable
         }
         // Reserve the cost first: when the server is full the message is refused, never stored and
         // later dropped. Expired messages are swept first so a full server frees what it can.
-        var cost = CostOf(body.Length);
+        var traceContext = Message.PublisherTraceContext;
+        var cost = CostOf(body.Length, traceContext != default);
         if (!TryReserve(cost))
         {
             // One inline sweep at a time: a full server's retrying publishers would otherwise each
@@ -158,7 +165,7 @@ internal sealed class InMemoryStore : ILaharsubStore, IDisposable
                 return ValueTask.FromResult(new PublishResult(PublishStatus.StorageFull, RetryAfter: UntilOldestExpires()));
             }
         }
-        var messageId = topic.Publish(contentType, body.ToArray(), _timeProvider.GetUtcNow(), ExpiryThreshold(),
+        var messageId = topic.Publish(contentType, body.ToArray(), traceContext, _timeProvider.GetUtcNow(), ExpiryThreshold(),
             _options.MaxMessagesPerTopic, ref _retainedBytes);
         if (messageId == 0)
         {

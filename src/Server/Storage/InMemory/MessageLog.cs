@@ -33,7 +33,7 @@ internal sealed class MessageLog
         _items[(_head + Count) % _items.Length] = message;
         Count++;
         Bytes += message.Body.Length;
-        Cost += InMemoryStore.CostOf(message.Body.Length);
+        Cost += InMemoryStore.CostOf(message.Body.Length, message.IsTraced);
     }
 
     /// <summary>Drops the oldest message and returns its cost.</summary>
@@ -44,7 +44,7 @@ internal sealed class MessageLog
         _head = (_head + 1) % _items.Length;
         Count--;
         Bytes -= oldest.Body.Length;
-        var cost = InMemoryStore.CostOf(oldest.Body.Length);
+        var cost = InMemoryStore.CostOf(oldest.Body.Length, oldest.IsTraced);
         Cost -= cost;
         if (Count == 0)
         {

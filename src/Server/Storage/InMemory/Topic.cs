@@ -1,3 +1,5 @@
+using System.Diagnostics;
+
 namespace Laharsub.Server.Storage.InMemory;
 
 /// <summary>
@@ -40,7 +42,7 @@ internal sealed class Topic(long id, string epoch, DateTimeOffset createdAt, str
     /// Appends a message (the caller has already reserved its cost in <paramref name="retainedBytes"/>).
     /// Returns 0 if the topic was deleted meanwhile.
     /// </summary>
-    public long Publish(string contentType, byte[] body, DateTimeOffset now, long expiredAtOrBeforeTicks, int maxMessages, ref long retainedBytes)
+    public long Publish(string contentType, byte[] body, ActivityContext traceContext, DateTimeOffset now, long expiredAtOrBeforeTicks, int maxMessages, ref long retainedBytes)
     {
         lock (_lock)
         {
@@ -55,7 +57,7 @@ internal sealed class Topic(long id, string epoch, DateTimeOffset createdAt, str
                 Interlocked.Add(ref retainedBytes, -_log.RemoveOldest());
             }
             // The id is assigned and the message appended under one lock, so ids are appended in order.
-            var message = new Message(Id, Epoch, _lastMessageId + 1, now, contentType, body);
+            var message = new Message(Id, Epoch, _lastMessageId + 1, now, contentType, body, traceContext);
             _lastMessageId++;
             _log.Append(message);
             return _lastMessageId;
