@@ -35,12 +35,9 @@ internal static class LaharsubActivitySource
     /// <summary>Starts a publish activity (null, at no cost, while nobody listens).</summary>
     internal static Activity? StartPublish(long topicId)
     {
-        var activity = Source.StartActivity("publish", ActivityKind.Producer);
+        var activity = Start("publish", ActivityKind.Producer, "send");
         if (activity is { IsAllDataRequested: true })
         {
-            activity.SetTag("messaging.system", "laharsub");
-            activity.SetTag("messaging.operation.type", "send");
-            activity.SetTag("messaging.operation.name", "publish");
             activity.SetTag("messaging.destination.name", topicId);
         }
         return activity;
@@ -59,12 +56,9 @@ internal static class LaharsubActivitySource
     /// <summary>Starts a poll activity over <paramref name="topics"/> topics (null, at no cost, while nobody listens).</summary>
     internal static Activity? StartPoll(int topics)
     {
-        var activity = Source.StartActivity("poll", ActivityKind.Consumer);
+        var activity = Start("poll", ActivityKind.Consumer, "receive");
         if (activity is { IsAllDataRequested: true })
         {
-            activity.SetTag("messaging.system", "laharsub");
-            activity.SetTag("messaging.operation.type", "receive");
-            activity.SetTag("messaging.operation.name", "poll");
             activity.SetTag("laharsub.poll.topics", topics);
         }
         return activity;
@@ -100,14 +94,24 @@ internal static class LaharsubActivitySource
         {
             return null;
         }
-        var activity = Source.StartActivity("deliver", ActivityKind.Consumer);
+        var activity = Start("deliver", ActivityKind.Consumer, "receive");
+        if (activity is { IsAllDataRequested: true })
+        {
+            activity.SetTag("laharsub.transport", transport);
+            TagMessages(activity, messages);
+        }
+        return activity;
+    }
+
+    /// <summary>Starts an activity named after its operation, with the messaging tags every one has when its data is wanted; null while nobody listens.</summary>
+    private static Activity? Start(string operation, ActivityKind kind, string operationType)
+    {
+        var activity = Source.StartActivity(operation, kind);
         if (activity is { IsAllDataRequested: true })
         {
             activity.SetTag("messaging.system", "laharsub");
-            activity.SetTag("messaging.operation.type", "receive");
-            activity.SetTag("messaging.operation.name", "deliver");
-            activity.SetTag("laharsub.transport", transport);
-            TagMessages(activity, messages);
+            activity.SetTag("messaging.operation.type", operationType);
+            activity.SetTag("messaging.operation.name", operation);
         }
         return activity;
     }
