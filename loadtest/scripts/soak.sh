@@ -3,6 +3,9 @@
 # aborted-poll check (after_soak.sh). Its RSS is sampled every 10 s from /proc; its System.Runtime counters
 # (GC heap size, GC committed) every 10 s and every garbage collection by loadtest/scripts/HeapSampler.
 #   loadtest/scripts/soak.sh OUT_DIR [DURATION_SECONDS=1800] [TOPICS=400]
+# TRANSPORTS=longpoll,sse,websocket splits the topics between one LoadTestClient per transport (default
+# longpoll alone), and CHURN=10000 adds loadtest/scripts/churn.py holding that many connections that come and
+# go (polls, SSE and WebSockets in turn) for the whole run; its output is churn.log.
 # Build first: dotnet build src/Server/Host -c Release && dotnet build loadtest/LoadTestClient -c Release
 #              && dotnet build loadtest/scripts/HeapSampler -c Release
 # Output: OUT_DIR/server.log, server.pid, port, rss.csv (unix time, VmRSS KiB, 1-min load average),
@@ -40,10 +43,24 @@ else
   echo "no HeapSampler build ($sampler): RSS only" | tee -a "$out/loadtest.log"
 fi
 echo "== load before: $(cat /proc/loadavg)" >> "$out/loadtest.log"
+IFS=, read -r -a transports <<< "${TRANSPORTS:-longpoll}"
+churn=${CHURN:-0}
 date +%s > "$out/load_start"
-dotnet run -c Release --no-build --project "$root/loadtest/LoadTestClient" -- --url "http://127.0.0.1:$port/" \
-  --server-pid "$server_pid" --preset seed1 --topics "$topics" --warmup 10 --duration "$duration" \
-  --out "$out/report" >> "$out/loadtest.log" 2>&1 || echo "LoadTestClient exited $?" >> "$out/loadtest.log"
+if [ "$churn" -gt 0 ]; then
+  python3 "$root/loadtest/scripts/churn.py" "http://127.0.0.1:$port" "$churn" "$((duration + 10))" > "$out/churn.log" 2>&1 &
+  churn_pid=$!
+fi
+clients=()
+for transport in "${transports[@]}"; do
+  suffix=$([ ${#transports[@]} -gt 1 ] && echo "-$transport" || true)
+  dotnet run -c Release --no-build --project "$root/loadtest/LoadTestClient" -- --url "http://127.0.0.1:$port/" \
+    --server-pid "$server_pid" --preset seed1 --topics "$((topics / ${#transports[@]}))" --transport "$transport" \
+    --warmup 10 --duration "$duration" --out "$out/report$suffix" > "$out/loadtest$suffix.out" 2>&1 &
+  clients+=($!)
+done
+for client in "${clients[@]}"; do wait "$client" || echo "LoadTestClient (pid $client) exited $?" >> "$out/loadtest.log"; done
+cat "$out"/loadtest*.out >> "$out/loadtest.log"
+if [ "$churn" -gt 0 ]; then wait "$churn_pid" || echo "churn.py exited $?" >> "$out/loadtest.log"; fi
 date +%s > "$out/load_end"
 echo "== load after: $(cat /proc/loadavg)" >> "$out/loadtest.log"
 "$root/loadtest/scripts/after_soak.sh" "$out"

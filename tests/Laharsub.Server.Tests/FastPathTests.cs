@@ -2,6 +2,7 @@ using System.Collections.Concurrent;
 using System.Diagnostics.Metrics;
 using System.Text.RegularExpressions;
 using Laharsub.Server.Host.Composition;
+using Laharsub.Server.Tests.Streams;
 using Laharsub.Server.Tests.Support;
 using Laharsub.Testing;
 using Microsoft.AspNetCore.Server.Kestrel.Core;
@@ -14,6 +15,7 @@ namespace Laharsub.Server.Tests;
 /// answers polls and publishes itself and hands every other request to the pipeline, in order, with the
 /// pipeline's answers; it keeps Kestrel's keep-alive timeout and closes idle connections when the server stops.
 /// </summary>
+[Collection(nameof(ProcessWideListeners))]
 public sealed partial class FastPathTests
 {
     private static readonly TimeSpan Bound = WireClient.Bound;
@@ -188,6 +190,129 @@ public sealed partial class FastPathTests
         return [.. answers];
     }
 
+    /// <summary>
+    /// An event stream on the fast path sends what the pipeline's sends, framing included (a chunk per send),
+    /// resumes from <c>Last-Event-ID</c> as it does, and answers an unknown topic with the same 404.
+    /// </summary>
+    [Fact]
+    public async Task TheFastPathStreamsEventsAsThePipelineDoes()
+    {
+        var fast = await EventStreamAnswersAsync(fastPath: true);
+        var pipeline = await EventStreamAnswersAsync(fastPath: false);
+
+        Assert.Equal(pipeline.Length, fast.Length);
+        for (var i = 0; i < fast.Length; i++)
+        {
+            Assert.Equal(pipeline[i], fast[i]);
+        }
+    }
+
+    private static async Task<string[]> EventStreamAnswersAsync(bool fastPath)
+    {
+        await using var server = await LaharsubTestServer.StartAsync(settings: new Dictionary<string, string?> { [StandaloneHost.FastPathSetting] = fastPath ? "true" : "false" });
+        using var client = server.CreateClient();
+        var topic = await client.CreateTopicAsync();
+        await client.PublishTextAsync(topic, "one");
+        using var requests = new FastPathRequestCounter(server);
+        using var timeout = new CancellationTokenSource(Bound);
+        var answers = new List<string>();
+
+        using (var stream = await RawConnection.OpenAsync(server.BaseAddress, timeout.Token))
+        {
+            await stream.SendAsync(Get($"/ps/subscriptions?topics={topic}:1", "text/event-stream"), timeout.Token);
+            answers.Add(await stream.ReadThroughAsync("\"body\":\"one\"}\n\n\r\n", timeout.Token));
+            await client.PublishTextAsync(topic, "two");
+            answers.Add(await stream.ReadThroughAsync("\"body\":\"two\"}\n\n\r\n", timeout.Token));
+        }
+        using (var resumed = await RawConnection.OpenAsync(server.BaseAddress, timeout.Token))
+        {
+            var epoch = await client.EpochAsync(topic);
+            await resumed.SendAsync($"GET /ps/subscriptions?topics={topic} HTTP/1.1\r\nHost: test\r\nAccept: text/event-stream\r\nLast-Event-ID: {topic}:2~{epoch}\r\n\r\n", timeout.Token);
+            answers.Add(await resumed.ReadThroughAsync("\"body\":\"two\"}\n\n\r\n", timeout.Token));
+        }
+        using (var unknown = await RawConnection.OpenAsync(server.BaseAddress, timeout.Token))
+        {
+            var answer = await ExchangeAsync(unknown, Get("/ps/subscriptions?topics=999999", "text/event-stream"), timeout.Token);
+            // Framed by length here, chunked by the pipeline, as the poll's 404 (TheFastPathAnswersAsThePipelineDoes).
+            var head = answer.Head.Split("\r\n").Where(line => !line.StartsWith("Content-Length:", StringComparison.Ordinal) && !line.StartsWith("Transfer-Encoding:", StringComparison.Ordinal));
+            answers.Add(string.Join("\n", head) + "\n\n" + answer.BodyText);
+        }
+
+        Assert.Equal(fastPath ? 3 : 0, requests.Count("stream"));
+        return [.. answers.Select(answer => ChunkSizePattern().Replace(DatePattern().Replace(Normalized(answer), "Date: <varies>"), "\r\n<chunk size>\r\n"))];
+    }
+
+    /// <summary>
+    /// ASP.NET Core's request metrics (<c>http.server.request.duration</c>) count the fast path's requests with
+    /// the tags the pipeline gives the same requests: the same route, method, scheme, protocol and status.
+    /// </summary>
+    [Fact]
+    public async Task HostingsRequestMetricsCountFastPathRequestsAsThePipelineCountsThem()
+    {
+        var fast = await RequestMetricsAsync(fastPath: true);
+        var pipeline = await RequestMetricsAsync(fastPath: false);
+
+        Assert.Equal(4, fast.Length);
+        Assert.Equal(pipeline, fast);
+    }
+
+    private static async Task<string[]> RequestMetricsAsync(bool fastPath)
+    {
+        await using var server = await LaharsubTestServer.StartAsync(settings: new Dictionary<string, string?> { [StandaloneHost.FastPathSetting] = fastPath ? "true" : "false" });
+        using var client = server.CreateClient();
+        var topic = await client.CreateTopicAsync();
+        using var requests = new FastPathRequestCounter(server);
+        using var recorded = new HostingRequestRecorder(server);
+        using var timeout = new CancellationTokenSource(Bound);
+        using var connection = await RawConnection.OpenAsync(server.BaseAddress, timeout.Token);
+
+        Assert.Equal(201, (await ExchangeAsync(connection, Post($"/ps/topics/{topic}", "text/plain", "measured"), timeout.Token)).Status);
+        Assert.Equal(200, (await ExchangeAsync(connection, Get($"/ps/subscriptions?topics={topic}:1"), timeout.Token)).Status);
+        Assert.Equal(404, (await ExchangeAsync(connection, Get("/ps/subscriptions?topics=999999:1"), timeout.Token)).Status);
+        Assert.Equal(201, (await ExchangeAsync(connection, Post($"/ps/topics/{topic}", "text/plain", "again"), timeout.Token)).Status);
+
+        Assert.Equal(fastPath ? 2 : 0, requests.Count("poll"));
+        Assert.Equal(fastPath ? 2 : 0, requests.Count("publish"));
+        // The pipeline records a request's duration after its answer is sent; the fast path as it is sent.
+        await Eventually.HoldsAsync(() => Task.FromResult(recorded.Requests.Count == 4), Bound, $"hosting recorded {recorded.Requests.Count} of the 4 requests");
+        Assert.Equal(0, recorded.Active);
+        return [.. recorded.Requests];
+    }
+
+    /// <summary>
+    /// While anything listens to ASP.NET Core's hosting activities (an HTTP server span per request), the
+    /// fast path leaves requests to the pipeline, so that every request keeps its span.
+    /// </summary>
+    [Fact]
+    public async Task WhileHostingsRequestsAreTracedThePipelineAnswers()
+    {
+        await using var server = await StartFastAsync();
+        using var client = server.CreateClient();
+        var topic = await client.CreateTopicAsync();
+        using var requests = new FastPathRequestCounter(server);
+        var spans = new System.Collections.Concurrent.ConcurrentQueue<System.Diagnostics.Activity>();
+        using (var listener = new System.Diagnostics.ActivityListener
+        {
+            ShouldListenTo = source => source.Name == "Microsoft.AspNetCore",
+            Sample = (ref System.Diagnostics.ActivityCreationOptions<System.Diagnostics.ActivityContext> _) => System.Diagnostics.ActivitySamplingResult.AllDataAndRecorded,
+            ActivityStopped = spans.Enqueue,
+        })
+        {
+            System.Diagnostics.ActivitySource.AddActivityListener(listener);
+            using var timeout = new CancellationTokenSource(Bound);
+            using var connection = await RawConnection.OpenAsync(server.BaseAddress, timeout.Token);
+
+            Assert.Equal(201, (await ExchangeAsync(connection, Post($"/ps/topics/{topic}", "text/plain", "traced"), timeout.Token)).Status);
+            Assert.Equal(200, (await ExchangeAsync(connection, Get($"/ps/subscriptions?topics={topic}:1"), timeout.Token)).Status);
+            await Eventually.HoldsAsync(() => Task.FromResult(spans.Count == 2), Bound,
+                $"hosting's spans: {string.Join("; ", spans.Select(span => $"{span.DisplayName} {string.Join(",", span.Tags)}"))}");
+        }
+
+        Assert.Equal(0, requests.Count("poll"));
+        Assert.Equal(0, requests.Count("publish"));
+        Assert.Equal(2, requests.Count("pipeline"));
+    }
+
     private static string Normalized(string answer) => VaryingPattern().Replace(answer, "${name}<varies>");
 
     [Fact]
@@ -256,8 +381,48 @@ public sealed partial class FastPathTests
     [GeneratedRegex("\"topicId\":(\\d+)")]
     private static partial Regex TopicIdPattern();
 
-    [GeneratedRegex("(?<name>\"epoch\":\"|ETag: \"|\"publishedAt\":\"|\"traceId\":\")[^\"]*")]
+    [GeneratedRegex("(?<name>\"epoch\":\"|ETag: \"|\"publishedAt\":\"|\"traceId\":\"|~)[^\"\n]*")]
     private static partial Regex VaryingPattern();
+
+    [GeneratedRegex("Date: [^\r\n]*")]
+    private static partial Regex DatePattern();
+
+    [GeneratedRegex("\r\n[0-9a-f]+\r\n")]
+    private static partial Regex ChunkSizePattern();
+
+    /// <summary>
+    /// Hosting's <c>http.server.request.duration</c> measurements of one server, each as its sorted tags, and
+    /// the sum of its <c>http.server.active_requests</c> changes.
+    /// </summary>
+    private sealed class HostingRequestRecorder : IDisposable
+    {
+        private readonly MeterListener _listener = new();
+        private readonly ConcurrentQueue<string> _requests = new();
+        private long _active;
+
+        public HostingRequestRecorder(LaharsubTestServer server)
+        {
+            var meters = server.Services.GetRequiredService<IMeterFactory>();
+            _listener.InstrumentPublished = (instrument, listener) =>
+            {
+                if (instrument.Meter.Name == "Microsoft.AspNetCore.Hosting" && ReferenceEquals(instrument.Meter.Scope, meters)
+                    && instrument.Name is "http.server.request.duration" or "http.server.active_requests")
+                {
+                    listener.EnableMeasurementEvents(instrument);
+                }
+            };
+            _listener.SetMeasurementEventCallback<double>((_, _, tags, _) =>
+                _requests.Enqueue(string.Join(", ", tags.ToArray().Select(tag => $"{tag.Key}={tag.Value}").Order(StringComparer.Ordinal))));
+            _listener.SetMeasurementEventCallback<long>((_, value, _, _) => Interlocked.Add(ref _active, value));
+            _listener.Start();
+        }
+
+        public ConcurrentQueue<string> Requests => _requests;
+
+        public long Active => Interlocked.Read(ref _active);
+
+        public void Dispose() => _listener.Dispose();
+    }
 
     /// <summary>Counts <c>laharsub.fast_path.requests</c> of one server, by its <c>laharsub.request</c> tag.</summary>
     private sealed class FastPathRequestCounter : IDisposable

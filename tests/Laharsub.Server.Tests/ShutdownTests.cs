@@ -15,6 +15,7 @@ namespace Laharsub.Server.Tests;
 /// with Retry-After and Connection: close, so that the client makes the change again at an instance that
 /// stays (the publish case is <see cref="PublishTests.AServerThatIsShuttingDownRefusesPublishesWith503SoThatNoneIsAcknowledgedAndLost"/>).
 /// </summary>
+[Collection(nameof(ProcessWideListeners))]
 public sealed class ShutdownTests
 {
     [Fact]

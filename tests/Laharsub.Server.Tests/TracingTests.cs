@@ -9,6 +9,7 @@ using Microsoft.Extensions.DependencyInjection;
 
 namespace Laharsub.Server.Tests;
 
+[Collection(nameof(ProcessWideListeners))]
 public sealed class TracingTests
 {
     [Fact]

@@ -57,9 +57,28 @@ internal static partial class SubscriptionEndpoints
         }
         var wait = new SubscriptionWait(services.Streams.HeartbeatInterval, services.TimeProvider, context.RequestAborted, services.Lifetime.ApplicationStopping);
         services.Metrics.PollStarted();
-        return services.Runner.RunAsync(CollectionsMarshal.AsSpan(subscriptions), services.Wire.JsonAnswerBytes, wait,
-            new EventStreamSink(context, services, new StreamCursors(), CancellationToken.None));
+        var target = new ResponseEventStream(context);
+        var deadline = WriteDeadline(target, services);
+        var running = services.Runner.RunAsync(CollectionsMarshal.AsSpan(subscriptions), services.Wire.JsonAnswerBytes, wait,
+            new EventStreamSink(target, services, new StreamCursors(), deadline, CancellationToken.None));
+        return EndAsync(running, deadline);
     }
+
+    private static async Task EndAsync(Task running, StreamWriteDeadline deadline)
+    {
+        using (deadline)
+        {
+            await running.ConfigureAwait(false);
+        }
+    }
+
+    /// <summary>Ends the stream when a write waits longer than <c>MaxWriteWait</c> for its client to read.</summary>
+    internal static StreamWriteDeadline WriteDeadline(IEventStreamTarget target, PollServices services) =>
+        new(services.TimeProvider, services.Streams.MaxWriteWait, () =>
+        {
+            services.Metrics.PollEnded("too_slow", 0);
+            target.Abort();
+        });
 
     /// <summary>A stream opened with a token (Jwt mode): it ends, saying so, when the token expires.</summary>
     private static async Task StreamUntilExpiryAsync(HttpContext context, PollServices services, Subscription[] subscriptions)
@@ -70,8 +89,10 @@ internal static partial class SubscriptionEndpoints
         using var ended = CancellationTokenSource.CreateLinkedTokenSource(context.RequestAborted, expired.Token);
         var wait = new SubscriptionWait(services.Streams.HeartbeatInterval, services.TimeProvider, ended.Token, services.Lifetime.ApplicationStopping);
         services.Metrics.PollStarted();
+        var target = new ResponseEventStream(context);
+        using var deadline = WriteDeadline(target, services);
         await services.Runner.RunAsync(subscriptions, services.Wire.JsonAnswerBytes, wait,
-            new EventStreamSink(context, services, new StreamCursors(), expired.Token)).ConfigureAwait(false);
+            new EventStreamSink(target, services, new StreamCursors(), deadline, expired.Token)).ConfigureAwait(false);
     }
 
     /// <summary>
@@ -79,7 +100,7 @@ internal static partial class SubscriptionEndpoints
     /// and the query's topics it does not name were deleted before the client lost the stream, so they are
     /// left out. Returns why the id is refused, or null.
     /// </summary>
-    private static string? ResumeFrom(string lastEventId, List<Subscription> subscriptions, LaharsubDeliveryOptions options)
+    internal static string? ResumeFrom(string lastEventId, List<Subscription> subscriptions, LaharsubDeliveryOptions options)
     {
         var resumed = new List<Subscription>();
         if (SubscriptionQuery.ParseCursors(lastEventId, LastEventIdHeader, options, resumed) is { } error)
@@ -123,7 +144,8 @@ internal static partial class SubscriptionEndpoints
     }
 
     /// <summary>Writes a subscription's deliveries as events, each with the cursors to resume from after it.</summary>
-    private readonly struct EventStreamSink(HttpContext context, PollServices services, StreamCursors cursors, CancellationToken tokenExpired) : ISubscriptionSink
+    internal readonly struct EventStreamSink(IEventStreamTarget target, PollServices services, StreamCursors cursors, StreamWriteDeadline deadline,
+        CancellationToken tokenExpired) : ISubscriptionSink
     {
         private static ReadOnlySpan<byte> IdField => "id: "u8;
         private static ReadOnlySpan<byte> DataField => "\ndata: "u8;
@@ -137,7 +159,7 @@ internal static partial class SubscriptionEndpoints
         public async ValueTask<bool> PositionedAsync(Subscription[] positions)
         {
             cursors.Reset(positions);
-            var output = context.Response.BodyWriter;
+            var output = target.Events;
             Write(output, $"retry: {(long)services.Streams.ReconnectDelay.TotalMilliseconds}\n\n");
             output.Write(OpenEvent);
             WriteId(output);
@@ -157,11 +179,12 @@ internal static partial class SubscriptionEndpoints
             if (result.UnknownTopicId is { } unknown)
             {
                 services.Metrics.PollEnded("not_found", 0);
-                await Problems.TopicNotFound(unknown).ExecuteAsync(context).ConfigureAwait(false);
+                await target.TopicNotFoundAsync(unknown).ConfigureAwait(false);
                 return false;
             }
+            // Only on the pipeline in practice: the fast path leaves streams to it while Laharsub is traced.
             using var activity = LaharsubActivitySource.StartDelivery("sse", result.Messages);
-            var output = context.Response.BodyWriter;
+            var output = target.Events;
             foreach (var notice in result.Notices)
             {
                 cursors.Apply(notice);
@@ -192,17 +215,17 @@ internal static partial class SubscriptionEndpoints
             switch (reason)
             {
                 case WaitEnd.TimedOut:
-                    context.Response.BodyWriter.Write(Heartbeat);
+                    target.Events.Write(Heartbeat);
                     return await FlushAsync().ConfigureAwait(false);
                 case WaitEnd.Stopping:
                     services.Metrics.PollEnded("shutdown", 0);
-                    Write(context.Response.BodyWriter,
+                    Write(target.Events,
                         "event: reconnect\ndata: {\"reason\":\"stopping\",\"detail\":\"The server is stopping; reconnect (another instance will answer) and resume from your cursors.\"}\n\n");
                     await FlushAsync().ConfigureAwait(false);
                     return false;
-                case WaitEnd.ClientGone when tokenExpired.IsCancellationRequested && !context.RequestAborted.IsCancellationRequested:
+                case WaitEnd.ClientGone when tokenExpired.IsCancellationRequested && !target.ClientGone.IsCancellationRequested:
                     services.Metrics.PollEnded("token_expired", 0);
-                    Write(context.Response.BodyWriter,
+                    Write(target.Events,
                         "event: reconnect\ndata: {\"reason\":\"tokenExpired\",\"detail\":\"The stream's token expired; reconnect with a fresh token and resume from your cursors.\"}\n\n");
                     await FlushAsync().ConfigureAwait(false);
                     return false;
@@ -214,7 +237,7 @@ internal static partial class SubscriptionEndpoints
 
         public void Failed() => services.Metrics.PollEnded("error", 0);
 
-        private void WriteId(PipeWriter output)
+        private void WriteId(IBufferWriter<byte> output)
         {
             output.Write(IdField);
             cursors.WriteTo(output);
@@ -226,25 +249,45 @@ internal static partial class SubscriptionEndpoints
         /// </summary>
         private async ValueTask<bool> FlushAsync()
         {
-            using var tooSlow = new CancellationTokenSource(services.Streams.MaxWriteWait, services.TimeProvider);
+            deadline.Arm();
             try
             {
-                var flushed = await context.Response.BodyWriter.FlushAsync(tooSlow.Token).ConfigureAwait(false);
-                return !flushed.IsCompleted && !context.RequestAborted.IsCancellationRequested;
+                return await target.SendAsync().ConfigureAwait(false) && !deadline.Passed;
             }
-            catch (OperationCanceledException) when (tooSlow.IsCancellationRequested)
+            catch (Exception) when (deadline.Passed)
             {
-                services.Metrics.PollEnded("too_slow", 0);
-                context.Abort();
+                // Ended as too slow (counted then): the aborted connection failed the flush.
                 return false;
+            }
+            finally
+            {
+                deadline.Disarm();
             }
         }
 
-        private static void Write(PipeWriter output, string ascii)
+        private static void Write(IBufferWriter<byte> output, string ascii)
         {
             var span = output.GetSpan(ascii.Length);
             var written = System.Text.Encoding.ASCII.GetBytes(ascii, span);
             output.Advance(written);
         }
+    }
+
+    /// <summary>A stream on the pipeline: the events go into the response body, which Kestrel frames.</summary>
+    private sealed class ResponseEventStream(HttpContext context) : IEventStreamTarget
+    {
+        public IBufferWriter<byte> Events => context.Response.BodyWriter;
+
+        public CancellationToken ClientGone => context.RequestAborted;
+
+        public async ValueTask<bool> SendAsync()
+        {
+            var flushed = await context.Response.BodyWriter.FlushAsync().ConfigureAwait(false);
+            return !flushed.IsCompleted && !flushed.IsCanceled && !context.RequestAborted.IsCancellationRequested;
+        }
+
+        public Task TopicNotFoundAsync(long topicId) => Problems.TopicNotFound(topicId).ExecuteAsync(context);
+
+        public void Abort() => context.Abort();
     }
 }

@@ -49,6 +49,7 @@ internal static partial class SubscriptionEndpoints
         private readonly List<(string? Id, bool Subscribe, List<Subscription> Topics)> _changes = [];
         private CancellationTokenSource? _run;
         private WebSocket _socket = null!;
+        private StreamWriteDeadline? _deadline;
 
         /// <summary>Whether the current run gave its positions (else its input stands, less an unknown topic).</summary>
         private bool _positioned;
@@ -58,7 +59,11 @@ internal static partial class SubscriptionEndpoints
 
         private PollServices Services => services;
 
-        public void Dispose() => _sending.Dispose();
+        public void Dispose()
+        {
+            _sending.Dispose();
+            _deadline?.Dispose();
+        }
 
         public async Task RunAsync(Subscription[] initial)
         {
@@ -69,6 +74,12 @@ internal static partial class SubscriptionEndpoints
                 KeepAliveInterval = services.Streams.KeepAliveInterval,
             }).ConfigureAwait(false);
             services.Metrics.PollStarted();
+            _deadline = new StreamWriteDeadline(services.TimeProvider, services.Streams.MaxWriteWait, () =>
+            {
+                services.Metrics.PollEnded("too_slow", 0);
+                _socket.Abort();
+                CancelRun();
+            });
             var outcome = "closed";
             var expiresAt = await services.Access.TokenExpiryAsync(context).ConfigureAwait(false);
             var left = expiresAt is { } at ? at - services.TimeProvider.GetUtcNow() : Timeout.InfiniteTimeSpan;
@@ -519,10 +530,9 @@ internal static partial class SubscriptionEndpoints
         private async Task SendFramesAsync(Action<ArrayBufferWriter<byte>> build, PollResult? result = null)
         {
             await _sending.WaitAsync(context.RequestAborted).ConfigureAwait(false);
+            _deadline!.Arm();
             try
             {
-                using var tooSlow = CancellationTokenSource.CreateLinkedTokenSource(context.RequestAborted);
-                tooSlow.CancelAfter(services.Streams.MaxWriteWait);
                 if (result is not null)
                 {
                     foreach (var notice in result.Notices)
@@ -531,7 +541,7 @@ internal static partial class SubscriptionEndpoints
                         _frame.Write(NoticeStart);
                         _frame.Write(WireFormat.EncodeNotice(notice));
                         _frame.Write("}"u8);
-                        await SendAsync(tooSlow.Token).ConfigureAwait(false);
+                        await SendAsync().ConfigureAwait(false);
                     }
                     foreach (var message in result.Messages)
                     {
@@ -539,7 +549,7 @@ internal static partial class SubscriptionEndpoints
                         _frame.Write(MessageStart);
                         _frame.Write(WireFormat.JsonElement(message));
                         _frame.Write("}"u8);
-                        await SendAsync(tooSlow.Token).ConfigureAwait(false);
+                        await SendAsync().ConfigureAwait(false);
                     }
                     return;
                 }
@@ -549,18 +559,13 @@ internal static partial class SubscriptionEndpoints
                 var written = _frame.WrittenMemory;
                 foreach (var (start, end) in JsonObjects(written.Span))
                 {
-                    await _socket.SendAsync(written[start..end], WebSocketMessageType.Text, endOfMessage: true, tooSlow.Token).ConfigureAwait(false);
+                    await _socket.SendAsync(written[start..end], WebSocketMessageType.Text, endOfMessage: true, CancellationToken.None).ConfigureAwait(false);
                 }
-            }
-            catch (OperationCanceledException) when (!context.RequestAborted.IsCancellationRequested)
-            {
-                services.Metrics.PollEnded("too_slow", 0);
-                _socket.Abort();
-                CancelRun();
-                throw;
             }
             finally
             {
+                // Ended as too slow, the aborted socket failed the send: the deadline counted it and cancelled the run.
+                _deadline.Disarm();
                 _sending.Release();
             }
         }
@@ -581,8 +586,9 @@ internal static partial class SubscriptionEndpoints
             return objects;
         }
 
-        private ValueTask SendAsync(CancellationToken cancellationToken) =>
-            _socket.SendAsync(_frame.WrittenMemory, WebSocketMessageType.Text, endOfMessage: true, cancellationToken);
+        // Without a token: the write deadline bounds the send, and an uncancellable send takes the socket's fast path.
+        private ValueTask SendAsync() =>
+            _socket.SendAsync(_frame.WrittenMemory, WebSocketMessageType.Text, endOfMessage: true, CancellationToken.None);
 
         private async Task CloseAsync(WebSocketCloseStatus status, string reason)
         {

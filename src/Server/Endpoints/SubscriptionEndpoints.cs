@@ -90,7 +90,8 @@ internal static partial class SubscriptionEndpoints
         return true;
     }
 
-    private sealed class PollServices(IServiceProvider services)
+    /// <summary>What polls and streams use, resolved once (by the endpoints and by the fast path).</summary>
+    internal sealed class PollServices(IServiceProvider services)
     {
         public SubscriptionRunner Runner { get; } = services.GetRequiredService<SubscriptionRunner>();
         public WireFormat Wire { get; } = services.GetRequiredService<WireFormat>();

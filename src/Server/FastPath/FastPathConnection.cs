@@ -49,6 +49,11 @@ internal sealed class FastPathConnection : IHttpRequestLineHandler, IHttpHeaders
     private bool _ranKestrel;
     private KestrelRequestRun? _kestrelRun;
     private string? _query;
+
+    /// <summary>The poll asks for an event stream (<c>Accept: text/event-stream</c>), resuming from <see cref="_lastEventId"/> if set.</summary>
+    private bool _eventStream;
+    private string? _lastEventId;
+    private int _accepts;
     private long _topicId;
     private int _hosts;
     private int _headers;
@@ -61,6 +66,10 @@ internal sealed class FastPathConnection : IHttpRequestLineHandler, IHttpHeaders
     private volatile bool _requestStarted;
     private volatile bool _partialRequestTimedOut;
     private Served _pollOutcome;
+
+    /// <summary>The taken poll's status code and start, for hosting's request metrics (<see cref="HostingTelemetry"/>).</summary>
+    private int _pollStatus;
+    private long _pollStarted;
 
     /// <summary>Set once the connection is waiting between requests, so that a shutdown can end that wait.</summary>
     private volatile bool _idle;
@@ -198,9 +207,9 @@ internal sealed class FastPathConnection : IHttpRequestLineHandler, IHttpHeaders
             {
                 return await PipelineAsync(read, requestLength).ConfigureAwait(false);
             }
-            var answered = _kind == Kind.Poll
-                ? await PollAsync(headEnd).ConfigureAwait(false)
-                : await PublishAsync(buffer, headEnd).ConfigureAwait(false);
+            var answered = _kind != Kind.Poll ? await PublishAsync(buffer, headEnd).ConfigureAwait(false)
+                : _eventStream ? await StreamAsync(headEnd).ConfigureAwait(false)
+                : await PollAsync(headEnd).ConfigureAwait(false);
             return answered ?? await PipelineAsync(read, requestLength).ConfigureAwait(false);
         }
     }
@@ -237,6 +246,9 @@ internal sealed class FastPathConnection : IHttpRequestLineHandler, IHttpHeaders
         _notOurs = false;
         _kestrelOnly = false;
         _query = null;
+        _eventStream = false;
+        _lastEventId = null;
+        _accepts = 0;
         _hosts = 0;
         _headers = 0;
         _contentLength = -1;
@@ -284,13 +296,13 @@ internal sealed class FastPathConnection : IHttpRequestLineHandler, IHttpHeaders
     /// <summary>The checks that need the whole head, and the server's state.</summary>
     private bool Takes()
     {
-        if (_state.Lifetime.ApplicationStopping.IsCancellationRequested || LaharsubActivitySource.IsListenedTo)
+        if (_state.Lifetime.ApplicationStopping.IsCancellationRequested || LaharsubActivitySource.IsListenedTo || _state.Hosting.Traced)
         {
             return false;
         }
         return _kind switch
         {
-            Kind.Poll => _contentLength <= 0,
+            Kind.Poll => _contentLength <= 0 && (_eventStream || _lastEventId is null),
             Kind.Publish => !_state.RateLimited && _contentLength > 0 && _contentLength <= _state.StoreOptions.MaxMessageBytes
                 && MessageContentType.Validate(_contentType ??= MessageContentType.Default) is null,
             _ => false,
@@ -312,6 +324,7 @@ internal sealed class FastPathConnection : IHttpRequestLineHandler, IHttpHeaders
             }
             catch (LaharsubStoreUnavailableException unavailable)
             {
+                _pollStatus = 503;
                 FastPathConnectionHandler.StoreUnavailable(_state.Logger, unavailable.StoreName, unavailable.Message);
                 var seconds = Math.Max(1, (int)Math.Ceiling(unavailable.RetryAfter.TotalSeconds));
                 _state.Responses.WritePollProblem(_output, 503, $"{unavailable.StoreName} unavailable",
@@ -319,8 +332,92 @@ internal sealed class FastPathConnection : IHttpRequestLineHandler, IHttpHeaders
                     json => json.WriteString("store", unavailable.StoreName), seconds);
                 await _output.FlushAsync().ConfigureAwait(false);
             }
+            finally
+            {
+                _state.Hosting.Ended("GET", _state.PollRoute, _pollStatus, _pollStarted);
+            }
             return _pollOutcome;
         }
+    }
+
+    /// <summary>
+    /// Runs a Server-Sent Events stream until it ends, or returns null, having consumed nothing, for the pipeline
+    /// to answer it. The stream's connection closes after it, as it would on the pipeline (its client reconnects).
+    /// </summary>
+    private async ValueTask<Served?> StreamAsync(SequencePosition headEnd)
+    {
+        if (StartStream(headEnd, out var permit, out var stream) is not { } running)
+        {
+            return null;
+        }
+        var started = _state.Hosting.Started("GET");
+        using (permit)
+        using (var deadline = stream.Deadline)
+        {
+            try
+            {
+                await running.ConfigureAwait(false);
+                await stream.Target.EndAsync().ConfigureAwait(false);
+            }
+            catch (LaharsubStoreUnavailableException unavailable)
+            {
+                FastPathConnectionHandler.StoreUnavailable(_state.Logger, unavailable.StoreName, unavailable.Message);
+                var seconds = Math.Max(1, (int)Math.Ceiling(unavailable.RetryAfter.TotalSeconds));
+                if (stream.Target.TryRefuse($"{unavailable.StoreName} unavailable", $"{unavailable.Message} Nothing was changed; retry after {seconds} s.",
+                    unavailable.StoreName, seconds))
+                {
+                    await _output.FlushAsync().ConfigureAwait(false);
+                    return Served.Next;
+                }
+            }
+            finally
+            {
+                _state.Hosting.Ended("GET", _state.PollRoute, stream.Target.Status, started);
+            }
+        }
+        return stream.Target.Started ? Served.Close : Served.Next;
+    }
+
+    /// <summary>As <see cref="StartPoll"/>, for an event stream: its positions from the query, or from <c>Last-Event-ID</c>.</summary>
+    private Task? StartStream(SequencePosition headEnd, out IDisposable? permit, out (FastEventStream Target, StreamWriteDeadline Deadline) stream)
+    {
+        permit = null;
+        stream = default;
+        var subscriptions = t_subscriptions ??= [];
+        try
+        {
+            var query = SubscriptionQuery.Parse(_query, _state.Delivery, subscriptions);
+            if (query.Error is not null
+                || (_lastEventId is { Length: > 0 } lastEventId && SubscriptionEndpoints.ResumeFrom(lastEventId, subscriptions, _state.Delivery) is not null)
+                || !TryAcquireWaitingPoll(out permit))
+            {
+                return null;
+            }
+            _input.AdvanceTo(headEnd);
+            _state.Metrics.FastPath("stream");
+            var target = new FastEventStream(_output, _state.Responses, _connection, TraceId());
+            stream = (target, SubscriptionEndpoints.WriteDeadline(target, _state.Poll));
+            var wait = new SubscriptionWait(_state.Poll.Streams.HeartbeatInterval, _state.Clock, _connection.ConnectionClosed, _state.Lifetime.ApplicationStopping);
+            _state.Metrics.PollStarted();
+            return _state.Runner.RunAsync(CollectionsMarshal.AsSpan(subscriptions), _state.Wire.JsonAnswerBytes, wait,
+                new SubscriptionEndpoints.EventStreamSink(target, _state.Poll, new StreamCursors(), stream.Deadline, CancellationToken.None));
+        }
+        finally
+        {
+            subscriptions.Clear();
+        }
+    }
+
+    /// <summary>A permit of the client's waiting-poll cap (none needed when the cap is off); false when the client is at its cap.</summary>
+    private bool TryAcquireWaitingPoll(out IDisposable? permit)
+    {
+        permit = null;
+        if (_state.WaitingPolls.Enabled && ClientAddress.KeyOf((_connection.RemoteEndPoint as IPEndPoint)?.Address) is { } client)
+        {
+            permit = _state.WaitingPolls.TryAcquire(client);
+            return permit is not null;
+        }
+        return true;
     }
 
     /// <summary>
@@ -335,22 +432,17 @@ internal sealed class FastPathConnection : IHttpRequestLineHandler, IHttpHeaders
         try
         {
             var query = SubscriptionQuery.Parse(_query, _state.Delivery, subscriptions);
-            if (query.Error is not null)
+            if (query.Error is not null || !TryAcquireWaitingPoll(out permit))
             {
                 return null;
-            }
-            if (_state.WaitingPolls.Enabled && ClientAddress.KeyOf((_connection.RemoteEndPoint as IPEndPoint)?.Address) is { } client)
-            {
-                permit = _state.WaitingPolls.TryAcquire(client);
-                if (permit is null)
-                {
-                    return null;
-                }
             }
             // Taken: the request is consumed now, so that a held poll does not keep its read buffer.
             _input.AdvanceTo(headEnd);
             _state.Metrics.FastPath("poll");
             _pollOutcome = Served.Next;
+            // As the pipeline's response starts out: an unhandled failure is a 500, a client gone keeps the 200.
+            _pollStatus = 500;
+            _pollStarted = _state.Hosting.Started("GET");
             var answer = new FastPollAnswer(this, LaharsubActivitySource.StartPoll(subscriptions.Count));
             var wait = new SubscriptionWait(query.Timeout, _state.Clock, _connection.ConnectionClosed, _state.Lifetime.ApplicationStopping);
             _state.Metrics.PollStarted();
@@ -380,6 +472,7 @@ internal sealed class FastPathConnection : IHttpRequestLineHandler, IHttpHeaders
             body = rented.AsMemory(0, (int)_contentLength);
         }
         PublishResult? result;
+        var started = System.Diagnostics.Stopwatch.GetTimestamp();
         var activity = LaharsubActivitySource.StartPublish(_topicId);
         try
         {
@@ -414,6 +507,7 @@ internal sealed class FastPathConnection : IHttpRequestLineHandler, IHttpHeaders
         var json = JsonSerializer.SerializeToUtf8Bytes(new PublishedMessage(_topicId, stored.MessageId, stored.Epoch!), LaharsubJsonContext.Default.PublishedMessage);
         _state.Responses.WritePublished(_output, json, stored.Epoch!);
         await _output.FlushAsync().ConfigureAwait(false);
+        _state.Hosting.Ended("POST", _state.PublishRoute, 201, started, counted: false);
         return Served.Next;
     }
 
@@ -521,9 +615,17 @@ internal sealed class FastPathConnection : IHttpRequestLineHandler, IHttpHeaders
         }
         else if (Ascii.EqualsIgnoreCase(name, "Accept"u8))
         {
-            // The poll's JSON answer, as the pipeline negotiates it; any other Accept (multipart, an event
-            // stream, a list) is the pipeline's to negotiate.
-            _notOurs |= _kind == Kind.Poll && !(Ascii.EqualsIgnoreCase(value, "application/json"u8) || value.SequenceEqual("*/*"u8));
+            // The poll's JSON answer, or an event stream, as the pipeline negotiates them; any other Accept
+            // (multipart, a list, several headers) is the pipeline's to negotiate.
+            _eventStream = Ascii.EqualsIgnoreCase(value, "text/event-stream"u8);
+            _notOurs |= _kind == Kind.Poll
+                && (++_accepts > 1 || !(_eventStream || Ascii.EqualsIgnoreCase(value, "application/json"u8) || value.SequenceEqual("*/*"u8)));
+        }
+        else if (Ascii.EqualsIgnoreCase(name, "Last-Event-ID"u8))
+        {
+            // A stream resumes from it; a plain poll with it is the pipeline's.
+            _notOurs |= _lastEventId is not null;
+            _lastEventId = Encoding.ASCII.GetString(value);
         }
         else if (Ascii.EqualsIgnoreCase(name, "Connection"u8))
         {
@@ -547,7 +649,6 @@ internal sealed class FastPathConnection : IHttpRequestLineHandler, IHttpHeaders
     private static bool IsPipelineOnly(ReadOnlySpan<byte> name) =>
         Ascii.EqualsIgnoreCase(name, "Origin"u8) || Ascii.EqualsIgnoreCase(name, "Authorization"u8)
         || Ascii.EqualsIgnoreCase(name, "Expect"u8) || Ascii.EqualsIgnoreCase(name, "If-Match"u8)
-        || Ascii.EqualsIgnoreCase(name, "Last-Event-ID"u8)
         || Ascii.EqualsIgnoreCase(name, "traceparent"u8) || Ascii.EqualsIgnoreCase(name, "tracestate"u8)
         || Ascii.EqualsIgnoreCase(name, "Request-Id"u8) || Ascii.EqualsIgnoreCase(name, "Access-Control-Request-Method"u8);
 
@@ -589,13 +690,13 @@ internal sealed class FastPathConnection : IHttpRequestLineHandler, IHttpHeaders
             {
                 if (result.UnknownTopicId is { } unknown)
                 {
+                    connection._pollStatus = 404;
                     Ended("not_found");
-                    state.Responses.WritePollProblem(output, 404, "Topic not found",
-                        $"Topic {unknown} does not exist: it was never created, or it was deleted. Create a topic with POST to the topics collection.",
-                        activity?.Id ?? connection.TraceId(), json => json.WriteNumber("topicId", unknown));
+                    state.Responses.WriteTopicNotFound(output, unknown, activity?.Id ?? connection.TraceId());
                     await output.FlushAsync().ConfigureAwait(false);
                     return false;
                 }
+                connection._pollStatus = 200;
                 Ended("answered", result.Messages);
                 var notices = PollResponseWriter.EncodeNotices(result.Notices);
                 state.Responses.WritePollOk(output, PollResponseWriter.JsonLength(result, notices));
@@ -612,11 +713,13 @@ internal sealed class FastPathConnection : IHttpRequestLineHandler, IHttpHeaders
             {
                 if (reason == WaitEnd.ClientGone)
                 {
+                    connection._pollStatus = 200;
                     Ended("aborted");
                     connection._pollOutcome = Served.Close;
                     return false;
                 }
                 var stopping = reason == WaitEnd.Stopping;
+                connection._pollStatus = 204;
                 Ended(stopping ? "shutdown" : "timeout");
                 // Closing the connection at shutdown makes the client's next poll open a new one, which a load
                 // balancer can send to an instance that is not going away.

@@ -94,6 +94,10 @@ internal sealed partial class FastPathConnectionHandler
                 (Limits.MinRequestBodyDataRate?.GracePeriod ?? TimeSpan.FromSeconds(5)).Ticks));
             Responses = new FastPathResponses(Clock, kestrel.AddServerHeader);
             PollPath = Encoding.ASCII.GetBytes(prefix + "/subscriptions");
+            PollRoute = prefix + "/subscriptions";
+            PublishRoute = prefix + "/topics/{topicId}";
+            Hosting = new HostingTelemetry(services);
+            Poll = new SubscriptionEndpoints.PollServices(services);
             TopicsPath = Encoding.ASCII.GetBytes(prefix + "/topics/");
         }
 
@@ -132,6 +136,16 @@ internal sealed partial class FastPathConnectionHandler
 
         /// <summary><c>{prefix}/topics/</c>: a publish's path is this and the topic's id.</summary>
         public byte[] TopicsPath { get; }
+
+        /// <summary>The poll's and the publish's route patterns, as the pipeline's endpoints name them in hosting's metrics.</summary>
+        public string PollRoute { get; }
+        public string PublishRoute { get; }
+
+        /// <summary>Hosting's request metrics, and whether hosting traces requests now.</summary>
+        public HostingTelemetry Hosting { get; }
+
+        /// <summary>What the pipeline's polls and streams use; event streams on the fast path share the pipeline's sink.</summary>
+        public SubscriptionEndpoints.PollServices Poll { get; }
 
         /// <summary>The content type last published with, so that a publisher sending the same one again costs no string.</summary>
         public string? LastContentType;

@@ -25,6 +25,9 @@ internal sealed class FastPathResponses(TimeProvider clock, bool serverHeader)
     private static readonly byte[] ETagStart = "\r\nETag: \""u8.ToArray();
     private static readonly byte[] RetryAfterName = "\r\nRetry-After: "u8.ToArray();
     private static readonly byte[] HeadEnd = "\r\n\r\n"u8.ToArray();
+    private static readonly byte[] EventStreamStart = "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n"u8.ToArray();
+    private static readonly byte[] EventStreamHeaders = "\r\nCache-Control: no-store\r\nTransfer-Encoding: chunked\r\nX-Accel-Buffering: no\r\n\r\n"u8.ToArray();
+    private static readonly byte[] NoBuffering = "\r\nX-Accel-Buffering: no"u8.ToArray();
 
     private readonly byte[] _serverLine = serverHeader ? ServerLine : [];
     private DateLine? _date;
@@ -53,6 +56,24 @@ internal sealed class FastPathResponses(TimeProvider clock, bool serverHeader)
         writer.Write(HeadEnd);
     }
 
+    /// <summary>An event stream's <c>200</c> head; the body follows in chunks.</summary>
+    public void WriteEventStreamHead(IBufferWriter<byte> writer)
+    {
+        writer.Write(EventStreamStart);
+        WriteDate(writer);
+        writer.Write(EventStreamHeaders);
+    }
+
+    /// <summary>
+    /// The 404 of a poll or stream naming a topic that does not exist, as the pipeline's problem details
+    /// write it: a stream's keeps the header that tells proxies not to buffer, set before the runner looked, and
+    /// carries no trace id, as the pipeline's stream 404 carries none (FastPathTests compares them).
+    /// </summary>
+    public void WriteTopicNotFound(IBufferWriter<byte> writer, long topicId, string? traceId, bool eventStream = false) =>
+        WritePollProblem(writer, 404, "Topic not found",
+            $"Topic {topicId} does not exist: it was never created, or it was deleted. Create a topic with POST to the topics collection.",
+            traceId, json => json.WriteNumber("topicId", topicId), eventStream: eventStream);
+
     /// <summary>A publish's <c>201</c> with its JSON body and the topic's epoch as ETag.</summary>
     public void WritePublished(IBufferWriter<byte> writer, ReadOnlySpan<byte> json, string epoch)
     {
@@ -72,7 +93,7 @@ internal sealed class FastPathResponses(TimeProvider clock, bool serverHeader)
     /// status, detail, the extensions, then the trace id.
     /// </summary>
     public void WritePollProblem(IBufferWriter<byte> writer, int status, string title, string detail,
-        string traceId, Action<Utf8JsonWriter> extensions, int? retryAfterSeconds = null)
+        string? traceId, Action<Utf8JsonWriter> extensions, int? retryAfterSeconds = null, bool eventStream = false)
     {
         var body = new ArrayBufferWriter<byte>(256);
         using (var json = new Utf8JsonWriter(body))
@@ -83,7 +104,10 @@ internal sealed class FastPathResponses(TimeProvider clock, bool serverHeader)
             json.WriteNumber("status", status);
             json.WriteString("detail", detail);
             extensions(json);
-            json.WriteString("traceId", traceId);
+            if (traceId is not null)
+            {
+                json.WriteString("traceId", traceId);
+            }
             json.WriteEndObject();
         }
         writer.Write(Encoding.ASCII.GetBytes($"HTTP/1.1 {status} {(status == 404 ? "Not Found" : "Service Unavailable")}\r\nContent-Length: "));
@@ -95,6 +119,10 @@ internal sealed class FastPathResponses(TimeProvider clock, bool serverHeader)
         {
             writer.Write(RetryAfterName);
             WriteNumber(writer, seconds);
+        }
+        if (eventStream)
+        {
+            writer.Write(NoBuffering);
         }
         writer.Write(HeadEnd);
         writer.Write(body.WrittenSpan);

@@ -211,7 +211,7 @@ public static class RawHttp
         }
     }
 
-    private static int IndexOf(List<byte> haystack, byte[] needle)
+    internal static int IndexOf(List<byte> haystack, byte[] needle)
     {
         for (var i = 0; i + needle.Length <= haystack.Count; i++)
         {
@@ -262,6 +262,30 @@ public sealed class RawConnection : IDisposable
 
     /// <summary>The next answer; null when the server closed the connection before one.</summary>
     public Task<RawResponse?> ReadAnswerAsync(CancellationToken cancellationToken) => RawHttp.ReadAnswerAsync(_socket, _received, cancellationToken);
+
+    /// <summary>
+    /// The raw bytes, framing included, up to and including the first <paramref name="marker"/> (a stream's
+    /// answer never ends, so it is read up to what the test waits for); the rest stays for the next read.
+    /// </summary>
+    public async Task<string> ReadThroughAsync(string marker, CancellationToken cancellationToken)
+    {
+        var end = Encoding.UTF8.GetBytes(marker);
+        var buffer = new byte[4096];
+        int at;
+        while ((at = RawHttp.IndexOf(_received, end)) < 0)
+        {
+            var read = await _socket.ReceiveAsync(buffer, SocketFlags.None, cancellationToken);
+            if (read == 0)
+            {
+                throw new IOException($"the server closed the connection before sending '{marker}'; it sent: {Encoding.UTF8.GetString([.. _received])}");
+            }
+            _received.AddRange(buffer.AsSpan(0, read));
+        }
+        var through = at + end.Length;
+        var text = Encoding.UTF8.GetString([.. _received[..through]]);
+        _received.RemoveRange(0, through);
+        return text;
+    }
 
     /// <summary>Completes when the server closes the connection, true if it sent nothing more before.</summary>
     public async Task<bool> ClosedByServerAsync(CancellationToken cancellationToken)
