@@ -14,6 +14,13 @@ namespace Laharsub.Server.Redis;
 /// (a random mark that vanishes with the other keys, see <see cref="MarkKeyspace"/>), <c>t:{id}</c> (hash:
 /// epoch, created, last, bytes, body) and <c>t:{id}:m</c> (list of messages, oldest first). A message is
 /// stored as 16 digits of Unix milliseconds, a newline, the content type, a newline and the body bytes.
+/// When the publish was traced, the content type is followed by a record separator (byte 0x1E, which a
+/// content type cannot hold) and the publish's W3C <c>traceparent</c> (55 bytes, e.g.
+/// <c>00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01</c>), on the same line, so that the
+/// scripts' byte counts (the entry's length counts against MaxRetainedBytes, the part after the second
+/// newline is the body) and entries stored without one read as before. An instance older than this
+/// format would read the marker and traceparent as part of the content type: upgrade every instance
+/// before turning tracing on.
 /// The scripts build topic keys from the prefix, so they need one Redis (with replicas if wanted), not a
 /// Redis Cluster.
 /// </remarks>
@@ -68,7 +75,7 @@ internal static class RedisScripts
 
     /// <summary>
     /// KEYS: meta, msgs, retained, expiry, used. ARGV: if-epoch ('' for any), content type, body, max messages
-    /// per topic, max retained bytes, ttl ms, topic id, channel, track use (1/0). Returns {id, epoch} when published,
+    /// per topic, max retained bytes, ttl ms, topic id, channel, track use (1/0), traceparent ('' for none). Returns {id, epoch} when published,
     /// {0} when the topic does not exist, {-1, epoch} on another epoch, {-2, ms until room} when full.
     /// </summary>
     public const string Publish = Common + """
@@ -78,7 +85,9 @@ internal static class RedisScripts
         local now = now_ms()
         local ttl = tonumber(ARGV[6])
         trim(ARGV[7], KEYS[1], KEYS[2], KEYS[3], KEYS[4], now - ttl, ttl)
-        local entry = string.format('%016d', now) .. '\n' .. ARGV[2] .. '\n' .. ARGV[3]
+        local ctype = ARGV[2]
+        if ARGV[10] ~= '' then ctype = ctype .. '\30' .. ARGV[10] end
+        local entry = string.format('%016d', now) .. '\n' .. ctype .. '\n' .. ARGV[3]
         local retained = tonumber(redis.call('GET', KEYS[3]) or '0')
         if retained + #entry > tonumber(ARGV[5]) then
           local oldest = redis.call('ZRANGE', KEYS[4], 0, 0, 'WITHSCORES')

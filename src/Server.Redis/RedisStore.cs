@@ -1,3 +1,4 @@
+using System.Diagnostics;
 using System.Globalization;
 using System.Net;
 using System.Security.Cryptography;
@@ -26,6 +27,9 @@ internal sealed partial class RedisStore : ILaharsubStore, IAsyncDisposable, IDi
 {
     private const int CachedBodyLimit = 4096;
     private const int SweepBatch = 500;
+
+    /// <summary>Separates a stored message's content type from the publish's traceparent (RedisScripts' remarks).</summary>
+    private const byte TraceParentSeparator = 0x1E;
 
     /// <summary>Lua numbers are doubles: larger integers lose their exactness.</summary>
     private const long MaxExactLuaInteger = (1L << 53) - 1;
@@ -161,7 +165,8 @@ internal sealed partial class RedisStore : ILaharsubStore, IAsyncDisposable, IDi
         try
         {
             result = await RunAsync(RedisScripts.Publish, TopicKeys(topicId),
-                [ifEpoch ?? "", contentType, body, _options.MaxMessagesPerTopic, _options.MaxRetainedBytes, TtlMilliseconds, topicId, _channel.ToString(), TrackUse])
+                [ifEpoch ?? "", contentType, body, _options.MaxMessagesPerTopic, _options.MaxRetainedBytes, TtlMilliseconds, topicId, _channel.ToString(), TrackUse,
+                    TraceParent(Message.PublisherTraceContext)])
                 .ConfigureAwait(false);
         }
         catch (RedisServerException exception) when (exception.Message.StartsWith("OOM", StringComparison.Ordinal))
@@ -257,14 +262,24 @@ internal sealed partial class RedisStore : ILaharsubStore, IAsyncDisposable, IDi
         var entry = (byte[])stored!;
         var publishedAt = DateTimeOffset.FromUnixTimeMilliseconds(long.Parse(entry.AsSpan(0, 16), CultureInfo.InvariantCulture));
         var contentTypeEnd = entry.AsSpan(17).IndexOf((byte)'\n') + 17;
-        var contentType = Encoding.UTF8.GetString(entry, 17, contentTypeEnd - 17);
-        var message = new Message(topicId, epoch, messageId, publishedAt, contentType, entry.AsMemory(contentTypeEnd + 1));
+        // The content type's line may end with the publish's traceparent after a record separator (RedisScripts' remarks).
+        var separator = entry.AsSpan(17, contentTypeEnd - 17).IndexOf(TraceParentSeparator);
+        var contentType = Encoding.UTF8.GetString(entry, 17, (separator < 0 ? contentTypeEnd : separator + 17) - 17);
+        var traceContext = separator >= 0
+            && ActivityContext.TryParse(Encoding.ASCII.GetString(entry, separator + 18, contentTypeEnd - separator - 18), null, isRemote: true, out var parsed)
+            ? parsed
+            : default;
+        var message = new Message(topicId, epoch, messageId, publishedAt, contentType, entry.AsMemory(contentTypeEnd + 1), traceContext);
         if (slot >= 0 && message.Body.Length <= CachedBodyLimit)
         {
             Cache(slot, message);
         }
         return message;
     }
+
+    /// <summary>The W3C traceparent of a publish's trace context, stored with its message; empty (nothing stored) when it was not traced.</summary>
+    private static string TraceParent(ActivityContext context) =>
+        context == default ? "" : $"00-{context.TraceId.ToHexString()}-{context.SpanId.ToHexString()}-{(byte)context.TraceFlags:x2}";
 
     /// <summary>
     /// Puts <paramref name="message"/> in its slot in place of whatever was there, if its cost fits in

@@ -1,3 +1,4 @@
+using System.Diagnostics;
 using System.Text;
 using Laharsub.Server.Storage;
 using Xunit;
@@ -242,6 +243,47 @@ public abstract class LaharsubStoreSpecification : IAsyncLifetime
         Assert.Equal("text/plain;\tcharset=utf-8", messages[1].ContentType);
         Assert.True(messages[0].PublishedAt >= topic.CreatedAt, $"a message must not be published ({messages[0].PublishedAt:O}) before its topic was created ({topic.CreatedAt:O})");
         Assert.True(messages[0].PublishedAt <= messages[1].PublishedAt, "publication times must follow the ids");
+    }
+
+    /// <summary>
+    /// A message published while a recorded activity is current carries that activity's trace context (the
+    /// server's poll spans link to it); one published under none, or under an activity that is not recorded,
+    /// carries none (<see cref="Message.PublisherTraceContext"/>). The content type and body are unchanged.
+    /// </summary>
+    [Fact]
+    public async Task AMessageCarriesTheTraceContextOfARecordedPublishAndNoneOtherwise()
+    {
+        var store = await StartAsync();
+        var topic = await CreateTopicAsync(store);
+        using var source = new ActivitySource($"spec-{Guid.NewGuid():N}");
+        using var listener = new ActivityListener
+        {
+            ShouldListenTo = candidate => candidate == source,
+            Sample = (ref ActivityCreationOptions<ActivityContext> options) =>
+                options.Name == "recorded" ? ActivitySamplingResult.AllDataAndRecorded : ActivitySamplingResult.PropagationData,
+        };
+        ActivitySource.AddActivityListener(listener);
+        Activity.Current = null;
+
+        await PublishedIdAsync(store, topic.TopicId, "untraced"u8.ToArray());
+        ActivityContext recorded;
+        using (var publish = source.StartActivity("recorded"))
+        {
+            recorded = publish!.Context;
+            await PublishedIdAsync(store, topic.TopicId, "traced"u8.ToArray());
+        }
+        using (source.StartActivity("sampled out"))
+        {
+            await PublishedIdAsync(store, topic.TopicId, "sampled out"u8.ToArray());
+        }
+        var (_, messages) = await ReadAsync(store, All(topic.TopicId));
+
+        Assert.Equal(["untraced", "traced", "sampled out"], Texts(messages));
+        Assert.Equal(default, messages[0].TraceContext);
+        Assert.Equal((recorded.TraceId, recorded.SpanId, recorded.TraceFlags),
+            (messages[1].TraceContext.TraceId, messages[1].TraceContext.SpanId, messages[1].TraceContext.TraceFlags));
+        Assert.Equal(default, messages[2].TraceContext);
+        Assert.All(messages, message => Assert.Equal(TextPlain, message.ContentType));
     }
 
     /// <summary>Publishing to a topic that does not exist answers <see cref="PublishStatus.TopicNotFound"/> and creates nothing.</summary>

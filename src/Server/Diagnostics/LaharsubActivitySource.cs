@@ -5,15 +5,13 @@ namespace Laharsub.Server.Diagnostics;
 
 /// <summary>
 /// Laharsub's traces, on the <c>Laharsub.Server</c> activity source: a <c>publish</c> activity per
-/// accepted message and a <c>poll</c> activity per long poll, tagged with the OpenTelemetry messaging
-/// conventions. A publish and the polls it wakes share <c>messaging.destination.name</c> (the topic id)
-/// and the message's id (<c>messaging.message.id</c> on the publish, <c>laharsub.message.ids</c> on
-/// the poll), so a trace backend can join them, also across instances that share a store.
+/// accepted message, a <c>poll</c> activity per long poll and a <c>deliver</c> activity per batch of
+/// messages a stream (SSE or WebSocket) writes, tagged with the OpenTelemetry messaging conventions. A
+/// poll's or delivery's span links to the spans of the publishes whose messages it carries, also across
+/// instances that share a store (the store keeps each publish's trace context with its message, see
+/// <see cref="Message.TraceContext"/>), and shares their <c>messaging.destination.name</c> (the topic id)
+/// and message ids (<c>messaging.message.id</c> on the publish, <c>laharsub.message.ids</c> on the poll).
 /// </summary>
-/// <remarks>
-/// Tags rather than links: a link needs the publisher's trace context at the poll, which would have to
-/// be kept on every retained message (and in Redis) whether or not anyone traces.
-/// </remarks>
 internal static class LaharsubActivitySource
 {
     /// <summary>The activity source's name, <see cref="LaharsubDiagnostics.ActivitySourceName"/>.</summary>
@@ -21,6 +19,13 @@ internal static class LaharsubActivitySource
 
     /// <summary>At most this many ids are listed on a poll activity; <c>messaging.batch.message_count</c> has the total.</summary>
     internal const int MaxListedMessageIds = 100;
+
+    /// <summary>
+    /// At most this many links to publishes on one poll or delivery span: a catch-up read of hundreds of
+    /// messages would otherwise make one huge span. <c>laharsub.message.ids</c> and
+    /// <c>messaging.batch.message_count</c> still say what it carried.
+    /// </summary>
+    internal const int MaxLinks = 32;
 
     private static readonly ActivitySource Source = new(Name);
 
@@ -30,12 +35,9 @@ internal static class LaharsubActivitySource
     /// <summary>Starts a publish activity (null, at no cost, while nobody listens).</summary>
     internal static Activity? StartPublish(long topicId)
     {
-        var activity = Source.StartActivity("publish", ActivityKind.Producer);
+        var activity = Start("publish", ActivityKind.Producer, "send");
         if (activity is { IsAllDataRequested: true })
         {
-            activity.SetTag("messaging.system", "laharsub");
-            activity.SetTag("messaging.operation.type", "send");
-            activity.SetTag("messaging.operation.name", "publish");
             activity.SetTag("messaging.destination.name", topicId);
         }
         return activity;
@@ -54,12 +56,9 @@ internal static class LaharsubActivitySource
     /// <summary>Starts a poll activity over <paramref name="topics"/> topics (null, at no cost, while nobody listens).</summary>
     internal static Activity? StartPoll(int topics)
     {
-        var activity = Source.StartActivity("poll", ActivityKind.Consumer);
+        var activity = Start("poll", ActivityKind.Consumer, "receive");
         if (activity is { IsAllDataRequested: true })
         {
-            activity.SetTag("messaging.system", "laharsub");
-            activity.SetTag("messaging.operation.type", "receive");
-            activity.SetTag("messaging.operation.name", "poll");
             activity.SetTag("laharsub.poll.topics", topics);
         }
         return activity;
@@ -81,6 +80,45 @@ internal static class LaharsubActivitySource
         {
             return;
         }
+        TagMessages(activity, messages);
+    }
+
+    /// <summary>
+    /// Starts a stream's <c>deliver</c> activity for a batch of messages it is about to write over
+    /// <paramref name="transport"/> (<c>sse</c> or <c>websocket</c>), tagged and linked as a poll's;
+    /// null, at no cost, while nobody listens or when the batch has no message (only notices).
+    /// </summary>
+    internal static Activity? StartDelivery(string transport, List<Message> messages)
+    {
+        if (messages.Count == 0)
+        {
+            return null;
+        }
+        var activity = Start("deliver", ActivityKind.Consumer, "receive");
+        if (activity is { IsAllDataRequested: true })
+        {
+            activity.SetTag("laharsub.transport", transport);
+            TagMessages(activity, messages);
+        }
+        return activity;
+    }
+
+    /// <summary>Starts an activity named after its operation, with the messaging tags every one has when its data is wanted; null while nobody listens.</summary>
+    private static Activity? Start(string operation, ActivityKind kind, string operationType)
+    {
+        var activity = Source.StartActivity(operation, kind);
+        if (activity is { IsAllDataRequested: true })
+        {
+            activity.SetTag("messaging.system", "laharsub");
+            activity.SetTag("messaging.operation.type", operationType);
+            activity.SetTag("messaging.operation.name", operation);
+        }
+        return activity;
+    }
+
+    /// <summary>Tags an activity with the messages it carried, and links it to up to <see cref="MaxLinks"/> of their publishes.</summary>
+    private static void TagMessages(Activity activity, IReadOnlyList<Message> messages)
+    {
         activity.SetTag("messaging.batch.message_count", messages.Count);
         var ids = new string[Math.Min(messages.Count, MaxListedMessageIds)];
         for (var i = 0; i < ids.Length; i++)
@@ -93,6 +131,16 @@ internal static class LaharsubActivitySource
             // The common case, a poll woken by one publish: the same tags the publish has.
             activity.SetTag("messaging.destination.name", messages[0].TopicId);
             activity.SetTag("messaging.message.id", messages[0].MessageId);
+        }
+        var links = 0;
+        for (var i = 0; i < messages.Count && links < MaxLinks; i++)
+        {
+            // Added after the start (a sampler does not see them): the messages are known only once read.
+            if (messages[i].TraceContext is var publisher && publisher != default)
+            {
+                activity.AddLink(new ActivityLink(publisher));
+                links++;
+            }
         }
     }
 }

@@ -3,6 +3,7 @@ using System.IO.Pipelines;
 using System.Runtime.InteropServices;
 using System.Text.Json;
 using Laharsub.Server.Delivery;
+using Laharsub.Server.Diagnostics;
 using Laharsub.Server.Storage;
 using Laharsub.Server.Wire;
 using Microsoft.AspNetCore.Http;
@@ -184,6 +185,8 @@ internal static partial class SubscriptionEndpoints
                 await target.TopicNotFoundAsync(unknown).ConfigureAwait(false);
                 return false;
             }
+            // Only on the pipeline in practice: the fast path leaves streams to it while Laharsub is traced.
+            using var activity = LaharsubActivitySource.StartDelivery("sse", result.Messages);
             var output = target.Events;
             foreach (var notice in result.Notices)
             {

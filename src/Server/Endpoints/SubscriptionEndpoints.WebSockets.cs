@@ -4,6 +4,7 @@ using System.Text;
 using System.Text.Json;
 using Laharsub.Server.Access;
 using Laharsub.Server.Delivery;
+using Laharsub.Server.Diagnostics;
 using Laharsub.Server.Storage;
 using Laharsub.Server.Wire;
 using Microsoft.AspNetCore.Http;
@@ -404,11 +405,14 @@ internal static partial class SubscriptionEndpoints
                 return Problems.Status(StatusCodes.Status413PayloadTooLarge, "Message too large",
                     $"Messages may be at most {maxBytes} bytes (Laharsub:MaxMessageBytes). Send a smaller message, or a reference to where the content is.").ProblemDetails;
             }
+            // Current while the store publishes, which keeps its context with the message (Message.PublisherTraceContext).
+            using var activity = LaharsubActivitySource.StartPublish(topicId);
             var result = await services.Store.PublishAsync(topicId, body, contentType, frame.IfEpoch, context.RequestAborted).ConfigureAwait(false);
             switch (result.Status)
             {
                 case PublishStatus.Published:
                     services.Metrics.Published();
+                    LaharsubActivitySource.Published(activity, result.MessageId, result.Epoch!);
                     await SendPublishedAsync(frame.Id, topicId, result).ConfigureAwait(false);
                     return null;
                 case PublishStatus.TopicNotFound:
@@ -629,6 +633,7 @@ internal static partial class SubscriptionEndpoints
                     await session.SendProblemAsync(naming, Problems.TopicNotFound(unknown).ProblemDetails).ConfigureAwait(false);
                     return false;
                 }
+                using var activity = LaharsubActivitySource.StartDelivery("websocket", result.Messages);
                 foreach (var notice in result.Notices)
                 {
                     session._cursors.Apply(notice);

@@ -16,6 +16,10 @@ namespace Laharsub.Server.Storage;
 /// incarnations of a topic id (for example after the store lost its data).</item>
 /// <item>After a publish or a delete is visible to <see cref="ReadAsync"/> on any instance, the store
 /// calls <see cref="ITopicSignals.Signal"/> for that topic on every instance.</item>
+/// <item>A store keeps <see cref="Message.PublisherTraceContext"/>, read when <see cref="PublishAsync"/> is
+/// called, with the message and returns it as <see cref="Message.TraceContext"/>, so that the span of a
+/// poll or stream that delivers the message links to the publish's; nothing when it is default (untraced).
+/// A store that keeps none only costs the traces their links.</item>
 /// <item>A store that cannot reach its engine throws <see cref="LaharsubStoreUnavailableException"/>;
 /// the server answers 503 with Retry-After.</item>
 /// </list>

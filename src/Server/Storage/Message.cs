@@ -1,14 +1,22 @@
+using System.Diagnostics;
+using System.Runtime.CompilerServices;
+
 namespace Laharsub.Server.Storage;
 
-/// <summary>A published message as a store keeps it: ids, epoch, time, content type and the body's bytes.</summary>
+/// <summary>A published message as a store keeps it: ids, epoch, time, content type, the body's bytes, and the publish's trace context when it was traced.</summary>
 /// <param name="topicId">The topic.</param>
 /// <param name="epoch">The topic's incarnation the message belongs to.</param>
 /// <param name="messageId">Its id within the topic.</param>
 /// <param name="publishedAt">When the store accepted it.</param>
 /// <param name="contentType">The publisher's content type.</param>
 /// <param name="body">The body, byte for byte; the message keeps this memory, so pass a copy the store owns.</param>
-public sealed class Message(long topicId, string epoch, long messageId, DateTimeOffset publishedAt, string contentType, ReadOnlyMemory<byte> body)
+/// <param name="traceContext">The trace context of the publish (<see cref="PublisherTraceContext"/> when the store accepted it), or default when it was not traced.</param>
+public sealed class Message(long topicId, string epoch, long messageId, DateTimeOffset publishedAt, string contentType, ReadOnlyMemory<byte> body,
+    ActivityContext traceContext = default)
 {
+    // Boxed, so that an untraced message (the usual case) pays one null reference, not the context's 32 bytes.
+    private readonly StrongBox<ActivityContext>? _traceContext = traceContext == default ? null : new(traceContext);
+
     /// <summary>The topic.</summary>
     public long TopicId { get; } = topicId;
 
@@ -26,6 +34,22 @@ public sealed class Message(long topicId, string epoch, long messageId, DateTime
 
     /// <summary>The body, byte for byte as published.</summary>
     public ReadOnlyMemory<byte> Body { get; } = body;
+
+    /// <summary>
+    /// The trace context of the publish that stored the message, or default when that publish was not
+    /// traced: a poll or stream that delivers the message links its span to it.
+    /// </summary>
+    public ActivityContext TraceContext => _traceContext?.Value ?? default;
+
+    /// <summary>Whether the message carries a publisher's trace context.</summary>
+    internal bool IsTraced => _traceContext is not null;
+
+    /// <summary>
+    /// The trace context a store keeps with a message it is asked to publish now: that of
+    /// <see cref="Activity.Current"/> (the server's <c>publish</c> activity, or an in-process publisher's
+    /// own) when it is recorded, else default. Default, at no cost, while nothing is traced.
+    /// </summary>
+    public static ActivityContext PublisherTraceContext => Activity.Current is { Recorded: true } current ? current.Context : default;
 
     /// <summary>
     /// Whether a store may keep <paramref name="contentType"/>: it is sent as a header of the message's

@@ -6,7 +6,7 @@ namespace Laharsub.Server.Storage;
 /// The one place that prices a message: the bytes of process memory it keeps alive while a store retains
 /// it (in memory, against <c>MaxRetainedBytes</c>) or a Redis instance caches it (against
 /// <c>Redis:LocalCacheBytes</c>). Counted: the <see cref="Message"/> object and its slot, the array that
-/// holds the body, the content type and epoch strings, and the two wire encodings, each estimated at
+/// holds the body, the content type and epoch strings, the publisher's trace context when it was traced, and the two wire encodings, each estimated at
 /// publish as the body unescaped plus its headers; an encoding that turns out larger (JSON escaping, or
 /// base64 for a binary body) is charged the difference when it is made, and kept only if that fits
 /// (<see cref="Message.CountAgainst"/>). Sizes are those of the 64-bit runtime's objects.
@@ -26,6 +26,12 @@ public static class RetainedCost
     private const int Slot = 16;
 
     /// <summary>
+    /// What a traced message keeps more: the boxed <see cref="System.Diagnostics.ActivityContext"/> (48 bytes)
+    /// and the hex strings of its trace and span ids (88 and 56 bytes) once read.
+    /// </summary>
+    internal const int TraceContextBytes = 200;
+
+    /// <summary>
     /// A JSON element's text besides its content type and body: the property names, quotes and commas,
     /// the timestamp, the epoch, and topic and message ids of up to 10 digits together (longer ones are
     /// charged when encoded, as escaping is).
@@ -37,14 +43,14 @@ public static class RetainedCost
 
     /// <summary>What <paramref name="message"/> costs while it is retained or cached.</summary>
     public static long Of(Message message) =>
-        Of(BackingBytes(message.Body), message.Body.Length, message.ContentType.Length, message.Epoch.Length);
+        Of(BackingBytes(message.Body), message.Body.Length, message.ContentType.Length, message.Epoch.Length, message.IsTraced);
 
     /// <summary>
     /// What a message costs while retained (before it exists: the in-memory store reserves it first): <paramref name="backingBytes"/> is the length of the array its
     /// body is a slice of (the body itself in memory; the whole stored entry read from Redis).
     /// </summary>
-    internal static long Of(int backingBytes, int bodyBytes, int contentTypeChars, int epochChars) =>
-        MessageObject + EncodingsObject + Slot
+    internal static long Of(int backingBytes, int bodyBytes, int contentTypeChars, int epochChars, bool traced = false) =>
+        MessageObject + EncodingsObject + Slot + (traced ? TraceContextBytes : 0)
         + ArrayBytes(backingBytes) + StringBytes(contentTypeChars) + StringBytes(epochChars)
         + JsonEstimate(bodyBytes, contentTypeChars) + MultipartEstimate(bodyBytes, contentTypeChars);
 

@@ -1,4 +1,5 @@
 using System.Collections.Concurrent;
+using System.Diagnostics;
 using System.Net;
 using System.Text;
 using Laharsub.Server.Tests.Support;
@@ -71,6 +72,54 @@ public sealed class TelemetryTests
         Assert.True(collector.Received("/v1/metrics", "laharsub"), "the service is named laharsub");
     }
 
+    /// <summary>
+    /// Two server processes on one Redis export to an OTLP/HTTP receiver: a poll answered on one links to
+    /// the span of the publish made on the other, and the servers' logs arrive with their formatted text.
+    /// </summary>
+    [Fact]
+    public async Task WithOtlpOnAPollLinksToThePublishOnAnotherInstanceAndLogsAreExported()
+    {
+        await using var collector = await FakeCollector.StartAsync();
+        var redis = await SharedRedis.GetAsync();
+        string[] settings =
+        [
+            $"Laharsub:Telemetry:Otlp:Endpoint={collector.Address}", "Laharsub:Telemetry:Otlp:Protocol=HttpProtobuf",
+            "OTEL_BSP_SCHEDULE_DELAY=100", "OTEL_BLRP_SCHEDULE_DELAY=100", "Laharsub:Demo:Enabled=false",
+            $"Laharsub:Redis:Configuration={redis.Configuration}", $"Laharsub:Redis:KeyPrefix={SharedRedis.UniquePrefix()}",
+        ];
+        await using var publisher = await HostProcess.StartAsync(settings);
+        await using var poller = await HostProcess.StartAsync(settings);
+        using var atPublisher = new HttpClient { BaseAddress = publisher.ApiAddress, Timeout = WireClient.Bound };
+        using var atPoller = new HttpClient { BaseAddress = poller.ApiAddress, Timeout = WireClient.Bound };
+        var topic = await atPublisher.CreateTopicAsync();
+        // Each request starts a trace of the test's choosing, so the receiver's spans can be told apart.
+        var publishTrace = ActivityTraceId.CreateRandom();
+        var pollTrace = ActivityTraceId.CreateRandom();
+
+        var poll = atPoller.SendAsync(Traced(new HttpRequestMessage(HttpMethod.Get, $"subscriptions?topics={topic}&timeout=60"), pollTrace));
+        await Eventually.HoldsAsync(async () => (await atPoller.GetTopicAsync(topic)).GetProperty("waitingPolls").GetInt32() == 1,
+            WireClient.Bound, "the poll waits on the other instance");
+        using var published = await atPublisher.SendAsync(Traced(new HttpRequestMessage(HttpMethod.Post, $"topics/{topic}")
+        {
+            Content = new StringContent("linked", Encoding.UTF8, "text/plain"),
+        }, publishTrace));
+        Assert.Equal(HttpStatusCode.Created, published.StatusCode);
+        using var answer = await poll.WaitAsync(WireClient.Bound);
+        Assert.Equal(HttpStatusCode.OK, answer.StatusCode);
+
+        OtlpSpan? publish = null, polled = null;
+        await Eventually.HoldsAsync(() =>
+        {
+            var spans = collector.Spans();
+            publish = spans.FirstOrDefault(span => span.Name == "publish" && span.TraceId.AsSpan().SequenceEqual(Bytes(publishTrace)));
+            polled = spans.FirstOrDefault(span => span.Name == "poll" && span.TraceId.AsSpan().SequenceEqual(Bytes(pollTrace)));
+            return Task.FromResult(publish is not null && polled is not null && collector.Received("/v1/logs", $"Topic {topic} created."));
+        }, TimeSpan.FromSeconds(30), "the receiver got the publish and poll spans and the topic's creation log");
+        var link = Assert.Single(polled!.Links);
+        Assert.Equal(Bytes(publishTrace), link.TraceId);
+        Assert.Equal(publish!.SpanId, link.SpanId);
+    }
+
     [Fact]
     public async Task AnOtlpEndpointThatIsNotAnHttpUrlStopsTheServerAtStartNamingTheSetting()
     {
@@ -80,11 +129,19 @@ public sealed class TelemetryTests
         Assert.Contains("Laharsub:Telemetry:Otlp:Endpoint must be an absolute http:// or https:// URL", error.Message);
     }
 
+    private static HttpRequestMessage Traced(HttpRequestMessage request, ActivityTraceId trace)
+    {
+        request.Headers.Add("traceparent", $"00-{trace.ToHexString()}-{ActivitySpanId.CreateRandom().ToHexString()}-01");
+        return request;
+    }
+
+    private static byte[] Bytes(ActivityTraceId trace) => Convert.FromHexString(trace.ToHexString());
+
     /// <summary>An OTLP/HTTP receiver on loopback that keeps what it was sent, by path.</summary>
     private sealed class FakeCollector : IAsyncDisposable
     {
         private readonly WebApplication _app;
-        private readonly ConcurrentQueue<(string Path, string Body)> _requests = new();
+        private readonly ConcurrentQueue<(string Path, byte[] Body)> _requests = new();
 
         private FakeCollector()
         {
@@ -96,7 +153,7 @@ public sealed class TelemetryTests
             {
                 using var body = new MemoryStream();
                 await context.Request.Body.CopyToAsync(body);
-                _requests.Enqueue((context.Request.Path, Encoding.UTF8.GetString(body.ToArray())));
+                _requests.Enqueue((context.Request.Path, body.ToArray()));
                 context.Response.ContentType = "application/x-protobuf";
             });
         }
@@ -110,7 +167,11 @@ public sealed class TelemetryTests
             return collector;
         }
 
-        public bool Received(string path, string text) => _requests.Any(r => r.Path == path && r.Body.Contains(text, StringComparison.Ordinal));
+        public bool Received(string path, string text) =>
+            _requests.Any(r => r.Path == path && Encoding.UTF8.GetString(r.Body).Contains(text, StringComparison.Ordinal));
+
+        /// <summary>Every span received so far.</summary>
+        public List<OtlpSpan> Spans() => [.. _requests.Where(r => r.Path == "/v1/traces").SelectMany(r => OtlpSpan.Parse(r.Body))];
 
         public async ValueTask DisposeAsync()
         {

@@ -1,3 +1,4 @@
+using System.Diagnostics;
 using System.Text;
 using Laharsub.Server.Delivery;
 using Laharsub.Server.Hosting;
@@ -52,6 +53,35 @@ public sealed class RedisStoreTests : IAsyncLifetime
         // makes Redis run the read first.
         await b.GetTopicAsync(topic.TopicId, cancellationToken);
         return (a, topic, poll);
+    }
+
+    /// <summary>A traced message's entry holds the publish's traceparent after byte 0x1E (RedisScripts' remarks), counted against MaxRetainedBytes.</summary>
+    [Fact]
+    public async Task ATracedMessageCountsItsStoredTraceparentInTheRetainedBytes()
+    {
+        var redis = await SharedRedis.GetAsync();
+        var store = Instance(redis.Configuration, SharedRedis.UniquePrefix(), new TopicSignals());
+        var topic = (await store.CreateTopicAsync().AsTask().WaitAsync(Bound))!;
+        using var source = new ActivitySource($"redis-test-{Guid.NewGuid():N}");
+        using var listener = new ActivityListener
+        {
+            ShouldListenTo = candidate => candidate == source,
+            Sample = (ref ActivityCreationOptions<ActivityContext> _) => ActivitySamplingResult.AllDataAndRecorded,
+        };
+        ActivitySource.AddActivityListener(listener);
+        Activity.Current = null;
+
+        await store.PublishAsync(topic.TopicId, "same body"u8.ToArray(), "text/plain").AsTask().WaitAsync(Bound);
+        var untraced = (await store.GetStatisticsAsync()).RetainedBytes;
+        using (source.StartActivity("publish"))
+        {
+            await store.PublishAsync(topic.TopicId, "same body"u8.ToArray(), "text/plain").AsTask().WaitAsync(Bound);
+        }
+        var both = (await store.GetStatisticsAsync()).RetainedBytes;
+
+        // "\x1E" and "00-" + 32 + "-" + 16 + "-" + 2 hex digits.
+        Assert.Equal(untraced + 1 + 55, both - untraced);
+        Assert.Equal(18, (await store.GetTopicAsync(topic.TopicId))!.RetainedBytes);
     }
 
     [Fact]

@@ -14,7 +14,7 @@ internal sealed class LaharsubTelemetryOptions
     /// <summary>The standard variable the OTLP exporter reads by itself.</summary>
     public const string StandardEndpointVariable = "OTEL_EXPORTER_OTLP_ENDPOINT";
 
-    /// <summary>Where to send traces and metrics over OTLP.</summary>
+    /// <summary>Where to send traces, metrics and logs over OTLP.</summary>
     public OtlpSettings Otlp { get; set; } = new();
 
     /// <summary>The Prometheus scrape endpoint.</summary>

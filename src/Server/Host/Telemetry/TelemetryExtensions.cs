@@ -4,6 +4,7 @@ using Microsoft.Extensions.Configuration;
 using Microsoft.Extensions.DependencyInjection;
 using Microsoft.Extensions.Options;
 using OpenTelemetry.Exporter;
+using OpenTelemetry.Logs;
 using OpenTelemetry.Metrics;
 using OpenTelemetry.Resources;
 using OpenTelemetry.Trace;
@@ -11,7 +12,7 @@ using OpenTelemetry.Trace;
 namespace Laharsub.Server.Host.Telemetry;
 
 /// <summary>
-/// Wires OpenTelemetry from configuration only: the OTLP exporter (traces and metrics) when an endpoint
+/// Wires OpenTelemetry from configuration only: the OTLP exporter (traces, metrics and logs) when an endpoint
 /// is set, the Prometheus scrape endpoint <c>/metrics</c> when enabled, nothing at all otherwise, so
 /// that an unobserved server pays nothing for it.
 /// </summary>
@@ -43,7 +44,7 @@ internal static class TelemetryExtensions
         if (IsHttpUrl(settings.Otlp.Endpoint))
         {
             // The Laharsub setting stands for the standard ones, which the exporter reads from
-            // configuration by itself (adding /v1/traces and /v1/metrics for HTTP).
+            // configuration by itself (adding /v1/traces, /v1/metrics and /v1/logs for HTTP).
             builder.Configuration.AddInMemoryCollection(new Dictionary<string, string?>
             {
                 [LaharsubTelemetryOptions.StandardEndpointVariable] = settings.Otlp.Endpoint,
@@ -69,10 +70,13 @@ internal static class TelemetryExtensions
         });
         if (otlp)
         {
-            // Prometheus takes metrics only; traces go where OTLP goes.
+            // Prometheus takes metrics only; traces and logs go where OTLP goes. The logs go as well as to
+            // the console, through the same Logging:LogLevel filters; with the formatted message, which a
+            // viewer such as the Aspire dashboard shows, beside the template and its values.
             telemetry.WithTracing(tracing => tracing
                 .AddSource(LaharsubDiagnostics.ActivitySourceName, "Microsoft.AspNetCore")
                 .AddOtlpExporter());
+            telemetry.WithLogging(logging => logging.AddOtlpExporter(), options => options.IncludeFormattedMessage = true);
         }
         return builder;
     }

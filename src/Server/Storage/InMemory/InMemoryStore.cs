@@ -124,7 +124,8 @@ internal sealed class InMemoryStore : ILaharsubStore, IRetentionBudget, IDisposa
         }
         // Reserve the cost first: when the server is full the message is refused, never stored and
         // later dropped. Expired messages are swept first so a full server frees what it can.
-        var cost = RetainedCost.Of(body.Length, body.Length, contentType.Length, topic.Epoch.Length);
+        var traceContext = Message.PublisherTraceContext;
+        var cost = RetainedCost.Of(body.Length, body.Length, contentType.Length, topic.Epoch.Length, traced: traceContext != default);
         if (!TryReserve(cost))
         {
             // One inline sweep at a time: a full server's retrying publishers would otherwise each
@@ -145,7 +146,7 @@ internal sealed class InMemoryStore : ILaharsubStore, IRetentionBudget, IDisposa
                 return ValueTask.FromResult(new PublishResult(PublishStatus.StorageFull, RetryAfter: UntilOldestExpires()));
             }
         }
-        var messageId = topic.Publish(contentType, body.ToArray(), _timeProvider.GetUtcNow(), ExpiryThreshold(),
+        var messageId = topic.Publish(contentType, body.ToArray(), traceContext, _timeProvider.GetUtcNow(), ExpiryThreshold(),
             _options.MaxMessagesPerTopic, this, ref _retainedBytes);
         if (messageId == 0)
         {

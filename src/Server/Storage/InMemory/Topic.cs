@@ -1,3 +1,5 @@
+using System.Diagnostics;
+
 namespace Laharsub.Server.Storage.InMemory;
 
 /// <summary>
@@ -41,8 +43,8 @@ internal sealed class Topic(long id, string epoch, DateTimeOffset createdAt, str
     /// its encodings' further charges go to <paramref name="budget"/>).
     /// Returns 0 if the topic was deleted meanwhile.
     /// </summary>
-    public long Publish(string contentType, byte[] body, DateTimeOffset now, long expiredAtOrBeforeTicks, int maxMessages, IRetentionBudget budget,
-        ref long retainedBytes)
+    public long Publish(string contentType, byte[] body, ActivityContext traceContext, DateTimeOffset now, long expiredAtOrBeforeTicks, int maxMessages,
+        IRetentionBudget budget, ref long retainedBytes)
     {
         lock (_lock)
         {
@@ -57,7 +59,7 @@ internal sealed class Topic(long id, string epoch, DateTimeOffset createdAt, str
                 Interlocked.Add(ref retainedBytes, -_log.RemoveOldest());
             }
             // The id is assigned and the message appended under one lock, so ids are appended in order.
-            var message = new Message(Id, Epoch, _lastMessageId + 1, now, contentType, body);
+            var message = new Message(Id, Epoch, _lastMessageId + 1, now, contentType, body, traceContext);
             message.CountAgainst(budget);
             _lastMessageId++;
             _log.Append(message);
