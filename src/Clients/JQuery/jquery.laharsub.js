@@ -133,6 +133,13 @@
     if (settings.retryJitter > 1) {
       fail('option retryJitter is a share between 0 and 1 (got ' + settings.retryJitter + ').');
     }
+    checkNumber(settings, 'publishAttempts', 1);
+    if (settings.publishAttempts % 1 !== 0) {
+      fail('option publishAttempts is a whole number of attempts (got ' + settings.publishAttempts + ').');
+    }
+    if (typeof settings.idempotentPublishes !== 'boolean') {
+      fail('option idempotentPublishes is true or false.');
+    }
     if (settings.ajax != null && !$.isPlainObject(settings.ajax)) {
       fail('option ajax must be a plain object of $.ajax settings.');
     }
