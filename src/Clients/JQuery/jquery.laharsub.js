@@ -682,7 +682,7 @@
      * incarnation (412) or forbidden (403), nothing is published and the error's problem.topics names them.
      */
     publishMany: function (topicIds, data, contentType, options) {
-      if (!$.isArray(topicIds) || topicIds.length === 0) {
+      if (!Array.isArray(topicIds) || topicIds.length === 0) {
         fail('publishMany needs an array of topic ids.');
       }
       var seen = {};
