@@ -32,12 +32,14 @@ internal static partial class TopicEndpoints
 
     private static RouteHandlerBuilder DescribePublish(this RouteHandlerBuilder endpoint) => endpoint
         .WithSummary("Publish a message")
-        .WithDescription("The request body becomes one message, kept byte for byte with its `Content-Type`: any concrete media type (`application/octet-stream` without one); a wildcard such as `*/*` is refused with `400`.")
+        .WithDescription("The request body becomes one message, kept byte for byte with its `Content-Type`: any concrete media type (`application/octet-stream` without one); a wildcard such as `*/*` is refused with `400`. With `Idempotency-Key`, a retry within `IdempotencyKeyLifetime` gets the first answer and publishes nothing.")
         .Produces<PublishedMessage>(StatusCodes.Status201Created)
         .ProducesValidationProblem()
         .ProducesProblem(StatusCodes.Status404NotFound)
+        .ProducesProblem(StatusCodes.Status409Conflict)
         .ProducesProblem(StatusCodes.Status412PreconditionFailed)
         .ProducesProblem(StatusCodes.Status413PayloadTooLarge)
+        .ProducesProblem(StatusCodes.Status422UnprocessableEntity)
         .ProducesProblem(StatusCodes.Status507InsufficientStorage);
 
     private static RouteHandlerBuilder DescribePublishMany(this RouteHandlerBuilder endpoint) => endpoint
