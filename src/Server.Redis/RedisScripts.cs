@@ -58,6 +58,27 @@ internal static class RedisScripts
           return 0
         end
 
+        -- Appends a stored entry under the topic's next id, drops the oldest beyond max_msgs, keeps the byte
+        -- counts and the expiry and use indexes right, and returns the id.
+        local function append(id, meta, msgs, retained, expiry, used, entry, body_len, max_msgs, ttl, track, now)
+          local mid = redis.call('HINCRBY', meta, 'last', 1)
+          local count = redis.call('RPUSH', msgs, entry)
+          if track == '1' then redis.call('ZADD', used, now, id) end
+          redis.call('HINCRBY', meta, 'bytes', #entry)
+          redis.call('HINCRBY', meta, 'body', body_len)
+          redis.call('INCRBY', retained, #entry)
+          if count > max_msgs then
+            local oldest = redis.call('LPOP', msgs)
+            local nl = string.find(oldest, '\n', 18, true)
+            redis.call('HINCRBY', meta, 'bytes', -#oldest)
+            redis.call('HINCRBY', meta, 'body', -(#oldest - nl))
+            redis.call('DECRBY', retained, #oldest)
+          end
+          local head = redis.call('LINDEX', msgs, 0)
+          redis.call('ZADD', expiry, tonumber(string.sub(head, 1, 16)) + ttl, id)
+          return mid
+        end
+
         """;
 
     /// <summary>KEYS: topics, topic-ids, used. ARGV: max topics, epoch, key prefix, track use (1/0), label ('' for none). Returns {id, createdMs} or nil when full.</summary>
@@ -95,23 +116,80 @@ internal static class RedisScripts
           if oldest[2] then wait = tonumber(oldest[2]) - now end
           return {-2, wait}
         end
-        local id = redis.call('HINCRBY', KEYS[1], 'last', 1)
-        local count = redis.call('RPUSH', KEYS[2], entry)
-        if ARGV[9] == '1' then redis.call('ZADD', KEYS[5], now, ARGV[7]) end
-        redis.call('HINCRBY', KEYS[1], 'bytes', #entry)
-        redis.call('HINCRBY', KEYS[1], 'body', #ARGV[3])
-        redis.call('INCRBY', KEYS[3], #entry)
-        if count > tonumber(ARGV[4]) then
-          local oldest = redis.call('LPOP', KEYS[2])
-          local nl = string.find(oldest, '\n', 18, true)
-          redis.call('HINCRBY', KEYS[1], 'bytes', -#oldest)
-          redis.call('HINCRBY', KEYS[1], 'body', -(#oldest - nl))
-          redis.call('DECRBY', KEYS[3], #oldest)
-        end
-        local head = redis.call('LINDEX', KEYS[2], 0)
-        redis.call('ZADD', KEYS[4], tonumber(string.sub(head, 1, 16)) + ttl, ARGV[7])
+        local id = append(ARGV[7], KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], entry, #ARGV[3], tonumber(ARGV[4]), ttl, ARGV[9], now)
         redis.call('PUBLISH', ARGV[8], ARGV[7])
         return {id, epoch}
+        """;
+
+    /// <summary>
+    /// One message to several topics, all or none, with its idempotency key if any. KEYS: retained, expiry,
+    /// used, idempotency key, then meta and msgs of each topic. ARGV: content type, body, max messages per
+    /// topic, max retained bytes, ttl ms, channel, track use (1/0), fingerprint ('' without a key), key
+    /// lifetime ms, then id and if-epoch ('' for any) of each topic. Returns {1, id, epoch, ...} when published,
+    /// {2, 'id epoch ...'} replaying the key's answer, {-11} when the key came with another fingerprint, {-3,
+    /// status, epoch, ...} when topics refuse (status 0 missing, -1 another epoch, 1 would take it), {-2, ms
+    /// until room} when full. The key holds the fingerprint, a line feed and the answer, and expires by itself.
+    /// </summary>
+    public const string PublishMany = Common + """
+        local fingerprint = ARGV[8]
+        if fingerprint ~= '' then
+          local recorded = redis.call('GET', KEYS[4])
+          if recorded then
+            local nl = string.find(recorded, '\n', 1, true)
+            if string.sub(recorded, 1, nl - 1) ~= fingerprint then return {-11} end
+            return {2, string.sub(recorded, nl + 1)}
+          end
+        end
+        local n = (#KEYS - 4) / 2
+        local epochs, statuses, refused = {}, {}, false
+        for i = 1, n do
+          local epoch = redis.call('HGET', KEYS[3 + 2 * i], 'epoch')
+          local wanted = ARGV[9 + 2 * i]
+          if not epoch then
+            statuses[i], epochs[i], refused = 0, '', true
+          elseif wanted ~= '' and wanted ~= epoch then
+            statuses[i], epochs[i], refused = -1, epoch, true
+          else
+            statuses[i], epochs[i] = 1, epoch
+          end
+        end
+        if refused then
+          local result = {-3}
+          for i = 1, n do
+            result[#result + 1] = statuses[i]
+            result[#result + 1] = epochs[i]
+          end
+          return result
+        end
+        local now = now_ms()
+        local ttl = tonumber(ARGV[5])
+        for i = 1, n do
+          trim(ARGV[8 + 2 * i], KEYS[3 + 2 * i], KEYS[4 + 2 * i], KEYS[1], KEYS[2], now - ttl, ttl)
+        end
+        local entry = string.format('%016d', now) .. '\n' .. ARGV[1] .. '\n' .. ARGV[2]
+        local retained = tonumber(redis.call('GET', KEYS[1]) or '0')
+        if retained + n * #entry > tonumber(ARGV[4]) then
+          local oldest = redis.call('ZRANGE', KEYS[2], 0, 0, 'WITHSCORES')
+          local wait = ttl
+          if oldest[2] then wait = tonumber(oldest[2]) - now end
+          return {-2, wait}
+        end
+        local result, answer = {1}, {}
+        local max_msgs = tonumber(ARGV[3])
+        for i = 1, n do
+          local id = ARGV[8 + 2 * i]
+          local mid = append(id, KEYS[3 + 2 * i], KEYS[4 + 2 * i], KEYS[1], KEYS[2], KEYS[3], entry, #ARGV[2], max_msgs, ttl, ARGV[7], now)
+          result[#result + 1] = mid
+          result[#result + 1] = epochs[i]
+          answer[#answer + 1] = mid .. ' ' .. epochs[i]
+        end
+        if fingerprint ~= '' then
+          redis.call('SET', KEYS[4], fingerprint .. '\n' .. table.concat(answer, ' '), 'PX', ARGV[9])
+        end
+        for i = 1, n do
+          redis.call('PUBLISH', ARGV[6], ARGV[8 + 2 * i])
+        end
+        return result
         """;
 
     /// <summary>

@@ -186,6 +186,97 @@ internal sealed partial class RedisStore : ILaharsubStore, IAsyncDisposable, IDi
     }
 
     /// <inheritdoc/>
+    public async ValueTask<MultiPublishResult> PublishManyAsync(ReadOnlyMemory<PublishTarget> targets, ReadOnlyMemory<byte> body, string contentType,
+        IdempotencyKey? idempotencyKey = null, CancellationToken cancellationToken = default)
+    {
+        ArgumentNullException.ThrowIfNull(contentType);
+        PublishTarget.ThrowIfInvalid(targets.Span, _options.MaxTopicsPerPublish);
+        if (body.Length == 0 || body.Length > _options.MaxMessageBytes)
+        {
+            return new MultiPublishResult(PublishStatus.InvalidSize, []);
+        }
+        if (!Message.IsValidContentType(contentType))
+        {
+            return new MultiPublishResult(PublishStatus.InvalidContentType, []);
+        }
+        var count = targets.Length;
+        var keys = new RedisKey[4 + 2 * count];
+        keys[0] = _retainedKey;
+        keys[1] = _expiryKey;
+        keys[2] = _usedKey;
+        // Without a key the script reads none; the slot still names a key of this store, as Redis asks of KEYS.
+        keys[3] = _redisOptions.KeyPrefix + "idem:" + (idempotencyKey?.Key ?? "");
+        var values = new RedisValue[9 + 2 * count];
+        values[0] = contentType;
+        values[1] = body;
+        values[2] = _options.MaxMessagesPerTopic;
+        values[3] = _options.MaxRetainedBytes;
+        values[4] = TtlMilliseconds;
+        values[5] = _channel.ToString();
+        values[6] = TrackUse;
+        values[7] = idempotencyKey?.Fingerprint ?? "";
+        values[8] = (long)_options.IdempotencyKeyLifetime.TotalMilliseconds;
+        for (var i = 0; i < count; i++)
+        {
+            var target = targets.Span[i];
+            var meta = MetaKey(target.TopicId);
+            keys[4 + 2 * i] = meta;
+            keys[5 + 2 * i] = MessagesKey(meta);
+            values[9 + 2 * i] = target.TopicId;
+            values[10 + 2 * i] = target.IfEpoch ?? "";
+        }
+        RedisResult result;
+        try
+        {
+            result = await RunAsync(RedisScripts.PublishMany, keys, values).ConfigureAwait(false);
+        }
+        catch (RedisServerException exception) when (exception.Message.StartsWith("OOM", StringComparison.Ordinal))
+        {
+            Log.RedisFull(_logger, exception.Message);
+            return new MultiPublishResult(PublishStatus.StorageFull, [], RetryAfter: _options.MessageTimeToLive);
+        }
+        var answer = (RedisResult[])result!;
+        var topics = new PublishResult[count];
+        switch ((long)answer[0])
+        {
+            case 1:
+                for (var i = 0; i < count; i++)
+                {
+                    topics[i] = new PublishResult(PublishStatus.Published, (long)answer[1 + 2 * i], (string)answer[2 + 2 * i]!);
+                }
+                return new MultiPublishResult(PublishStatus.Published, topics);
+            case 2:
+                var recorded = ((string)answer[1]!).Split(' ');
+                for (var i = 0; i < count; i++)
+                {
+                    topics[i] = new PublishResult(PublishStatus.Published, long.Parse(recorded[2 * i], CultureInfo.InvariantCulture), recorded[2 * i + 1]);
+                }
+                return new MultiPublishResult(PublishStatus.Published, topics, Replayed: true);
+            case -11:
+                return new MultiPublishResult(PublishStatus.IdempotencyKeyMismatch, []);
+            case -2:
+                return new MultiPublishResult(PublishStatus.StorageFull, [], RetryAfter: TimeSpan.FromMilliseconds(Math.Max(1000, (long)answer[1])));
+            default:
+                var status = PublishStatus.EpochMismatch;
+                for (var i = 0; i < count; i++)
+                {
+                    var epoch = (string?)answer[2 + 2 * i];
+                    topics[i] = (long)answer[1 + 2 * i] switch
+                    {
+                        0 => new PublishResult(PublishStatus.TopicNotFound),
+                        -1 => new PublishResult(PublishStatus.EpochMismatch, Epoch: epoch),
+                        _ => new PublishResult(PublishStatus.NotAttempted),
+                    };
+                    if (topics[i].Status == PublishStatus.TopicNotFound)
+                    {
+                        status = PublishStatus.TopicNotFound;
+                    }
+                }
+                return new MultiPublishResult(status, topics);
+        }
+    }
+
+    /// <inheritdoc/>
     public async ValueTask ReadAsync(ReadOnlyMemory<TopicReadRequest> requests, Memory<TopicReadResult> results, List<Message> messages,
         CancellationToken cancellationToken = default)
     {

@@ -19,7 +19,7 @@ namespace Laharsub.Server.Specification;
 /// <see cref="ITopicSignals"/> handed to <see cref="CreateStoreAsync"/>, which records the topics the
 /// store signals.
 /// </remarks>
-public abstract class LaharsubStoreSpecification : IAsyncLifetime
+public abstract partial class LaharsubStoreSpecification : IAsyncLifetime
 {
     private const string TextPlain = "text/plain; charset=utf-8";
 

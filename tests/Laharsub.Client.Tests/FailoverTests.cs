@@ -129,10 +129,31 @@ public sealed class FailoverTests
     }
 
     [Fact]
-    public async Task APublishCutOffMidwayIsNotRetriedButTheNextRequestGoesToTheNextAddress()
+    public async Task AKeyedPublishCutOffMidwayIsSentAgainToTheNextAddressWithTheSameKey()
     {
         var handler = new ScriptedHandler();
         await using var client = new LaharsubClient(handler.CreateClient(), [A, B], TestSupport.Options());
+
+        var publishing = client.PublishAsync(14, "maybe stored");
+        var first = await handler.NextAsync();
+        var key = first.Headers.GetValues("Idempotency-Key").Single();
+        first.Fail(new HttpRequestException(HttpRequestError.ResponseEnded, "Connection reset (scripted)"));
+        var again = await handler.NextAsync();
+        again.RespondJson(HttpStatusCode.Created, """{"topicId":14,"messageId":1}""");
+        var published = await publishing.WaitAsync(TestSupport.Timeout);
+
+        Assert.Equal((A.AbsoluteUri, B.AbsoluteUri), (first.Root, again.Root));
+        Assert.Equal(key, again.Headers.GetValues("Idempotency-Key").Single());
+        Assert.Equal(1, published.MessageId);
+    }
+
+    [Fact]
+    public async Task APublishWithoutAKeyCutOffMidwayIsNotRetriedButTheNextRequestGoesToTheNextAddress()
+    {
+        var handler = new ScriptedHandler();
+        var options = TestSupport.Options();
+        options.IdempotentPublishes = false;
+        await using var client = new LaharsubClient(handler.CreateClient(), [A, B], options);
 
         var publishing = client.PublishAsync(14, "maybe stored");
         (await handler.NextAsync()).Fail(new HttpRequestException(HttpRequestError.ResponseEnded, "Connection reset (scripted)"));

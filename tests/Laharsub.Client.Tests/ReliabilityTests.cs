@@ -252,8 +252,9 @@ public sealed class ReliabilityTests
         var clock = new WatchedClock();
         await using var server = await LaharsubTestServer.StartAsync(o =>
         {
-            // Room for one 10-byte message (670 bytes with its encodings and overhead), not two.
-            o.MaxRetainedBytes = 1000;
+            // Room for one 10-byte message (670 bytes with its encodings and overhead) and the idempotency keys
+            // of two publishes (about 450 bytes each, kept for minutes), not for two messages.
+            o.MaxRetainedBytes = 1700;
             o.MaxMessageBytes = 10;
             o.MessageTimeToLive = TimeSpan.FromSeconds(1.5);
         }, s => s.AddSingleton<TimeProvider>(clock));

@@ -175,7 +175,8 @@ public sealed partial class LaharsubClient
     internal TimeSpan? RetryDelayFor(HttpResponseMessage response, int attempt, TimeSpan maxRetryAfter)
     {
         var status = (int)response.StatusCode;
-        if (status is not (429 or >= 500))
+        // A 409 to a keyed publish: the same key is still being stored; its retry gets that publish's answer.
+        if (status is not (429 or >= 500) && !(status == 409 && response.RequestMessage?.Headers.Contains("Idempotency-Key") == true))
         {
             return null;
         }

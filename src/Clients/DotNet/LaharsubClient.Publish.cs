@@ -33,7 +33,29 @@ public sealed partial class LaharsubClient
     /// <exception cref="EpochMismatchException">The topic is not the incarnation <see cref="PublishOptions.ExpectedEpoch"/> names; nothing was published.</exception>
     /// <exception cref="LaharsubException">The server refused: <c>404</c> unknown topic, <c>413</c> too large, ...</exception>
     public Task<PublishedMessage> PublishAsync(long topicId, ReadOnlyMemory<byte> body, string contentType, PublishOptions? options, CancellationToken cancellationToken = default) =>
-        PublishCoreAsync(topicId, body, contentType, ValidatePublish(topicId, body, contentType, options), cancellationToken);
+        PublishCoreAsync(topicId, body, contentType, ValidatePublish(topicId, body, contentType, options), IdempotencyKeyFor(options), cancellationToken);
+
+    /// <summary>The key a publish sends: the caller's, else a new random one when <see cref="LaharsubClientOptions.IdempotentPublishes"/> is on.</summary>
+    internal string? IdempotencyKeyFor(PublishOptions? options) =>
+        options?.IdempotencyKey ?? (_options.IdempotentPublishes ? Guid.NewGuid().ToString("D") : null);
+
+    private static void ThrowIfBadIdempotencyKey(string? key, string parameter)
+    {
+        if (key is not null && (key.Length is 0 or > 255 || key.Any(c => c is < ' ' or > '~' or '"' or '\\')))
+        {
+            throw new ArgumentException($"'{key}' is not an idempotency key: use 1 to 255 characters of printable ASCII without quotes or backslashes, such as a UUID.",
+                parameter);
+        }
+    }
+
+    /// <summary>Adds the key, as the structured-field string the header's draft defines.</summary>
+    private static void AddIdempotencyKey(HttpRequestMessage request, string? key)
+    {
+        if (key is not null)
+        {
+            request.Headers.TryAddWithoutValidation("Idempotency-Key", $"\"{key}\"");
+        }
+    }
 
     /// <summary>Checks a publish's arguments before anything is sent; returns the epoch it requires, if any.</summary>
     internal static string? ValidatePublish(long topicId, ReadOnlyMemory<byte> body, string contentType, PublishOptions? options)
@@ -50,10 +72,12 @@ public sealed partial class LaharsubClient
         }
         var expectedEpoch = options?.ExpectedEpoch;
         Epochs.ThrowIfInvalid(expectedEpoch, $"{nameof(options)}.{nameof(PublishOptions.ExpectedEpoch)}");
+        ThrowIfBadIdempotencyKey(options?.IdempotencyKey, $"{nameof(options)}.{nameof(PublishOptions.IdempotencyKey)}");
         return expectedEpoch;
     }
 
-    internal async Task<PublishedMessage> PublishCoreAsync(long topicId, ReadOnlyMemory<byte> body, string contentType, string? expectedEpoch, CancellationToken cancellationToken)
+    internal async Task<PublishedMessage> PublishCoreAsync(long topicId, ReadOnlyMemory<byte> body, string contentType, string? expectedEpoch,
+        string? idempotencyKey, CancellationToken cancellationToken)
     {
         try
         {
@@ -68,8 +92,9 @@ public sealed partial class LaharsubClient
                     // An epoch is a valid entity tag as it is: 1 to 32 characters of [0-9A-Za-z_-].
                     request.Headers.IfMatch.Add(new EntityTagHeaderValue($"\"{expectedEpoch}\""));
                 }
+                AddIdempotencyKey(request, idempotencyKey);
                 return request;
-            }, idempotent: false, ReadJson(ClientJsonContext.Default.PublishedMessage, Epochs.Checked), cancellationToken).ConfigureAwait(false);
+            }, idempotent: idempotencyKey is not null, ReadJson(ClientJsonContext.Default.PublishedMessage, Epochs.Checked), cancellationToken).ConfigureAwait(false);
         }
         catch (LaharsubException problem) when (problem.StatusCode == HttpStatusCode.PreconditionFailed && expectedEpoch is not null)
         {

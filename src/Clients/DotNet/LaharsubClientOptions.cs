@@ -44,6 +44,15 @@ public sealed class LaharsubClientOptions
     internal int StreamQueueCapacity { get; set; } = 1000;
 
     /// <summary>
+    /// Whether every publish carries an <c>Idempotency-Key</c> (a new random one per call unless
+    /// <see cref="PublishOptions.IdempotencyKey"/> gives one), default on. With a key, a publish whose
+    /// outcome is unknown (a timeout, a connection lost before the answer, an instance that stopped) is sent
+    /// again with the same key, so it is stored once; without one it is not retried after such a failure, and
+    /// the caller learns that it may or may not have been stored. Turn it off for a server older than keys.
+    /// </summary>
+    public bool IdempotentPublishes { get; set; } = true;
+
+    /// <summary>
     /// The time limit of one attempt of a non-poll request, and the margin added to
     /// <see cref="PollTimeout"/> for polls (default 30 s).
     /// </summary>

@@ -11,4 +11,21 @@ public sealed class PublishOptions
     /// default) publishes to whatever topic has the id.
     /// </summary>
     public string? ExpectedEpoch { get; init; }
+
+    /// <summary>
+    /// The <c>Idempotency-Key</c> to send (1 to 255 characters of printable ASCII, without quotes or
+    /// backslashes; a UUID is a good one). A publish the server already stored under this key, with the same
+    /// topics, content type and body, within its <c>IdempotencyKeyLifetime</c> (5 minutes by default), answers
+    /// the first answer and publishes nothing. <see langword="null"/> (the default) sends a new random key
+    /// when <see cref="LaharsubClientOptions.IdempotentPublishes"/> is on. Give one to make a publish safe
+    /// to repeat across calls, e.g. after the process restarted.
+    /// </summary>
+    public string? IdempotencyKey { get; init; }
+
+    /// <summary>
+    /// For <see cref="LaharsubClient.PublishManyAsync(IEnumerable{long}, ReadOnlyMemory{byte}, string, PublishOptions?, CancellationToken)"/>:
+    /// the epoch each topic must have (sent as <c>topics=14~epoch</c>); a topic not in the dictionary may be
+    /// any incarnation. When one is another incarnation, nothing is published anywhere.
+    /// </summary>
+    public IReadOnlyDictionary<long, string>? ExpectedEpochs { get; init; }
 }

@@ -32,6 +32,11 @@
     retryDelay: 500,
     maxRetryDelay: 30000,
     retryJitter: 0.5,
+    // Every REST publish carries a new random Idempotency-Key, and one whose outcome is unknown (no answer,
+    // 502, 503, 504, or 409: the same key still being stored) is sent again with the same key, up to
+    // publishAttempts times in all: the server stores it once. Without keys a publish is never retried.
+    idempotentPublishes: true,
+    publishAttempts: 4,
     // Extra $.ajax settings for every request (e.g. headers); never used for url, type, data or callbacks.
     ajax: null,
     // Bearer token for a server in Jwt mode: a string, or a function returning a string or a promise of
@@ -137,6 +142,13 @@
     if (settings.retryJitter > 1) {
       fail('option retryJitter is a share between 0 and 1 (got ' + settings.retryJitter + ').');
     }
+    checkNumber(settings, 'publishAttempts', 1);
+    if (settings.publishAttempts % 1 !== 0) {
+      fail('option publishAttempts is a whole number of attempts (got ' + settings.publishAttempts + ').');
+    }
+    if (typeof settings.idempotentPublishes !== 'boolean') {
+      fail('option idempotentPublishes is true or false.');
+    }
     if (settings.ajax != null && !$.isPlainObject(settings.ajax)) {
       fail('option ajax must be a plain object of $.ajax settings.');
     }
@@ -241,6 +253,35 @@
    */
   function isUnavailable(status) {
     return status === 0 || status === 502 || status === 503 || status === 504;
+  }
+
+  /** A new random idempotency key: a UUID where the browser makes them, else 128 random bits in hex. */
+  function newIdempotencyKey() {
+    var crypto = typeof globalThis !== 'undefined' ? globalThis.crypto : null;
+    if (crypto && typeof crypto.randomUUID === 'function') {
+      return crypto.randomUUID();
+    }
+    var hex = '';
+    for (var i = 0; i < 32; i++) {
+      hex += Math.floor(Math.random() * 16).toString(16);
+    }
+    return hex;
+  }
+
+  /** Checks an epoch a caller gives: 1 to 32 characters of [0-9A-Za-z_-]. */
+  function checkEpoch(epoch, what) {
+    if (typeof epoch !== 'string' || !epochPattern.test(epoch)) {
+      fail(what + ' must be an epoch as the server gives it: 1 to 32 characters of 0-9, A-Z, a-z, _ and -.');
+    }
+    return epoch;
+  }
+
+  /** Checks a caller's idempotency key: 1 to 255 printable ASCII characters without quotes or backslashes. */
+  function checkIdempotencyKey(key) {
+    if (key != null && (typeof key !== 'string' || !/^[\x20-\x21\x23-\x5b\x5d-\x7e]{1,255}$/.test(key))) {
+      fail('idempotencyKey must be 1 to 255 printable ASCII characters without quotes or backslashes, such as a UUID.');
+    }
+    return key;
   }
 
   /** The `retry` delay in ms for the given attempt (0-based): exponential, capped, jittered downwards. */
@@ -642,24 +683,82 @@
     /**
      * Publishes one message; resolves with { topicId, messageId, epoch }. Objects go as JSON unless a
      * contentType says otherwise; strings as text/plain; ArrayBuffer, typed arrays and Blobs as bytes.
-     * Sent on the WebSocket when one is open, else as a REST request.
-     * Not retried automatically: a retried publish whose first try did arrive would be stored twice.
+     * Sent on the WebSocket when one is open (not retried there: a frame carries no key), else as a REST
+     * request with an Idempotency-Key (`options.idempotencyKey`, else a new random one while
+     * idempotentPublishes is on), which is retried with the same key when its outcome is unknown.
      */
-    publish: function (topicId, data, contentType) {
+    publish: function (topicId, data, contentType, options) {
       var id = toId(topicId, 'topicId');
       var body = publishBody(data, contentType);
+      var key = checkIdempotencyKey(options && options.idempotencyKey);
       var conn = this._conn;
-      if (conn && conn.kind === 'websocket' && conn.established && conn.socket.readyState === 1) {
+      if (key == null && conn && conn.kind === 'websocket' && conn.established && conn.socket.readyState === 1) {
         var frame = publishFrame(id, body);
         if (frame) {
           return this._publishOnSocket(conn, id, frame);
         }
       }
-      return this._request('POST', '/topics/' + id, 'publish to topic ' + id, {
-        data: body.body,
-        contentType: body.contentType,
-        processData: false
+      return this._publishRequest('/topics/' + id, 'publish to topic ' + id, body, key);
+    },
+
+    /**
+     * Publishes one message to several topics in one request, all or none; resolves with one
+     * { topicId, messageId, epoch } per topic, in the order given. `options.epochs` maps a topic id to the
+     * epoch it must have; `options.idempotencyKey` as for publish. When a topic is missing (404), another
+     * incarnation (412) or forbidden (403), nothing is published and the error's problem.topics names them.
+     */
+    publishMany: function (topicIds, data, contentType, options) {
+      if (!Array.isArray(topicIds) || topicIds.length === 0) {
+        fail('publishMany needs an array of topic ids.');
+      }
+      var seen = {};
+      var epochs = (options && options.epochs) || {};
+      var list = $.map(topicIds, function (topicId) {
+        var id = toId(topicId, 'topicIds');
+        if (seen[id]) {
+          fail('publishMany names topic ' + id + ' twice.');
+        }
+        seen[id] = true;
+        return epochs[id] != null ? id + '~' + checkEpoch(epochs[id], 'epochs[' + id + ']') : String(id);
       });
+      var body = publishBody(data, contentType);
+      var key = checkIdempotencyKey(options && options.idempotencyKey);
+      return this._publishRequest('/topics/publish?topics=' + list.join(','), 'publish to topics ' + topicIds.join(','), body, key)
+        .then(function (answer) { return answer.messages; });
+    },
+
+    // A REST publish, with its key, sent again with the same key while its outcome is unknown.
+    _publishRequest: function (path, what, body, key) {
+      var client = this;
+      var result = $.Deferred();
+      if (key == null && this.options.idempotentPublishes) {
+        key = newIdempotencyKey();
+      }
+      var attempts = key == null ? 1 : Math.max(1, this.options.publishAttempts);
+      var headers = $.extend({}, this.options.ajax && this.options.ajax.headers);
+      if (key != null) {
+        headers['Idempotency-Key'] = '"' + key + '"';
+      }
+      function attempt(n) {
+        client._request('POST', path, what, {
+          data: body.body,
+          contentType: body.contentType,
+          processData: false,
+          headers: headers
+        }).then(result.resolve, function (error) {
+          var unknown = isUnavailable(error.status) || error.status === 409;
+          if (!unknown || n + 1 >= attempts || client._closed) {
+            result.reject(error);
+            return;
+          }
+          // _request moved to the next address on an unavailable one: that one is tried at once.
+          var delay = error.retryAfter != null ? error.retryAfter
+            : (isUnavailable(error.status) && n + 1 < client.baseUrls.length ? 0 : backoffDelay(n, client.options, Math.random()));
+          setTimeout(function () { attempt(n + 1); }, delay);
+        });
+      }
+      attempt(0);
+      return result.promise();
     },
 
     /**

@@ -26,7 +26,8 @@ internal sealed class AccessControl(
         AccessRule.TopicInfo => OneTopicAsync(invocation, next, LaharsubOperation.List, LaharsubOperation.Subscribe),
         AccessRule.Publish => OneTopicAsync(invocation, next, LaharsubOperation.Publish, null),
         AccessRule.DeleteTopic => OneTopicAsync(invocation, next, LaharsubOperation.Delete, null),
-        AccessRule.Poll when topics is not null => PollAsync(topics, invocation, next),
+        AccessRule.Poll when topics is not null => EveryTopicAsync(topics, LaharsubOperation.Subscribe, invocation, next),
+        AccessRule.PublishMany when topics is not null => EveryTopicAsync(topics, LaharsubOperation.Publish, invocation, next),
         AccessRule.Admin => AdminAsync(invocation, next),
         _ => ValueTask.FromResult<object?>(AccessResults.NoRule(invocation.HttpContext, metrics)),
     };
@@ -107,7 +108,8 @@ internal sealed class AccessControl(
         return Refuse(http, caller, operation, topicId, label: null);
     }
 
-    private async ValueTask<object?> PollAsync(SubscribedTopics topics, EndpointFilterInvocationContext invocation, EndpointFilterDelegate next)
+    /// <summary>A poll (<c>subscribe</c>) or a publish to several topics (<c>publish</c>): the operation on every topic the request names.</summary>
+    private async ValueTask<object?> EveryTopicAsync(SubscribedTopics topics, LaharsubOperation operation, EndpointFilterInvocationContext invocation, EndpointFilterDelegate next)
     {
         var http = invocation.HttpContext;
         var caller = await IdentifyAsync(http).ConfigureAwait(false);
@@ -116,7 +118,7 @@ internal sealed class AccessControl(
             return caller.Refusal;
         }
         var permissions = caller.Permissions;
-        if (permissions.AllowsEveryTopic(LaharsubOperation.Subscribe))
+        if (permissions.AllowsEveryTopic(operation))
         {
             return await next(invocation).ConfigureAwait(false);
         }
@@ -127,20 +129,20 @@ internal sealed class AccessControl(
         {
             return await next(invocation).ConfigureAwait(false);
         }
-        // The first forbidden topic, in the poll's order, refuses the whole poll: answering the allowed
-        // topics alone would let a client believe it is subscribed to all of them.
+        // The first forbidden topic, in the request's order, refuses it whole: answering for the allowed
+        // topics alone would let a client believe it is subscribed (or published) to all of them.
         foreach (var topicId in topicIds)
         {
-            if (permissions.AllowsById(LaharsubOperation.Subscribe, topicId))
+            if (permissions.AllowsById(operation, topicId))
             {
                 continue;
             }
-            if (permissions.HasLabelPatterns(LaharsubOperation.Subscribe)
-                && permissions.AllowsLabel(LaharsubOperation.Subscribe, await labels.GetLabelAsync(topicId, http.RequestAborted).ConfigureAwait(false)))
+            if (permissions.HasLabelPatterns(operation)
+                && permissions.AllowsLabel(operation, await labels.GetLabelAsync(topicId, http.RequestAborted).ConfigureAwait(false)))
             {
                 continue;
             }
-            return Refuse(http, caller, LaharsubOperation.Subscribe, topicId, label: null);
+            return Refuse(http, caller, operation, topicId, label: null);
         }
         return await next(invocation).ConfigureAwait(false);
     }

@@ -18,6 +18,9 @@ internal enum AccessRule
     /// <summary><c>POST /topics/{id}</c>: <c>publish</c> on the topic.</summary>
     Publish,
 
+    /// <summary><c>POST /topics/publish?topics=...</c>: <c>publish</c> on every topic named.</summary>
+    PublishMany,
+
     /// <summary><c>DELETE /topics/{id}</c>: <c>delete</c> on the topic.</summary>
     DeleteTopic,
 

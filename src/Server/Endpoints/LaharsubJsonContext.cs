@@ -11,6 +11,12 @@ internal sealed record CreatedTopic(long TopicId, string Epoch, [property: JsonI
 /// <summary>Answer to a publish.</summary>
 internal sealed record PublishedMessage(long TopicId, long MessageId, string Epoch);
 
+/// <summary>Answer to a publish to several topics: each message, in the order the query named the topics.</summary>
+internal sealed record PublishedMessages(IReadOnlyList<PublishedMessage> Messages);
+
+/// <summary>A topic that refused a publish to several topics, in the problem's <c>topics</c> extension: <c>notFound</c> or <c>epochMismatch</c> (with the current epoch).</summary>
+internal sealed record RefusedTopic(long TopicId, string Reason, [property: JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] string? Epoch);
+
 /// <summary>
 /// A topic as <c>GET /ps/topics/{id}</c> and the topic list show it: what the store knows, and the long
 /// polls waiting on it at the instance that answers (named <c>TopicInfo</c> in the OpenAPI document).
@@ -36,6 +42,8 @@ internal sealed record TopicPage(IReadOnlyList<TopicResource> Topics, [property:
 [JsonSourceGenerationOptions(JsonSerializerDefaults.Web)]
 [JsonSerializable(typeof(CreatedTopic))]
 [JsonSerializable(typeof(PublishedMessage))]
+[JsonSerializable(typeof(PublishedMessages))]
+[JsonSerializable(typeof(RefusedTopic[]))]
 [JsonSerializable(typeof(TopicResource))]
 [JsonSerializable(typeof(TopicPage))]
 internal sealed partial class LaharsubJsonContext : JsonSerializerContext;

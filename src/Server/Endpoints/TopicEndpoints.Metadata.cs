@@ -32,11 +32,23 @@ internal static partial class TopicEndpoints
 
     private static RouteHandlerBuilder DescribePublish(this RouteHandlerBuilder endpoint) => endpoint
         .WithSummary("Publish a message")
-        .WithDescription("The request body becomes one message, kept byte for byte with its `Content-Type`: any concrete media type (`application/octet-stream` without one); a wildcard such as `*/*` is refused with `400`.")
+        .WithDescription("The request body becomes one message, kept byte for byte with its `Content-Type`: any concrete media type (`application/octet-stream` without one); a wildcard such as `*/*` is refused with `400`. With `Idempotency-Key`, a retry within `IdempotencyKeyLifetime` gets the first answer and publishes nothing.")
         .Produces<PublishedMessage>(StatusCodes.Status201Created)
+        .ProducesPublishRefusals();
+
+    private static RouteHandlerBuilder DescribePublishMany(this RouteHandlerBuilder endpoint) => endpoint
+        .WithSummary("Publish one message to several topics")
+        .WithDescription("The request body becomes one message in every topic of `topics` (`topics=14,15~<epoch>,16`: up to `MaxTopicsPerPublish` distinct topic ids, each optionally with `~` and the epoch it must have), all or none: a missing topic (`404`), another incarnation than its epoch (`412`) or too little room for every copy (`507`) publishes nothing anywhere, and the problem's `topics` extension names each refusing topic and why. The answer lists each message's id in the query's order. With `Idempotency-Key`, a retry within `IdempotencyKeyLifetime` gets the first answer and publishes nothing.")
+        .Produces<PublishedMessages>(StatusCodes.Status201Created)
+        .ProducesPublishRefusals();
+
+    /// <summary>The refusals both publishes share: bad input, a missing or other topic, the key's 409 and 422, too large, full.</summary>
+    private static RouteHandlerBuilder ProducesPublishRefusals(this RouteHandlerBuilder endpoint) => endpoint
         .ProducesValidationProblem()
         .ProducesProblem(StatusCodes.Status404NotFound)
+        .ProducesProblem(StatusCodes.Status409Conflict)
         .ProducesProblem(StatusCodes.Status412PreconditionFailed)
         .ProducesProblem(StatusCodes.Status413PayloadTooLarge)
+        .ProducesProblem(StatusCodes.Status422UnprocessableEntity)
         .ProducesProblem(StatusCodes.Status507InsufficientStorage);
 }

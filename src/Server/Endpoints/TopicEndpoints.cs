@@ -51,6 +51,10 @@ internal static partial class TopicEndpoints
         PublishServices? resolved = null;
         Delegate publish = (string topicId, HttpContext context) => Publish(topicId, context, resolved ??= new PublishServices(services));
         changes.MapPost("/{topicId}", publish).RequireAccess(AccessRule.Publish).WithMetadata(WritesEveryAnswer.Instance).DescribePublish();
+        Delegate publishMany = (HttpContext context) => PublishMany(context, resolved ??= new PublishServices(services));
+        // The literal segment outranks {topicId}, so "publish" is never read as a topic id.
+        changes.MapPost("/publish", publishMany).RequireAccess(AccessRule.PublishMany, ReadPublishTargets)
+            .WithMetadata(WritesEveryAnswer.Instance).DescribePublishMany();
         if (rateLimited)
         {
             changes.RequireRateLimiting(LaharsubRateLimiterPolicy.Name)
@@ -170,6 +174,10 @@ internal static partial class TopicEndpoints
         {
             return BeforeBody(context, Problems.Invalid("If-Match", ifMatchError));
         }
+        if (!IdempotencyKeyHeader.TryParse(context.Request, out var key, out var keyError))
+        {
+            return BeforeBody(context, Problems.Invalid(IdempotencyKeyHeader.Name, keyError));
+        }
 
         using var activity = LaharsubActivitySource.StartPublish(id);
         var maxBytes = services.Options.MaxMessageBytes;
@@ -178,6 +186,11 @@ internal static partial class TopicEndpoints
             && await RefusalBeforeBodyAsync(context, services.Store, id, ifEpoch, maxBytes, cancellationToken).ConfigureAwait(false) is { } refusal)
         {
             return BeforeBody(context, refusal);
+        }
+        if (key is not null)
+        {
+            // A key is recorded with the publish in the same store step, which the all-or-none publish does.
+            return await PublishToTargetsAsync(context, services, [new PublishTarget(id, ifEpoch)], contentType, key, single: true).ConfigureAwait(false);
         }
         var body = await ReadBodyAsync(context, maxBytes, cancellationToken).ConfigureAwait(false);
         if (body is null)
@@ -267,12 +280,8 @@ internal static partial class TopicEndpoints
     /// </summary>
     private static async ValueTask WritePublishedAsync(HttpResponse response, PublishedMessage published, CancellationToken cancellationToken)
     {
-        var json = JsonSerializer.SerializeToUtf8Bytes(published, LaharsubJsonContext.Default.PublishedMessage);
-        response.StatusCode = StatusCodes.Status201Created;
         response.Headers.ETag = EntityTag(published.Epoch);
-        response.ContentType = Wire.WireFormat.JsonContentType;
-        response.ContentLength = json.Length;
-        await response.BodyWriter.WriteAsync(json, cancellationToken).ConfigureAwait(false);
+        await WriteAnswerAsync(response, JsonSerializer.SerializeToUtf8Bytes(published, LaharsubJsonContext.Default.PublishedMessage), cancellationToken).ConfigureAwait(false);
     }
 
     private static ValidationProblem InvalidContentType(string error) => Problems.Invalid("Content-Type", error);

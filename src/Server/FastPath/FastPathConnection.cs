@@ -645,12 +645,13 @@ internal sealed class FastPathConnection : IHttpRequestLineHandler, IHttpHeaders
     }
 
     /// <summary>
-    /// Headers whose handling lives in the pipeline: CORS, access, tracing, conditions, 100-continue. The other
+    /// Headers whose handling lives in the pipeline: CORS, access, tracing, conditions, idempotency keys, 100-continue. The other
     /// forwarding headers change nothing a poll or a publish answers (no URL is in them).
     /// </summary>
     private static bool IsPipelineOnly(ReadOnlySpan<byte> name) =>
         Ascii.EqualsIgnoreCase(name, "Origin"u8) || Ascii.EqualsIgnoreCase(name, "Authorization"u8)
         || Ascii.EqualsIgnoreCase(name, "Expect"u8) || Ascii.EqualsIgnoreCase(name, "If-Match"u8)
+        || Ascii.EqualsIgnoreCase(name, "Idempotency-Key"u8)
         || Ascii.EqualsIgnoreCase(name, "traceparent"u8) || Ascii.EqualsIgnoreCase(name, "tracestate"u8)
         || Ascii.EqualsIgnoreCase(name, "Request-Id"u8) || Ascii.EqualsIgnoreCase(name, "Access-Control-Request-Method"u8);
 

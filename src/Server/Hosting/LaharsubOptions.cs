@@ -46,6 +46,15 @@ public sealed class LaharsubOptions
     /// <remarks>Must exceed <see cref="MaxPollTimeout"/>, so that a waiting poll always counts as use.</remarks>
     public TimeSpan TopicIdleTimeToLive { get => Store.TopicIdleTimeToLive; set => Store.TopicIdleTimeToLive = value; }
 
+    /// <inheritdoc cref="LaharsubStoreOptions.MaxTopicsPerPublish"/>
+    public int MaxTopicsPerPublish { get => Store.MaxTopicsPerPublish; set => Store.MaxTopicsPerPublish = value; }
+
+    /// <inheritdoc cref="LaharsubStoreOptions.IdempotencyKeyLifetime"/>
+    public TimeSpan IdempotencyKeyLifetime { get => Store.IdempotencyKeyLifetime; set => Store.IdempotencyKeyLifetime = value; }
+
+    /// <inheritdoc cref="LaharsubStoreOptions.MaxIdempotencyKeys"/>
+    public int MaxIdempotencyKeys { get => Store.MaxIdempotencyKeys; set => Store.MaxIdempotencyKeys = value; }
+
     /// <inheritdoc cref="LaharsubDeliveryOptions.MaxSubscriptionsPerPoll"/>
     public int MaxSubscriptionsPerPoll { get => Delivery.MaxSubscriptionsPerPoll; set => Delivery.MaxSubscriptionsPerPoll = value; }
 

@@ -49,6 +49,21 @@ public interface ILaharsubStore
         CancellationToken cancellationToken = default);
 
     /// <summary>
+    /// Appends one message to every topic of <paramref name="targets"/> (distinct ids, at most
+    /// <see cref="LaharsubStoreOptions.MaxTopicsPerPublish"/>), all or none, in one step (one round trip for a
+    /// networked store), and signals each topic. Any refusing target (missing, or another incarnation than
+    /// its <see cref="PublishTarget.IfEpoch"/>), or too little room for every copy, stores nothing at all.
+    /// With <paramref name="idempotencyKey"/>, a successful publish is recorded with the key for
+    /// <see cref="LaharsubStoreOptions.IdempotencyKeyLifetime"/> in the same step; while it is recorded, the
+    /// same key and fingerprint answer the recorded result (<see cref="MultiPublishResult.Replayed"/>) and store
+    /// nothing, and the same key with another fingerprint is <see cref="PublishStatus.IdempotencyKeyMismatch"/>.
+    /// Refusals are not recorded: nothing changed, so a retry may simply run again.
+    /// </summary>
+    /// <exception cref="ArgumentException"><paramref name="targets"/> is empty, too long, or names a topic twice.</exception>
+    ValueTask<MultiPublishResult> PublishManyAsync(ReadOnlyMemory<PublishTarget> targets, ReadOnlyMemory<byte> body, string contentType,
+        IdempotencyKey? idempotencyKey = null, CancellationToken cancellationToken = default);
+
+    /// <summary>
     /// Reads several topics at once (one round trip for a networked store). For request <c>n</c>, the
     /// store writes <c>results[n]</c> and appends to <paramref name="messages"/> (after request
     /// <c>n - 1</c>'s) the retained messages with ids from <c>max(FromMessageId, firstRetained)</c> on,

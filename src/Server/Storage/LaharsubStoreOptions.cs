@@ -48,4 +48,23 @@ public sealed class LaharsubStoreOptions
     /// </summary>
     [Range(typeof(TimeSpan), "00:00:00", "3650.00:00:00")]
     public TimeSpan TopicIdleTimeToLive { get; set; } = TimeSpan.Zero;
+
+    /// <summary>Most topics one publish may name (<c>POST /topics/publish?topics=...</c>); more is a 400 naming <c>topics</c>.</summary>
+    [Range(1, 1000)]
+    public int MaxTopicsPerPublish { get; set; } = 100;
+
+    /// <summary>
+    /// How long a publish's <c>Idempotency-Key</c> is remembered with its answer: a retry with the same key
+    /// within this time gets the first answer and publishes nothing. Longer than any client's retrying.
+    /// </summary>
+    [Range(typeof(TimeSpan), "00:00:01", "1.00:00:00")]
+    public TimeSpan IdempotencyKeyLifetime { get; set; } = TimeSpan.FromMinutes(5);
+
+    /// <summary>
+    /// Most idempotency keys the in-memory store remembers at once (their bytes also count against
+    /// <see cref="MaxRetainedBytes"/>); a publish with a new key beyond it is refused with 507. The Redis store
+    /// keeps its keys in Redis, bounded by their lifetime and Redis's maxmemory.
+    /// </summary>
+    [Range(1, 100_000_000)]
+    public int MaxIdempotencyKeys { get; set; } = 1_000_000;
 }

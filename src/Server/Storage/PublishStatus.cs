@@ -18,4 +18,15 @@ public enum PublishStatus
     /// <see cref="Message.IsValidContentType"/>), which no part header of a poll answer can carry; nothing stored.
     /// </summary>
     InvalidContentType,
+    /// <summary>
+    /// Of a <see cref="ILaharsubStore.PublishManyAsync"/>: this topic would have taken the message, but another
+    /// topic of the same publish refused it, so nothing was stored anywhere.
+    /// </summary>
+    NotAttempted,
+    /// <summary>The idempotency key was recorded for another request (other topics, content type or body); nothing stored.</summary>
+    IdempotencyKeyMismatch,
+    /// <summary>A publish with the same idempotency key is still being stored; nothing stored by this one.</summary>
+    IdempotencyKeyInProgress,
+    /// <summary><see cref="LaharsubStoreOptions.MaxIdempotencyKeys"/> keys are recorded already; nothing stored.</summary>
+    TooManyIdempotencyKeys,
 }

@@ -75,6 +75,7 @@ describe('the OpenAPI document', () => {
       'HEAD /ps/topics headTopics',
       'HEAD /ps/topics/{topicId} headTopic',
       'POST /ps/topics createTopic',
+      'POST /ps/topics/publish publishMany',
       'POST /ps/topics/{topicId} publish',
     ]);
     for (const { key, op } of operations) {
@@ -107,6 +108,20 @@ describe('the OpenAPI document', () => {
     // Real media types, so that generators send one; the description says any concrete type is accepted.
     assert.deepEqual(Object.keys(publish.requestBody.content), ['application/octet-stream', 'application/json', 'text/plain']);
     assert.match(publish.requestBody.description, /Any concrete media type is accepted/);
+
+    // The publish to several topics: its topics list, and Idempotency-Key on both publishes.
+    const many = operation('POST', '/ps/topics/publish');
+    const topics = many.parameters.find((p) => p.name === 'topics');
+    assert.ok(topics && topics.in === 'query' && topics.required);
+    assert.match('14,15~9f3c0a1b2c3d4e5f,16', new RegExp(topics.schema.pattern));
+    assert.doesNotMatch('14,x', new RegExp(topics.schema.pattern));
+    for (const op of [publish, many]) {
+      assert.ok(op.parameters.some((p) => p.name === 'Idempotency-Key' && p.in === 'header'));
+      for (const status of ['201', '409', '422']) {
+        assert.ok(op.responses[status], `a publish declares ${status}`);
+      }
+    }
+    assert.equal(many.responses['201'].content['application/json'].schema.$ref, '#/components/schemas/PublishedMessages');
   });
 
   test('declares no body for any answer of a HEAD operation, nor for the quiet poll\'s 204', () => {

@@ -125,6 +125,32 @@ describe('jquery.laharsub.js in a real browser', () => {
     });
   }
 
+  test('publishMany publishes one message to several topics, all or none, with an Idempotency-Key on every publish', async () => {
+    const a = (await api(server, 'POST', '/topics')).topicId;
+    const b = (await api(server, 'POST', '/topics')).topicId;
+    const page = await open('4.0.0', { transports: ['longpoll'] });
+    const keys = [];
+    page.on('request', (r) => { if (r.method() === 'POST' && r.url().includes('/topics/')) keys.push(r.headers()['idempotency-key']); });
+
+    const messages = await page.evaluate((ids) => Promise.resolve(window.client.publishMany(ids, { price: 42 })), [b, a]);
+    const refused = await page.evaluate((ids) => Promise.resolve(window.client.publishMany(ids, 'never'))
+      .then(() => null, (e) => ({ status: e.status, topics: e.problem && e.problem.topics })), [a, 999999]);
+    const keyed = await page.evaluate((id) => Promise.resolve(window.client.publishMany([id], 'once', null, { idempotencyKey: 'browser-key-1' })), a);
+    const again = await page.evaluate((id) => Promise.resolve(window.client.publishMany([id], 'once', null, { idempotencyKey: 'browser-key-1' })), a);
+    const single = await page.evaluate((id) => Promise.resolve(window.client.publish(id, 'single')), b);
+
+    assert.deepEqual(messages.map((m) => [m.topicId, m.messageId]), [[b, 1], [a, 1]]);
+    assert.equal(refused.status, 404);
+    assert.deepEqual(refused.topics, [{ topicId: 999999, reason: 'notFound' }]);
+    assert.deepEqual(again, keyed);
+    assert.equal(single.messageId, 2);
+    assert.equal((await api(server, 'GET', `/topics/${a}`)).lastMessageId, 2);
+    assert.equal(keys.length, 5);
+    assert.ok(keys.every((k) => /^"[\x20-\x7e]{1,255}"$/.test(k || '')), `every publish carries a key: ${keys.join(' ')}`);
+    assert.equal(new Set(keys).size, 4, 'a new key per call, the given one twice');
+    await page.context().close();
+  });
+
   test('a page from another origin publishes and subscribes through CORS', async () => {
     // A real server on another port: Chromium lets a loopback page call another loopback origin
     // (subject to CORS), while a page without an address would be refused by Local Network Access.

@@ -97,8 +97,8 @@ for (const version of Object.keys(paths.jqueryVersions)) {
       assert.deepEqual(Array.from(client.baseUrls), [A]);
     });
 
-    test('a failed publish is not retried, but the next request goes to the next root', async () => {
-      newClient([A, B, C]);
+    test('a publish without a key is not retried, but the next request goes to the next root', async () => {
+      newClient([A, B, C], { idempotentPublishes: false });
       const first = client.publish(1, 'maybe stored');
       const onA = await network.next((r) => r.method === 'POST');
       onA.fail();
@@ -111,6 +111,21 @@ for (const version of Object.keys(paths.jqueryVersions)) {
       assert.deepEqual([onA.root, onB.root], [A, B]);
       assert.equal(published.epoch, 'e1');
       assert.equal(network.requests.filter((r) => r.method === 'POST').length, 2);
+    });
+
+    test('a keyed publish whose outcome is unknown is sent again to the next root with the same key', async () => {
+      newClient([A, B, C]);
+      const publishing = client.publish(1, 'maybe stored');
+      const onA = await network.next((r) => r.method === 'POST');
+      onA.fail();
+      const onB = await network.next((r) => r.method === 'POST');
+      onB.respond(201, { topicId: 1, messageId: 1, epoch: 'e1' });
+      const published = await publishing;
+
+      assert.deepEqual([onA.root, onB.root], [A, B]);
+      assert.match(onA.headers['Idempotency-Key'], /^"[0-9a-f-]{32,36}"$/);
+      assert.equal(onB.headers['Idempotency-Key'], onA.headers['Idempotency-Key']);
+      assert.equal(published.messageId, 1);
     });
 
     test('a failure of a request sent before the client moved on does not move it again', async () => {

@@ -113,6 +113,26 @@ public sealed class PermissionTests(JwtServerFixture fixture) : IClassFixture<Jw
     }
 
     [Fact]
+    public async Task APublishToSeveralTopicsNeedsPublishOnEveryOneAndIsRefusedWholeNamingTheFirstForbidden()
+    {
+        var allowed = await CreateAsync("orders-eu");
+        var forbidden = await CreateAsync("payroll");
+        var token = TestTokens.Grant("""{"publish":["orders-*"]}""");
+
+        using var refused = await fixture.Anonymous.SendAsync(TestTokens.Request(HttpMethod.Post,
+            $"topics/publish?topics={allowed},{forbidden}", token, new StringContent("x"))).WaitAsync(WireClient.Bound);
+        var problem = TestTokens.ParseJson(await refused.Content.ReadAsStringAsync());
+        using var alone = await fixture.Anonymous.SendAsync(TestTokens.Request(HttpMethod.Post,
+            $"topics/publish?topics={allowed}", token, new StringContent("x"))).WaitAsync(WireClient.Bound);
+
+        Assert.Equal(HttpStatusCode.Forbidden, refused.StatusCode);
+        Assert.Equal((forbidden, "publish"), (problem.GetProperty("topicId").GetInt64(), problem.GetProperty("operation").GetString()));
+        Assert.Equal(HttpStatusCode.Created, alone.StatusCode);
+        Assert.Equal(1, (await fixture.Admin.GetTopicAsync(allowed)).GetProperty("lastMessageId").GetInt64());
+        Assert.Equal(0, (await fixture.Admin.GetTopicAsync(forbidden)).GetProperty("lastMessageId").GetInt64());
+    }
+
+    [Fact]
     public async Task APollInTheIndexedFormIsCheckedToo()
     {
         var allowed = await fixture.Admin.CreateTopicAsync();

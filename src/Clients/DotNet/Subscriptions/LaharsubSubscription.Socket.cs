@@ -73,7 +73,7 @@ public sealed partial class LaharsubSubscription
                 throw new EpochMismatchException(topicId, expectedEpoch, problem.ProblemEpoch, problem.Title, problem.Detail);
             }
         }
-        return await _client.PublishCoreAsync(topicId, body, contentType, expectedEpoch, cancellationToken).ConfigureAwait(false);
+        return await _client.PublishCoreAsync(topicId, body, contentType, expectedEpoch, _client.IdempotencyKeyFor(options), cancellationToken).ConfigureAwait(false);
     }
 
     /// <summary>

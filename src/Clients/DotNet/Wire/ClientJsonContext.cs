@@ -9,6 +9,9 @@ internal sealed record TopicList(List<TopicInfo> Topics, string? Next);
 /// <summary>The body of <c>POST topics</c> that names a label.</summary>
 internal sealed record TopicDescription(string Label);
 
+/// <summary>The answer to a publish to several topics.</summary>
+internal sealed record PublishedMessages(List<PublishedMessage> Messages);
+
 /// <summary>Source-generated metadata for the server's answers, so the client stays trimming and AOT safe.</summary>
 [JsonSourceGenerationOptions(JsonSerializerDefaults.Web)]
 [JsonSerializable(typeof(CreatedTopic))]
@@ -16,4 +19,5 @@ internal sealed record TopicDescription(string Label);
 [JsonSerializable(typeof(TopicList))]
 [JsonSerializable(typeof(TopicInfo))]
 [JsonSerializable(typeof(PublishedMessage))]
+[JsonSerializable(typeof(PublishedMessages))]
 internal sealed partial class ClientJsonContext : JsonSerializerContext;

@@ -68,6 +68,9 @@ internal sealed class LaharsubDocumentTransformer(IOptions<LaharsubOptions> opti
                     case (_, "POST") when path.EndsWith("/topics/{topicId}", StringComparison.Ordinal):
                         DescribePublish(operation);
                         break;
+                    case (_, "POST") when path.EndsWith("/topics/publish", StringComparison.Ordinal):
+                        DescribePublishMany(operation);
+                        break;
                     case (_, "GET") when path.EndsWith("/subscriptions", StringComparison.Ordinal):
                         DescribePoll(operation, document);
                         break;
@@ -217,6 +220,41 @@ internal sealed class LaharsubDocumentTransformer(IOptions<LaharsubOptions> opti
             Schema = new OpenApiSchema { Type = JsonSchemaType.String },
             Example = JsonValue.Create("\"9f3c0a1b2c3d4e5f\""),
         });
+        DescribePublishBodyAndKey(operation);
+        AddHeader(operation, "201", "ETag", "The topic's epoch in quotes.");
+        AddHeader(operation, "412", "ETag", "The topic's current epoch in quotes.");
+    }
+
+    private void DescribePublishMany(OpenApiOperation operation)
+    {
+        operation.OperationId = "publishMany";
+        operation.Parameters ??= [];
+        operation.Parameters.Add(new OpenApiParameter
+        {
+            Name = "topics",
+            In = ParameterLocation.Query,
+            Required = true,
+            Description = $"1 to {options.Value.MaxTopicsPerPublish} distinct topic ids (Laharsub:MaxTopicsPerPublish), comma-separated, "
+            + "each optionally followed by ~ and the epoch that topic must have: 14,15~9f3c0a1b2c3d4e5f,16.",
+            Schema = new OpenApiSchema { Type = JsonSchemaType.String, Pattern = "^[0-9]+(~[0-9A-Za-z_-]{1,32})?(,[0-9]+(~[0-9A-Za-z_-]{1,32})?)*$" },
+        });
+        DescribePublishBodyAndKey(operation);
+    }
+
+    /// <summary>What both publishes share: the message body, Idempotency-Key, and the answers these bring.</summary>
+    private void DescribePublishBodyAndKey(OpenApiOperation operation)
+    {
+        operation.Parameters ??= [];
+        operation.Parameters.Add(new OpenApiParameter
+        {
+            Name = "Idempotency-Key",
+            In = ParameterLocation.Header,
+            Description = "1 to 255 printable ASCII characters (a UUID), as a structured-field string. A repeat with the same key and request "
+                + $"within Laharsub:IdempotencyKeyLifetime ({options.Value.IdempotencyKeyLifetime}) answers the first answer and publishes nothing; "
+                + "the same key with another request is 422; while its first publish is being stored, 409.",
+            Schema = new OpenApiSchema { Type = JsonSchemaType.String, MaxLength = 257 },
+            Example = JsonValue.Create("\"8e03978e-40d5-43e8-bc93-6894a57f9324\""),
+        });
         operation.RequestBody = new OpenApiRequestBody
         {
             Required = true,
@@ -231,9 +269,8 @@ internal sealed class LaharsubDocumentTransformer(IOptions<LaharsubOptions> opti
                 ["text/plain"] = new() { Schema = new OpenApiSchema { Type = JsonSchemaType.String } },
             },
         };
-        AddHeader(operation, "201", "ETag", "The topic's epoch in quotes.");
-        AddHeader(operation, "412", "ETag", "The topic's current epoch in quotes.");
-        AddHeader(operation, "507", "Retry-After", "Seconds until older messages expire and make room.");
+        AddHeader(operation, "409", "Retry-After", "Seconds until the publish with the same Idempotency-Key is expected to be stored.");
+        AddHeader(operation, "507", "Retry-After", "Seconds until older messages (or idempotency keys) expire and make room.");
     }
 
     private void DescribePoll(OpenApiOperation operation, OpenApiDocument document)

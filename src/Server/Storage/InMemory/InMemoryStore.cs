@@ -15,6 +15,7 @@ internal sealed class InMemoryStore : ILaharsubStore, IRetentionBudget, IDisposa
     private readonly TimeProvider _timeProvider;
     private readonly ConcurrentDictionary<long, Topic> _topics = new();
     private readonly ITimer _sweepTimer;
+    private readonly IdempotencyRecords _idempotencyKeys;
     private long _lastTopicId;
     private int _topicCount;
     private long _retainedBytes;
@@ -26,6 +27,7 @@ internal sealed class InMemoryStore : ILaharsubStore, IRetentionBudget, IDisposa
         _options = options.Value;
         _signals = signals;
         _timeProvider = timeProvider;
+        _idempotencyKeys = new IdempotencyRecords(_options);
         _sweepTimer = timeProvider.CreateTimer(static state => ((InMemoryStore)state!).Sweep(), this,
             _options.RetentionSweepInterval, _options.RetentionSweepInterval);
     }
@@ -123,28 +125,12 @@ internal sealed class InMemoryStore : ILaharsubStore, IRetentionBudget, IDisposa
             return ValueTask.FromResult(new PublishResult(PublishStatus.EpochMismatch, Epoch: topic.Epoch));
         }
         // Reserve the cost first: when the server is full the message is refused, never stored and
-        // later dropped. Expired messages are swept first so a full server frees what it can.
+        // later dropped.
         var traceContext = Message.PublisherTraceContext;
         var cost = RetainedCost.Of(body.Length, body.Length, contentType.Length, topic.Epoch.Length, traced: traceContext != default);
-        if (!TryReserve(cost))
+        if (!TryReserveOrSweep(cost))
         {
-            // One inline sweep at a time: a full server's retrying publishers would otherwise each
-            // walk every topic, contending for the topics' locks just when the server is busiest.
-            if (Interlocked.CompareExchange(ref _sweepingWhenFull, 1, 0) == 0)
-            {
-                try
-                {
-                    Sweep();
-                }
-                finally
-                {
-                    Volatile.Write(ref _sweepingWhenFull, 0);
-                }
-            }
-            if (!TryReserve(cost))
-            {
-                return ValueTask.FromResult(new PublishResult(PublishStatus.StorageFull, RetryAfter: UntilOldestExpires()));
-            }
+            return ValueTask.FromResult(new PublishResult(PublishStatus.StorageFull, RetryAfter: UntilOldestExpires()));
         }
         var messageId = topic.Publish(contentType, body.ToArray(), traceContext, _timeProvider.GetUtcNow(), ExpiryThreshold(),
             _options.MaxMessagesPerTopic, this, ref _retainedBytes);
@@ -155,6 +141,164 @@ internal sealed class InMemoryStore : ILaharsubStore, IRetentionBudget, IDisposa
         }
         _signals.Signal(topicId);
         return ValueTask.FromResult(new PublishResult(PublishStatus.Published, messageId, topic.Epoch));
+    }
+
+    /// <inheritdoc/>
+    public ValueTask<MultiPublishResult> PublishManyAsync(ReadOnlyMemory<PublishTarget> targets, ReadOnlyMemory<byte> body, string contentType,
+        IdempotencyKey? idempotencyKey = null, CancellationToken cancellationToken = default)
+    {
+        ArgumentNullException.ThrowIfNull(contentType);
+        PublishTarget.ThrowIfInvalid(targets.Span, _options.MaxTopicsPerPublish);
+        if (body.Length == 0 || body.Length > _options.MaxMessageBytes)
+        {
+            return ValueTask.FromResult(new MultiPublishResult(PublishStatus.InvalidSize, []));
+        }
+        if (!Message.IsValidContentType(contentType))
+        {
+            return ValueTask.FromResult(new MultiPublishResult(PublishStatus.InvalidContentType, []));
+        }
+        if (idempotencyKey is null)
+        {
+            return ValueTask.FromResult(PublishAll(targets.Span, body, contentType, keyCost: 0));
+        }
+        var now = _timeProvider.GetUtcNow().UtcTicks;
+        switch (_idempotencyKeys.TryBegin(idempotencyKey, now, ref _retainedBytes, out var recorded))
+        {
+            case IdempotencyRecords.Claim.Replay:
+                return ValueTask.FromResult(new MultiPublishResult(PublishStatus.Published, recorded!, Replayed: true));
+            case IdempotencyRecords.Claim.Mismatch:
+                return ValueTask.FromResult(new MultiPublishResult(PublishStatus.IdempotencyKeyMismatch, []));
+            case IdempotencyRecords.Claim.InProgress:
+                return ValueTask.FromResult(new MultiPublishResult(PublishStatus.IdempotencyKeyInProgress, []));
+            case IdempotencyRecords.Claim.Full:
+                return ValueTask.FromResult(new MultiPublishResult(PublishStatus.TooManyIdempotencyKeys, [], RetryAfter: _options.IdempotencyKeyLifetime));
+        }
+        var keyCost = IdempotencyRecords.CostOf(idempotencyKey, targets.Length);
+        MultiPublishResult result;
+        try
+        {
+            result = PublishAll(targets.Span, body, contentType, keyCost);
+        }
+        catch
+        {
+            _idempotencyKeys.Abandon(idempotencyKey);
+            throw;
+        }
+        if (result.Status == PublishStatus.Published)
+        {
+            _idempotencyKeys.Complete(idempotencyKey, result.Topics, _timeProvider.GetUtcNow().UtcTicks, keyCost);
+        }
+        else
+        {
+            _idempotencyKeys.Abandon(idempotencyKey);
+        }
+        return ValueTask.FromResult(result);
+    }
+
+    /// <summary>
+    /// Appends the message to every target or to none: the targets' locks are all held (taken in id order)
+    /// while they are checked and appended to, so no delete can come between. Their cost, and
+    /// <paramref name="keyCost"/>, is reserved before the locks are taken, since a full store sweeps, which
+    /// takes topic locks itself.
+    /// </summary>
+    private MultiPublishResult PublishAll(ReadOnlySpan<PublishTarget> targets, ReadOnlyMemory<byte> body, string contentType, long keyCost)
+    {
+        var count = targets.Length;
+        var topics = new Topic?[count];
+        var results = new PublishResult[count];
+        for (var i = 0; i < count; i++)
+        {
+            topics[i] = _topics.TryGetValue(targets[i].TopicId, out var topic) ? topic : null;
+        }
+        if (Refusal(targets, topics, results, checkDeleted: false) is { } missing)
+        {
+            return missing;
+        }
+        var traceContext = Message.PublisherTraceContext;
+        var cost = keyCost;
+        foreach (var topic in topics)
+        {
+            // Each message counts the body's array, though they share one copy: counted high, never low.
+            cost += RetainedCost.Of(body.Length, body.Length, contentType.Length, topic!.Epoch.Length, traced: traceContext != default);
+        }
+        if (!TryReserveOrSweep(cost))
+        {
+            return new MultiPublishResult(PublishStatus.StorageFull, [], RetryAfter: UntilOldestExpires());
+        }
+        var order = new int[count];
+        for (var i = 0; i < count; i++)
+        {
+            order[i] = i;
+        }
+        var ids = new long[count];
+        for (var i = 0; i < count; i++)
+        {
+            ids[i] = targets[i].TopicId;
+        }
+        Array.Sort(ids, order);
+        var locked = 0;
+        try
+        {
+            for (; locked < count; locked++)
+            {
+                topics[order[locked]]!.Enter();
+            }
+            if (Refusal(targets, topics, results, checkDeleted: true) is { } refusal)
+            {
+                Interlocked.Add(ref _retainedBytes, -cost);
+                return refusal;
+            }
+            // One copy of the body for every topic: the messages never change it.
+            var copy = body.ToArray();
+            var now = _timeProvider.GetUtcNow();
+            var threshold = ExpiryThreshold();
+            for (var i = 0; i < count; i++)
+            {
+                var topic = topics[i]!;
+                results[i] = new PublishResult(PublishStatus.Published,
+                    topic.AppendLocked(contentType, copy, traceContext, now, threshold, _options.MaxMessagesPerTopic, this, ref _retainedBytes), topic.Epoch);
+            }
+        }
+        finally
+        {
+            while (locked > 0)
+            {
+                topics[order[--locked]]!.Exit();
+            }
+        }
+        foreach (var target in targets)
+        {
+            _signals.Signal(target.TopicId);
+        }
+        return new MultiPublishResult(PublishStatus.Published, results);
+    }
+
+    /// <summary>
+    /// The refusal of a publish to <paramref name="topics"/> (null where missing), naming each refusing topic in
+    /// <paramref name="results"/>; null when every topic takes it. A missing topic outranks another epoch.
+    /// </summary>
+    private static MultiPublishResult? Refusal(ReadOnlySpan<PublishTarget> targets, Topic?[] topics, PublishResult[] results, bool checkDeleted)
+    {
+        var status = PublishStatus.Published;
+        for (var i = 0; i < targets.Length; i++)
+        {
+            var topic = topics[i];
+            if (topic is null || (checkDeleted && topic.IsDeletedLocked))
+            {
+                results[i] = new PublishResult(PublishStatus.TopicNotFound);
+                status = PublishStatus.TopicNotFound;
+            }
+            else if (targets[i].IfEpoch is { } epoch && epoch != topic.Epoch)
+            {
+                results[i] = new PublishResult(PublishStatus.EpochMismatch, Epoch: topic.Epoch);
+                status = status == PublishStatus.TopicNotFound ? status : PublishStatus.EpochMismatch;
+            }
+            else
+            {
+                results[i] = new PublishResult(PublishStatus.NotAttempted);
+            }
+        }
+        return status == PublishStatus.Published ? null : new MultiPublishResult(status, results);
     }
 
     /// <inheritdoc/>
@@ -196,6 +340,7 @@ internal sealed class InMemoryStore : ILaharsubStore, IRetentionBudget, IDisposa
                 topic.Expire(threshold, ref _retainedBytes);
             }
         }
+        _idempotencyKeys.Sweep(now, ref _retainedBytes);
     }
 
     /// <summary>Stops the sweep timer.</summary>
@@ -221,6 +366,29 @@ internal sealed class InMemoryStore : ILaharsubStore, IRetentionBudget, IDisposa
 
     /// <inheritdoc/>
     void IRetentionBudget.Release(long bytes) => Interlocked.Add(ref _retainedBytes, -bytes);
+
+    /// <summary>Reserves <paramref name="bytes"/>; when full, sweeps expired messages first so a full server frees what it can.</summary>
+    private bool TryReserveOrSweep(long bytes)
+    {
+        if (TryReserve(bytes))
+        {
+            return true;
+        }
+        // One inline sweep at a time: a full server's retrying publishers would otherwise each
+        // walk every topic, contending for the topics' locks just when the server is busiest.
+        if (Interlocked.CompareExchange(ref _sweepingWhenFull, 1, 0) == 0)
+        {
+            try
+            {
+                Sweep();
+            }
+            finally
+            {
+                Volatile.Write(ref _sweepingWhenFull, 0);
+            }
+        }
+        return TryReserve(bytes);
+    }
 
     private bool TryReserve(long bytes)
     {

@@ -48,23 +48,38 @@ internal sealed class Topic(long id, string epoch, DateTimeOffset createdAt, str
     {
         lock (_lock)
         {
-            if (_deleted)
-            {
-                return 0;
-            }
-            ExpireLocked(expiredAtOrBeforeTicks, ref retainedBytes);
-            _lastUsedTicks = now.UtcTicks;
-            if (_log.Count >= maxMessages)
-            {
-                Interlocked.Add(ref retainedBytes, -_log.RemoveOldest());
-            }
-            // The id is assigned and the message appended under one lock, so ids are appended in order.
-            var message = new Message(Id, Epoch, _lastMessageId + 1, now, contentType, body, traceContext);
-            message.CountAgainst(budget);
-            _lastMessageId++;
-            _log.Append(message);
-            return _lastMessageId;
+            return _deleted ? 0 : AppendLocked(contentType, body, traceContext, now, expiredAtOrBeforeTicks, maxMessages, budget, ref retainedBytes);
         }
+    }
+
+    /// <summary>
+    /// Takes the topic's lock for a publish to several topics, which holds the locks of all of them (taken in
+    /// topic id order, so two such publishes cannot deadlock) while it checks them and appends.
+    /// </summary>
+    public void Enter() => _lock.Enter();
+
+    /// <summary>Releases the lock <see cref="Enter"/> took.</summary>
+    public void Exit() => _lock.Exit();
+
+    /// <summary>Whether the topic was deleted; under the lock <see cref="Enter"/> took.</summary>
+    public bool IsDeletedLocked => _deleted;
+
+    /// <summary>Appends a message under the lock <see cref="Enter"/> took, to a topic not deleted; returns its id.</summary>
+    public long AppendLocked(string contentType, byte[] body, ActivityContext traceContext, DateTimeOffset now, long expiredAtOrBeforeTicks, int maxMessages,
+        IRetentionBudget budget, ref long retainedBytes)
+    {
+        ExpireLocked(expiredAtOrBeforeTicks, ref retainedBytes);
+        _lastUsedTicks = now.UtcTicks;
+        if (_log.Count >= maxMessages)
+        {
+            Interlocked.Add(ref retainedBytes, -_log.RemoveOldest());
+        }
+        // The id is assigned and the message appended under one lock, so ids are appended in order.
+        var message = new Message(Id, Epoch, _lastMessageId + 1, now, contentType, body, traceContext);
+        message.CountAgainst(budget);
+        _lastMessageId++;
+        _log.Append(message);
+        return _lastMessageId;
     }
 
     /// <summary>Deletes the topic and returns the bytes it released.</summary>

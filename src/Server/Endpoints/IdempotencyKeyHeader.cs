@@ -1,0 +1,79 @@
+using System.Buffers;
+using System.Security.Cryptography;
+using System.Text;
+using Laharsub.Server.Storage;
+using Microsoft.AspNetCore.Http;
+
+namespace Laharsub.Server.Endpoints;
+
+/// <summary>
+/// The <c>Idempotency-Key</c> request header of draft-ietf-httpapi-idempotency-key-header: a structured-field
+/// string (<c>"8e03978e-40d5-43e8-bc93-6894a57f9324"</c>), which this server also takes bare, as clients
+/// that do not quote it send it; and the fingerprint that tells a retry from another request with the same key.
+/// </summary>
+internal static class IdempotencyKeyHeader
+{
+    public const string Name = "Idempotency-Key";
+
+    /// <summary>The longest key: room for any UUID or ULID with a prefix, and a bound on what each key costs.</summary>
+    public const int MaxLength = 255;
+
+    /// <summary>Reads the header; true with a null key when it is absent, false with the reason when it is malformed.</summary>
+    public static bool TryParse(HttpRequest request, out string? key, out string error)
+    {
+        key = null;
+        error = "";
+        var values = request.Headers[Name];
+        if (values.Count == 0)
+        {
+            return true;
+        }
+        var text = values.Count == 1 ? values[0] ?? "" : "";
+        if (values.Count > 1)
+        {
+            error = "Send one Idempotency-Key, not several.";
+            return false;
+        }
+        if (text.Length >= 2 && text[0] == '"' && text[^1] == '"')
+        {
+            text = text[1..^1];
+        }
+        if (text.Length is 0 or > MaxLength)
+        {
+            error = $"The key is {text.Length} characters: send 1 to {MaxLength} (a UUID is 36), as Idempotency-Key: \"<key>\".";
+            return false;
+        }
+        foreach (var c in text)
+        {
+            // Printable ASCII without the quote and backslash a structured-field string escapes: no escaping to undo.
+            if (c is < ' ' or > '~' or '"' or '\\')
+            {
+                error = "The key holds a character other than printable ASCII (or a quote or backslash): use letters, digits and - such as a UUID.";
+                return false;
+            }
+        }
+        key = text;
+        return true;
+    }
+
+    /// <summary>
+    /// What identifies the request a key came with: a SHA-256 of its targets (with their epochs), its content
+    /// type and its body, so that a key reused for another message, topic or content type is told apart.
+    /// </summary>
+    public static IdempotencyKey Fingerprinted(string key, ReadOnlySpan<PublishTarget> targets, string contentType, ReadOnlySpan<byte> body)
+    {
+        using var hash = IncrementalHash.CreateHash(HashAlgorithmName.SHA256);
+        var text = new StringBuilder();
+        foreach (var target in targets)
+        {
+            text.Append(target.TopicId).Append('~').Append(target.IfEpoch).Append(',');
+        }
+        text.Append('\n').Append(contentType).Append('\n');
+        var prefix = Encoding.UTF8.GetBytes(text.ToString());
+        hash.AppendData(prefix);
+        hash.AppendData(body);
+        Span<byte> digest = stackalloc byte[32];
+        hash.GetHashAndReset(digest);
+        return new IdempotencyKey(key, Convert.ToHexStringLower(digest));
+    }
+}
