@@ -3,16 +3,16 @@ namespace Laharsub.Server.Endpoints;
 /// <summary>
 /// Bounds each write of one stream (SSE or WebSocket) by <see cref="LaharsubStreamOptions.MaxWriteWait"/>:
 /// a client that stops reading is ended instead of waited for, and resumes from its cursors. One timer per
-/// stream, armed for each write and disarmed after it, so that the writes themselves need no cancellation
-/// token: a token source and timer per write cost every delivery an allocation, and a cancellable WebSocket
-/// send takes the socket's slower path, which registers with the token.
+/// stream, armed only for a write that did not complete at once (most do), so that the writes themselves need
+/// no cancellation token: a token source and timer per write cost every delivery an allocation, and a
+/// cancellable WebSocket send takes the socket's slower path, which registers with the token.
 /// </summary>
 internal sealed class StreamWriteDeadline : IDisposable
 {
     private readonly ITimer _timer;
     private readonly TimeSpan _wait;
     private readonly Action _passed;
-    private int _writing;
+    private Task? _pending;
     private int _expired;
 
     /// <param name="clock">The host's clock (tests move it).</param>
@@ -28,24 +28,45 @@ internal sealed class StreamWriteDeadline : IDisposable
     /// <summary>Whether a write outlasted the wait and the stream was ended.</summary>
     public bool Passed => Volatile.Read(ref _expired) == 1;
 
-    /// <summary>A write begins.</summary>
-    public void Arm()
+    /// <summary>Awaits a write that did not complete at once, ending the stream if it is still pending after the wait.</summary>
+    public async ValueTask<T> WatchAsync<T>(ValueTask<T> write)
     {
-        Volatile.Write(ref _writing, 1);
+        var pending = write.AsTask();
+        Volatile.Write(ref _pending, pending);
         _timer.Change(_wait, Timeout.InfiniteTimeSpan);
+        try
+        {
+            return await pending.ConfigureAwait(false);
+        }
+        finally
+        {
+            Volatile.Write(ref _pending, null);
+            _timer.Change(Timeout.InfiniteTimeSpan, Timeout.InfiniteTimeSpan);
+        }
     }
 
-    /// <summary>The write is done (or failed).</summary>
-    public void Disarm()
+    /// <inheritdoc cref="WatchAsync{T}(ValueTask{T})"/>
+    public async ValueTask WatchAsync(ValueTask write)
     {
-        Volatile.Write(ref _writing, 0);
-        _timer.Change(Timeout.InfiniteTimeSpan, Timeout.InfiniteTimeSpan);
+        var pending = write.AsTask();
+        Volatile.Write(ref _pending, pending);
+        _timer.Change(_wait, Timeout.InfiniteTimeSpan);
+        try
+        {
+            await pending.ConfigureAwait(false);
+        }
+        finally
+        {
+            Volatile.Write(ref _pending, null);
+            _timer.Change(Timeout.InfiniteTimeSpan, Timeout.InfiniteTimeSpan);
+        }
     }
 
     private void Pass()
     {
-        // A timer that fired as its write completed ends nothing.
-        if (Volatile.Read(ref _writing) == 1 && Interlocked.Exchange(ref _expired, 1) == 0)
+        // Only a write still pending ends the stream: a timer that fired as its write completed ends nothing,
+        // and a stream whose request is over has no write pending.
+        if (Volatile.Read(ref _pending) is { IsCompleted: false } && Interlocked.Exchange(ref _expired, 1) == 0)
         {
             _passed();
         }

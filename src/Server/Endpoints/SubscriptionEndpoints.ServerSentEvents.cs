@@ -252,19 +252,16 @@ internal static partial class SubscriptionEndpoints
         /// </summary>
         private async ValueTask<bool> FlushAsync()
         {
-            deadline.Arm();
+            var sending = target.SendAsync();
             try
             {
-                return await target.SendAsync().ConfigureAwait(false) && !deadline.Passed;
+                var sent = sending.IsCompleted ? sending.Result : await deadline.WatchAsync(sending).ConfigureAwait(false);
+                return sent && !deadline.Passed;
             }
             catch (Exception) when (deadline.Passed)
             {
                 // Ended as too slow (counted then): the aborted connection failed the flush.
                 return false;
-            }
-            finally
-            {
-                deadline.Disarm();
             }
         }
 

@@ -531,7 +531,6 @@ internal static partial class SubscriptionEndpoints
         private async Task SendFramesAsync(Action<ArrayBufferWriter<byte>> build, PollResult? result = null)
         {
             await _sending.WaitAsync(context.RequestAborted).ConfigureAwait(false);
-            _deadline!.Arm();
             try
             {
                 if (result is not null)
@@ -560,13 +559,12 @@ internal static partial class SubscriptionEndpoints
                 var written = _frame.WrittenMemory;
                 foreach (var (start, end) in JsonObjects(written.Span))
                 {
-                    await _socket.SendAsync(written[start..end], WebSocketMessageType.Text, endOfMessage: true, CancellationToken.None).ConfigureAwait(false);
+                    await Bounded(_socket.SendAsync(written[start..end], WebSocketMessageType.Text, endOfMessage: true, CancellationToken.None)).ConfigureAwait(false);
                 }
             }
             finally
             {
                 // Ended as too slow, the aborted socket failed the send: the deadline counted it and cancelled the run.
-                _deadline.Disarm();
                 _sending.Release();
             }
         }
@@ -589,7 +587,10 @@ internal static partial class SubscriptionEndpoints
 
         // Without a token: the write deadline bounds the send, and an uncancellable send takes the socket's fast path.
         private ValueTask SendAsync() =>
-            _socket.SendAsync(_frame.WrittenMemory, WebSocketMessageType.Text, endOfMessage: true, CancellationToken.None);
+            Bounded(_socket.SendAsync(_frame.WrittenMemory, WebSocketMessageType.Text, endOfMessage: true, CancellationToken.None));
+
+        /// <summary>A send that did not complete at once is watched by the write deadline.</summary>
+        private ValueTask Bounded(ValueTask send) => send.IsCompleted ? send : _deadline!.WatchAsync(send);
 
         private async Task CloseAsync(WebSocketCloseStatus status, string reason)
         {
