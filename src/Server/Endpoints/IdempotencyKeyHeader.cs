@@ -38,12 +38,27 @@ internal static class IdempotencyKeyHeader
         {
             text = text[1..^1];
         }
-        if (text.Length is 0 or > MaxLength)
+        if (!IsValid(text, out error))
         {
-            error = $"The key is {text.Length} characters: send 1 to {MaxLength} (a UUID is 36), as Idempotency-Key: \"<key>\".";
             return false;
         }
-        foreach (var c in text)
+        key = text;
+        return true;
+    }
+
+    /// <summary>
+    /// Whether <paramref name="key"/> (unquoted) is a key this server takes, from the header or from a WebSocket
+    /// publish frame's <c>idempotencyKey</c>: 1 to <see cref="MaxLength"/> printable ASCII characters.
+    /// </summary>
+    public static bool IsValid(string key, out string error)
+    {
+        error = "";
+        if (key.Length is 0 or > MaxLength)
+        {
+            error = $"The key is {key.Length} characters: send 1 to {MaxLength} (a UUID is 36), as Idempotency-Key: \"<key>\" (a WebSocket publish frame: \"idempotencyKey\":\"<key>\").";
+            return false;
+        }
+        foreach (var c in key)
         {
             // Printable ASCII without the quote and backslash a structured-field string escapes: no escaping to undo.
             if (c is < ' ' or > '~' or '"' or '\\')
@@ -52,7 +67,6 @@ internal static class IdempotencyKeyHeader
                 return false;
             }
         }
-        key = text;
         return true;
     }
 

@@ -13,6 +13,8 @@ internal static class PublishTargets
 {
     public const string Parameter = "topics";
 
+    private const string Unnamed = "Name the topics once, as topics=14,15~<epoch>,16 (a comma-separated list of topic ids, each optionally with ~ and the epoch it must have).";
+
     /// <summary>Reads the targets; false with the parameter at fault and why, changing nothing.</summary>
     public static bool TryParse(HttpRequest request, int maxTopics, List<PublishTarget> targets, out string parameter, out string error)
     {
@@ -28,15 +30,30 @@ internal static class PublishTargets
             }
         }
         var values = request.Query[Parameter];
-        if (values.Count != 1 || string.IsNullOrEmpty(values[0]))
+        if (values.Count != 1)
         {
-            error = "Name the topics once, as topics=14,15~<epoch>,16 (a comma-separated list of topic ids, each optionally with ~ and the epoch it must have).";
+            error = Unnamed;
+            return false;
+        }
+        return TryParse(values[0], maxTopics, targets, out error);
+    }
+
+    /// <summary>
+    /// Reads a list of targets, <c>14,15~9f3c0a1b2c3d4e5f,16</c>, as a query's <c>topics</c> or a WebSocket
+    /// publish frame's give it; false with why, having added nothing that counts (the caller drops <paramref name="targets"/>).
+    /// </summary>
+    public static bool TryParse(string? value, int maxTopics, List<PublishTarget> targets, out string error)
+    {
+        error = "";
+        if (string.IsNullOrEmpty(value))
+        {
+            error = Unnamed;
             return false;
         }
         var seen = new HashSet<long>();
-        foreach (var range in values[0].AsSpan().Split(','))
+        foreach (var range in value.AsSpan().Split(','))
         {
-            var item = values[0].AsSpan()[range];
+            var item = value.AsSpan()[range];
             if (targets.Count == maxTopics)
             {
                 error = $"A publish names at most {maxTopics} topics (Laharsub:MaxTopicsPerPublish): split the publish, or raise the limit.";

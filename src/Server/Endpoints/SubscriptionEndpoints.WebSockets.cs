@@ -38,7 +38,7 @@ internal static partial class SubscriptionEndpoints
     /// and a receive loop for the client's frames. Sends are serialized; nothing is queued per socket
     /// (a run waits for its writes, and a slow reader reads later from retention).
     /// </summary>
-    private sealed class SocketSession(HttpContext context, PollServices services, Pacing pacing) : IDisposable
+    private sealed partial class SocketSession(HttpContext context, PollServices services, Pacing pacing) : IDisposable
     {
         private static ReadOnlySpan<byte> MessageStart => "{\"type\":\"message\",\"message\":"u8;
         private static ReadOnlySpan<byte> NoticeStart => "{\"type\":\"notice\",\"notice\":"u8;
@@ -295,7 +295,9 @@ internal static partial class SubscriptionEndpoints
             ProblemDetails? problem;
             try
             {
-                problem = parsed.Type switch
+                problem = parsed.WrongType is { } field
+                    ? Invalid(field, $"\"{field}\" is a string (a JSON text value), not an object, array or boolean; nothing was changed.")
+                    : parsed.Type switch
                 {
                     "subscribe" or "unsubscribe" => await ChangeAsync(parsed).ConfigureAwait(false),
                     "publish" => await PublishAsync(parsed).ConfigureAwait(false),
@@ -349,92 +351,6 @@ internal static partial class SubscriptionEndpoints
             return null;
         }
 
-        private async ValueTask<ProblemDetails?> PublishAsync(ClientFrame frame)
-        {
-            // Each publish frame counts as a POST would, against the same bucket: Laharsub:RateLimit.
-            if (!services.RateLimit.TryAcquire(context, out var retryAfterSeconds))
-            {
-                var refusal = services.RateLimit.Refusal(retryAfterSeconds);
-                // What REST says in Retry-After.
-                refusal.Extensions["retryAfter"] = (long)retryAfterSeconds;
-                return refusal;
-            }
-            if (frame.TopicId is not { } topicId || topicId <= 0)
-            {
-                return Invalid("topicId", "Name the topic to publish to: \"topicId\" is a positive integer.");
-            }
-            if (frame.Encoding is not (null or "text" or "base64"))
-            {
-                return Invalid("encoding", $"'{frame.Encoding}' is not an encoding: use \"text\" (the body is the text) or \"base64\".");
-            }
-            var base64 = frame.Encoding == "base64";
-            var contentType = frame.ContentType ?? (base64 ? MessageContentType.Default : "text/plain; charset=utf-8");
-            if (MessageContentType.Validate(contentType) is { } contentTypeError)
-            {
-                return Invalid("contentType", contentTypeError);
-            }
-            if (frame.IfEpoch is { } ifEpoch && !EpochText.IsValid(ifEpoch))
-            {
-                return Invalid("ifEpoch", $"'{ifEpoch}' is not an epoch: send the epoch from the topic's info or a publish answer, or leave it out.");
-            }
-            if (frame.Body is null)
-            {
-                return Invalid("body", "The frame has no \"body\": publish at least one byte.");
-            }
-            byte[] body;
-            try
-            {
-                body = base64 ? Convert.FromBase64String(frame.Body) : Encoding.UTF8.GetBytes(frame.Body);
-            }
-            catch (FormatException)
-            {
-                return Invalid("body", "With \"encoding\":\"base64\" the body is standard base64.");
-            }
-            if (!await services.Access.AllowsAsync(context, LaharsubOperation.Publish, topicId).ConfigureAwait(false))
-            {
-                return Forbidden(LaharsubOperation.Publish, topicId);
-            }
-            if (services.Lifetime.ApplicationStopping.IsCancellationRequested)
-            {
-                return Problems.Status(StatusCodes.Status503ServiceUnavailable, "Shutting down",
-                    "This instance is stopping and takes no more messages; publish again after reconnecting (another instance answers).").ProblemDetails;
-            }
-            var maxBytes = services.StoreOptions.MaxMessageBytes;
-            if (body.Length > maxBytes)
-            {
-                return Problems.Status(StatusCodes.Status413PayloadTooLarge, "Message too large",
-                    $"Messages may be at most {maxBytes} bytes (Laharsub:MaxMessageBytes). Send a smaller message, or a reference to where the content is.").ProblemDetails;
-            }
-            // Current while the store publishes, which keeps its context with the message (Message.PublisherTraceContext).
-            using var activity = LaharsubActivitySource.StartPublish(topicId);
-            var result = await services.Store.PublishAsync(topicId, body, contentType, frame.IfEpoch, context.RequestAborted).ConfigureAwait(false);
-            switch (result.Status)
-            {
-                case PublishStatus.Published:
-                    services.Metrics.Published();
-                    LaharsubActivitySource.Published(activity, result.MessageId, result.Epoch!);
-                    await SendPublishedAsync(frame.Id, topicId, result).ConfigureAwait(false);
-                    return null;
-                case PublishStatus.TopicNotFound:
-                    return Problems.TopicNotFound(topicId).ProblemDetails;
-                case PublishStatus.EpochMismatch:
-                    var mismatch = Problems.Status(StatusCodes.Status412PreconditionFailed, "Topic is another incarnation",
-                        $"Topic {topicId} now has epoch '{result.Epoch}', not '{frame.IfEpoch}': it was deleted and created again since you learned its epoch. Nothing was published.").ProblemDetails;
-                    mismatch.Extensions["topicId"] = topicId;
-                    mismatch.Extensions["epoch"] = result.Epoch;
-                    return mismatch;
-                case PublishStatus.StorageFull:
-                    return Problems.Status(StatusCodes.Status507InsufficientStorage, "Server full",
-                        $"Retained messages have reached Laharsub:MaxRetainedBytes; the message was not stored. Retry after {Math.Ceiling((result.RetryAfter ?? TimeSpan.FromSeconds(1)).TotalSeconds)} s, when older messages expire.").ProblemDetails;
-                case PublishStatus.InvalidContentType:
-                    return Invalid("contentType", $"'{contentType}' is not a content type a message may have (no control characters).");
-                default:
-                    return body.Length == 0
-                        ? Invalid("body", "The message body is empty: publish at least one byte.")
-                        : Problems.Status(StatusCodes.Status413PayloadTooLarge, "Message too large", $"Messages may be at most {maxBytes} bytes (Laharsub:MaxMessageBytes).").ProblemDetails;
-            }
-        }
-
         private static HttpValidationProblemDetails Invalid(string parameter, string message) => Problems.Invalid(parameter, message).ProblemDetails;
 
         private static ProblemDetails Forbidden(LaharsubOperation operation, long topicId) => new()
@@ -462,18 +378,6 @@ internal static partial class SubscriptionEndpoints
             }
             _answering = [];
         });
-
-        private Task SendPublishedAsync(string? id, long topicId, PublishResult result) => SendFramesAsync(writer => WriteJson(writer, json =>
-        {
-            json.WriteString("type"u8, "published"u8);
-            if (id is not null)
-            {
-                json.WriteString("id"u8, id);
-            }
-            json.WriteNumber("topicId"u8, topicId);
-            json.WriteNumber("messageId"u8, result.MessageId);
-            json.WriteString("epoch"u8, result.Epoch);
-        }));
 
         private Task SendProblemAsync(string? id, ProblemDetails problem) => SendFramesAsync(writer => WriteJson(writer, json =>
         {
@@ -503,13 +407,22 @@ internal static partial class SubscriptionEndpoints
             }
             foreach (var (name, value) in problem.Extensions)
             {
-                if (value is long number)
+                switch (value)
                 {
-                    json.WriteNumber(name, number);
-                }
-                else if (value is not null)
-                {
-                    json.WriteString(name, value.ToString());
+                    case long number:
+                        json.WriteNumber(name, number);
+                        break;
+                    case RefusedTopic[] topics:
+                        json.WritePropertyName(name);
+                        JsonSerializer.Serialize(json, topics, LaharsubJsonContext.Default.RefusedTopicArray);
+                        break;
+                    case Dictionary<string, string[]> errors:
+                        json.WritePropertyName(name);
+                        JsonSerializer.Serialize(json, errors, LaharsubJsonContext.Default.DictionaryStringStringArray);
+                        break;
+                    case not null:
+                        json.WriteString(name, value.ToString());
+                        break;
                 }
             }
             json.WriteEndObject();
@@ -654,8 +567,12 @@ internal static partial class SubscriptionEndpoints
         }
     }
 
-    /// <summary>A client's frame, read with one pass of a <see cref="Utf8JsonReader"/>.</summary>
-    private readonly record struct ClientFrame(string Type, string? Id, string? Topics, long? TopicId, string? ContentType, string? Body, string? Encoding, string? IfEpoch)
+    /// <summary>
+    /// A client's frame, read with one pass of a <see cref="Utf8JsonReader"/>. A property of the wrong JSON type
+    /// is not fatal: <see cref="WrongType"/> names the first one, and the frame is refused with a problem.
+    /// </summary>
+    private readonly record struct ClientFrame(string Type, string? Id, string? Topics, long? TopicId, string? ContentType, string? Body,
+        string? Encoding, string? IfEpoch, string? IdempotencyKey, string? WrongType)
     {
         public static ClientFrame Parse(ReadOnlySpan<byte> json)
         {
@@ -664,34 +581,53 @@ internal static partial class SubscriptionEndpoints
             {
                 throw new JsonException("Not an object.");
             }
-            string type = "", id = null!, topics = null!, contentType = null!, body = null!, ifEpoch = null!, encoding = null!;
+            string type = "", id = null!, topics = null!, contentType = null!, body = null!, ifEpoch = null!, encoding = null!, key = null!;
+            string? wrongType = null;
             long? topicId = null;
             while (reader.Read() && reader.TokenType == JsonTokenType.PropertyName)
             {
-                var name = reader.GetString();
+                var name = reader.GetString()!;
                 reader.Read();
                 switch (name)
                 {
-                    case "type": type = Text(ref reader) ?? ""; break;
-                    case "id": id = Text(ref reader)!; break;
-                    case "topics": topics = Text(ref reader)!; break;
-                    case "topicId": topicId = reader.TokenType == JsonTokenType.Number && reader.TryGetInt64(out var number) ? number : -1; break;
-                    case "contentType": contentType = Text(ref reader)!; break;
-                    case "body": body = Text(ref reader)!; break;
-                    case "encoding": encoding = Text(ref reader)!; break;
-                    case "ifEpoch": ifEpoch = Text(ref reader)!; break;
+                    case "type": type = Text(ref reader, name, ref wrongType) ?? ""; break;
+                    case "id": id = Text(ref reader, name, ref wrongType)!; break;
+                    case "topics": topics = Text(ref reader, name, ref wrongType)!; break;
+                    case "topicId": topicId = reader.TokenType == JsonTokenType.Number && reader.TryGetInt64(out var number) ? number : Skipped(ref reader); break;
+                    case "contentType": contentType = Text(ref reader, name, ref wrongType)!; break;
+                    case "body": body = Text(ref reader, name, ref wrongType)!; break;
+                    case "encoding": encoding = Text(ref reader, name, ref wrongType)!; break;
+                    case "ifEpoch": ifEpoch = Text(ref reader, name, ref wrongType)!; break;
+                    case "idempotencyKey": key = Text(ref reader, name, ref wrongType)!; break;
                     default: reader.Skip(); break;
                 }
             }
-            return new ClientFrame(type, id, topics, topicId, contentType, body, encoding, ifEpoch);
+            return new ClientFrame(type, id, topics, topicId, contentType, body, encoding, ifEpoch, key, wrongType);
         }
 
-        private static string? Text(ref Utf8JsonReader reader) => reader.TokenType switch
+        /// <summary>A string (or a number, as its text); an object or array is skipped and noted in <paramref name="wrongType"/>.</summary>
+        private static string? Text(ref Utf8JsonReader reader, string name, ref string? wrongType)
         {
-            JsonTokenType.String => reader.GetString(),
-            JsonTokenType.Number => System.Text.Encoding.UTF8.GetString(reader.ValueSpan),
-            JsonTokenType.Null => null,
-            _ => throw new JsonException("Expected a string."),
-        };
+            switch (reader.TokenType)
+            {
+                case JsonTokenType.String:
+                    return reader.GetString();
+                case JsonTokenType.Number:
+                    return System.Text.Encoding.UTF8.GetString(reader.ValueSpan);
+                case JsonTokenType.Null:
+                    return null;
+                default:
+                    wrongType ??= name;
+                    reader.Skip();
+                    return null;
+            }
+        }
+
+        /// <summary>A <c>topicId</c> that is no integer: skipped (an object or array whole), and refused as not positive.</summary>
+        private static long Skipped(ref Utf8JsonReader reader)
+        {
+            reader.Skip();
+            return -1;
+        }
     }
 }

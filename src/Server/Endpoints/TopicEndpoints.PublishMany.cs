@@ -1,10 +1,7 @@
-using System.Globalization;
 using System.Text.Json;
-using Laharsub.Server.Diagnostics;
 using Laharsub.Server.Storage;
 using Laharsub.Server.Wire;
 using Microsoft.AspNetCore.Http;
-using Microsoft.AspNetCore.Http.HttpResults;
 
 namespace Laharsub.Server.Endpoints;
 
@@ -55,7 +52,7 @@ internal static partial class TopicEndpoints
         }
         if (context.Request.ContentLength > services.Options.MaxMessageBytes)
         {
-            return BeforeBody(context, TooLarge(services.Options.MaxMessageBytes));
+            return BeforeBody(context, PublishRefusal.TooLarge(services.Options.MaxMessageBytes));
         }
         return await PublishToTargetsAsync(context, services, [.. targets], contentType, key, single: false).ConfigureAwait(false);
     }
@@ -72,7 +69,7 @@ internal static partial class TopicEndpoints
         var body = await ReadBodyAsync(context, maxBytes, cancellationToken).ConfigureAwait(false);
         if (body is null)
         {
-            return TooLarge(maxBytes);
+            return PublishRefusal.TooLarge(maxBytes);
         }
         var bodyLength = body.Value.Memory.Length;
         MultiPublishResult result;
@@ -82,52 +79,39 @@ internal static partial class TopicEndpoints
             {
                 return stopping;
             }
-            var idempotencyKey = key is null ? null : IdempotencyKeyHeader.Fingerprinted(key, targets, contentType, body.Value.Memory.Span);
-            result = await services.Store.PublishManyAsync(targets, body.Value.Memory, contentType, idempotencyKey, cancellationToken).ConfigureAwait(false);
+            result = await StorePublish.PublishAsync(services.Store, services.Metrics, targets, body.Value.Memory, contentType, key, cancellationToken).ConfigureAwait(false);
         }
         finally
         {
             body.Value.Dispose();
         }
-        if (result.Status == PublishStatus.Published)
+        if (result.Status != PublishStatus.Published)
         {
-            if (!result.Replayed)
-            {
-                for (var i = 0; i < targets.Length; i++)
-                {
-                    services.Metrics.Published();
-                }
-            }
-            var messages = new PublishedMessage[targets.Length];
-            for (var i = 0; i < targets.Length; i++)
-            {
-                messages[i] = new PublishedMessage(targets[i].TopicId, result.Topics[i].MessageId, result.Topics[i].Epoch!);
-            }
-            if (single)
-            {
-                await WritePublishedAsync(context.Response, messages[0], cancellationToken).ConfigureAwait(false);
-            }
-            else
-            {
-                await WriteAnswerAsync(context.Response, JsonSerializer.SerializeToUtf8Bytes(new PublishedMessages(messages), LaharsubJsonContext.Default.PublishedMessages),
-                    cancellationToken).ConfigureAwait(false);
-            }
-            return null;
+            return Refused(context, services, result.Status, targets, result.Topics, result.RetryAfter, single, key, contentType, bodyLength);
         }
-        return result.Status switch
+        var messages = StorePublish.Messages(targets, result);
+        if (single)
         {
-            PublishStatus.TopicNotFound when single => Problems.TopicNotFound(targets[0].TopicId),
-            PublishStatus.EpochMismatch when single => EpochMismatch(context, targets[0].TopicId, targets[0].IfEpoch!, result.Topics[0].Epoch!),
-            PublishStatus.TopicNotFound or PublishStatus.EpochMismatch => TopicsRefused(targets, result),
-            PublishStatus.StorageFull => StorageFull(context, services.Options, services.Logger, targets[0].TopicId, result.RetryAfter),
-            PublishStatus.InvalidContentType => InvalidContentType($"'{contentType}' is not a content type a message may have (no control characters)."),
-            PublishStatus.IdempotencyKeyMismatch => KeyProblem(StatusCodes.Status422UnprocessableEntity, "Idempotency-Key reused",
-                $"Idempotency-Key '{key}' was used with another request (other topics, content type or body) within Laharsub:IdempotencyKeyLifetime ({services.Options.IdempotencyKeyLifetime}). Nothing was published. Use a new key for a new message."),
-            PublishStatus.IdempotencyKeyInProgress => KeyInProgress(context, key!),
-            PublishStatus.TooManyIdempotencyKeys => KeysFull(context, services.Options),
-            _ when bodyLength == 0 => Problems.Invalid("body", "The message body is empty: publish at least one byte."),
-            _ => TooLarge(maxBytes),
-        };
+            await WritePublishedAsync(context.Response, messages[0], cancellationToken).ConfigureAwait(false);
+        }
+        else
+        {
+            await WriteAnswerAsync(context.Response, JsonSerializer.SerializeToUtf8Bytes(new PublishedMessages(messages), LaharsubJsonContext.Default.PublishedMessages),
+                cancellationToken).ConfigureAwait(false);
+        }
+        return null;
+    }
+
+    /// <summary>The REST answer to a publish the store refused (logged when the store is full).</summary>
+    private static IResult Refused(HttpContext context, PublishServices services, PublishStatus status, PublishTarget[] targets, IReadOnlyList<PublishResult> topics,
+        TimeSpan? retryAfter, bool single, string? key, string contentType, int bodyLength)
+    {
+        if (status == PublishStatus.StorageFull)
+        {
+            Log.StorageFull(services.Logger, services.Options.MaxRetainedBytes, targets[0].TopicId);
+        }
+        return PublishRefusal.For(status, targets, topics, retryAfter, single, key, contentType, bodyLength, services.Options, PublishSurface.Rest)
+            .Answer(context.Response);
     }
 
     /// <summary>A <c>201</c> with a JSON body of known length.</summary>
@@ -137,50 +121,5 @@ internal static partial class TopicEndpoints
         response.ContentType = Wire.WireFormat.JsonContentType;
         response.ContentLength = json.Length;
         await response.BodyWriter.WriteAsync(json, cancellationToken).ConfigureAwait(false);
-    }
-
-    /// <summary>The refusal of a publish to several topics, naming every refusing topic and why: 404 when one is missing, else 412.</summary>
-    private static ProblemHttpResult TopicsRefused(PublishTarget[] targets, MultiPublishResult result)
-    {
-        var refused = new List<RefusedTopic>();
-        for (var i = 0; i < targets.Length; i++)
-        {
-            var topic = result.Topics[i];
-            if (topic.Status == PublishStatus.TopicNotFound)
-            {
-                refused.Add(new RefusedTopic(targets[i].TopicId, "notFound", null));
-            }
-            else if (topic.Status == PublishStatus.EpochMismatch)
-            {
-                refused.Add(new RefusedTopic(targets[i].TopicId, "epochMismatch", topic.Epoch));
-            }
-        }
-        var missing = result.Status == PublishStatus.TopicNotFound;
-        var described = string.Join("; ", refused.Select(topic => topic.Reason == "notFound"
-            ? $"topic {topic.TopicId} does not exist"
-            : $"topic {topic.TopicId} now has epoch '{topic.Epoch}', not the one the query names"));
-        return TypedResults.Problem(
-            title: missing ? "Topic not found" : "Topic is another incarnation",
-            detail: $"Nothing was published to any topic: {described}. The topics extension lists each refusing topic and why; publish again without them, or with their current epochs.",
-            statusCode: missing ? StatusCodes.Status404NotFound : StatusCodes.Status412PreconditionFailed,
-            extensions: new Dictionary<string, object?> { ["topics"] = refused.ToArray() });
-    }
-
-    private static ProblemHttpResult KeyProblem(int status, string title, string detail) => TypedResults.Problem(
-        title: title, detail: detail, statusCode: status,
-        extensions: new Dictionary<string, object?> { ["errors"] = new Dictionary<string, string[]> { [IdempotencyKeyHeader.Name] = [detail] } });
-
-    private static ProblemHttpResult KeyInProgress(HttpContext context, string key)
-    {
-        context.Response.Headers.RetryAfter = "1";
-        return KeyProblem(StatusCodes.Status409Conflict, "Idempotency-Key in use",
-            $"A publish with Idempotency-Key '{key}' is being stored right now. Nothing was published by this request; send it again after Retry-After to get that publish's answer.");
-    }
-
-    private static ProblemHttpResult KeysFull(HttpContext context, LaharsubStoreOptions options)
-    {
-        context.Response.Headers.RetryAfter = Math.Max(1, (long)options.IdempotencyKeyLifetime.TotalSeconds).ToString(CultureInfo.InvariantCulture);
-        return KeyProblem(StatusCodes.Status507InsufficientStorage, "Too many idempotency keys",
-            $"The server remembers its maximum of {options.MaxIdempotencyKeys} idempotency keys (Laharsub:MaxIdempotencyKeys), each for Laharsub:IdempotencyKeyLifetime ({options.IdempotencyKeyLifetime}). Nothing was published. Retry later, or publish without Idempotency-Key.");
     }
 }

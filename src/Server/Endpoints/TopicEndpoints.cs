@@ -195,7 +195,7 @@ internal static partial class TopicEndpoints
         var body = await ReadBodyAsync(context, maxBytes, cancellationToken).ConfigureAwait(false);
         if (body is null)
         {
-            return TooLarge(maxBytes);
+            return PublishRefusal.TooLarge(maxBytes);
         }
         var bodyLength = body.Value.Memory.Length;
         PublishResult result;
@@ -219,15 +219,7 @@ internal static partial class TopicEndpoints
             await WritePublishedAsync(context.Response, new PublishedMessage(id, result.MessageId, result.Epoch!), cancellationToken).ConfigureAwait(false);
             return null;
         }
-        return result.Status switch
-        {
-            PublishStatus.TopicNotFound => Problems.TopicNotFound(id),
-            PublishStatus.StorageFull => StorageFull(context, services.Options, services.Logger, id, result.RetryAfter),
-            PublishStatus.EpochMismatch => EpochMismatch(context, id, ifEpoch!, result.Epoch!),
-            PublishStatus.InvalidContentType => InvalidContentType($"'{contentType}' is not a content type a message may have (no control characters)."),
-            _ when bodyLength == 0 => Problems.Invalid("body", "The message body is empty: publish at least one byte."),
-            _ => TooLarge(maxBytes),
-        };
+        return Refused(context, services, result.Status, [new PublishTarget(id, ifEpoch)], [result], result.RetryAfter, single: true, key: null, contentType, bodyLength);
     }
 
     /// <summary>
@@ -262,7 +254,7 @@ internal static partial class TopicEndpoints
     {
         if (context.Request.ContentLength > maxBytes)
         {
-            return TooLarge(maxBytes);
+            return PublishRefusal.TooLarge(maxBytes);
         }
         var topic = await store.GetTopicAsync(topicId, cancellationToken).ConfigureAwait(false);
         if (topic is null)
@@ -270,7 +262,7 @@ internal static partial class TopicEndpoints
             return Problems.TopicNotFound(topicId);
         }
         return ifEpoch is not null && !string.Equals(ifEpoch, topic.Epoch, StringComparison.Ordinal)
-            ? EpochMismatch(context, topicId, ifEpoch, topic.Epoch)
+            ? PublishRefusal.EpochMismatch(topicId, ifEpoch, topic.Epoch, PublishSurface.Rest).Answer(context.Response)
             : null;
     }
 
@@ -285,27 +277,6 @@ internal static partial class TopicEndpoints
     }
 
     private static ValidationProblem InvalidContentType(string error) => Problems.Invalid("Content-Type", error);
-
-    private static ProblemHttpResult TooLarge(int maxBytes) => Problems.Status(StatusCodes.Status413PayloadTooLarge, "Message too large",
-        $"Messages may be at most {maxBytes} bytes (Laharsub:MaxMessageBytes). Send a smaller message, or a reference to where the content is.");
-
-    private static ProblemHttpResult StorageFull(HttpContext context, LaharsubStoreOptions options, ILogger logger, long topicId, TimeSpan? retryAfter)
-    {
-        Log.StorageFull(logger, options.MaxRetainedBytes, topicId);
-        context.Response.Headers.RetryAfter = Math.Max(1, (long)Math.Ceiling((retryAfter ?? TimeSpan.FromSeconds(1)).TotalSeconds)).ToString(System.Globalization.CultureInfo.InvariantCulture);
-        return Problems.Status(StatusCodes.Status507InsufficientStorage, "Server full",
-            $"Retained messages have reached Laharsub:MaxRetainedBytes ({options.MaxRetainedBytes} bytes); the message was not stored. Retry after older messages expire (Laharsub:MessageTimeToLive is {options.MessageTimeToLive}).");
-    }
-
-    private static ProblemHttpResult EpochMismatch(HttpContext context, long topicId, string expected, string current)
-    {
-        context.Response.Headers.ETag = EntityTag(current);
-        return TypedResults.Problem(
-            title: "Topic is another incarnation",
-            detail: $"Topic {topicId} now has epoch '{current}', not '{expected}' from If-Match: it was deleted and created again (or the server lost its data) since you learned its epoch. Nothing was published. Decide whether this topic is still the one you meant, then publish with If-Match: \"{current}\" or without If-Match.",
-            statusCode: StatusCodes.Status412PreconditionFailed,
-            extensions: new Dictionary<string, object?> { ["topicId"] = topicId, ["epoch"] = current });
-    }
 
     /// <summary>
     /// Reads <c>If-Match</c>: absent or <c>*</c> means any incarnation; one entity tag (weak or strong, the

@@ -67,6 +67,27 @@ public sealed class StreamAccessTests(JwtServerFixture fixture) : IClassFixture<
         Assert.Equal(("message", "on the allowed topic"), (message.GetProperty("type").GetString(), message.GetProperty("message").Text()));
     }
 
+    /// <summary>A publish frame to several topics is checked on every topic before the store is asked: the first forbidden one is named, and nothing is published.</summary>
+    [Fact]
+    public async Task APublishFrameToSeveralTopicsNeedsPublishOnEveryTopic()
+    {
+        var allowed = await fixture.Admin.CreateTopicAsync();
+        var alsoAllowed = await fixture.Admin.CreateTopicAsync();
+        var forbidden = await fixture.Admin.CreateTopicAsync();
+        var token = TestTokens.Grant($$"""{"publish":["{{allowed}}","{{alsoAllowed}}"]}""");
+
+        await using var socket = await LaharsubSocket.ConnectAsync(Server.ApiAddress, $"access_token={token}");
+        await socket.ReceiveAsync("subscribed");
+        await socket.SendAsync($$"""{"type":"publish","id":"p1","topics":"{{allowed}},{{forbidden}},{{alsoAllowed}}","body":"all or none","idempotencyKey":"k"}""");
+        var refused = await socket.ReceiveAsync("problem");
+        await socket.SendAsync($$"""{"type":"publish","id":"p2","topics":"{{allowed}},{{alsoAllowed}}","body":"allowed"}""");
+        var published = await socket.ReceiveAsync("published");
+
+        AssertForbidden(refused, "p1", forbidden);
+        Assert.Equal([1L, 1L], published.GetProperty("messages").EnumerateArray().Select(m => m.GetProperty("messageId").GetInt64()));
+        Assert.Equal(0, (await fixture.Admin.GetTopicAsync(forbidden)).GetProperty("lastMessageId").GetInt64());
+    }
+
     [Fact]
     public async Task ABadTokenInTheQueryIsRefused401BeforeTheStreamStarts()
     {
