@@ -22,7 +22,11 @@ public sealed partial class LaharsubClient
     /// (the problem's <c>topics</c> extension names each refusing topic), <c>403</c> a topic the token may not publish to, ...
     /// </exception>
     public Task<IReadOnlyList<PublishedMessage>> PublishManyAsync(IEnumerable<long> topicIds, ReadOnlyMemory<byte> body, string contentType,
-        PublishOptions? options = null, CancellationToken cancellationToken = default)
+        PublishOptions? options = null, CancellationToken cancellationToken = default) =>
+        PublishManyCoreAsync(ValidatePublishMany(topicIds, body, contentType, options), body, contentType, IdempotencyKeyFor(options), cancellationToken);
+
+    /// <summary>Checks a publish to several topics before anything is sent; returns its topics as REST's <c>topics</c> query and a socket's frame name them: <c>14,15~epoch</c>.</summary>
+    internal static string ValidatePublishMany(IEnumerable<long> topicIds, ReadOnlyMemory<byte> body, string contentType, PublishOptions? options)
     {
         ArgumentNullException.ThrowIfNull(topicIds);
         var ids = topicIds.ToArray();
@@ -30,20 +34,18 @@ public sealed partial class LaharsubClient
         {
             throw new ArgumentException("Name at least one topic, and each topic once.", nameof(topicIds));
         }
-        var query = new StringBuilder("topics/publish?topics=");
+        var topics = new StringBuilder();
         for (var i = 0; i < ids.Length; i++)
         {
             ValidatePublish(ids[i], body, contentType, options);
-            query.Append(i == 0 ? "" : ",").Append(ids[i].ToString(CultureInfo.InvariantCulture));
+            topics.Append(i == 0 ? "" : ",").Append(ids[i].ToString(CultureInfo.InvariantCulture));
             if (options?.ExpectedEpochs is { } epochs && epochs.TryGetValue(ids[i], out var epoch))
             {
                 Epochs.ThrowIfInvalid(epoch, $"{nameof(options)}.{nameof(PublishOptions.ExpectedEpochs)}[{ids[i]}]");
-                query.Append('~').Append(epoch);
+                topics.Append('~').Append(epoch);
             }
         }
-        var relative = query.ToString();
-        var key = IdempotencyKeyFor(options);
-        return PublishManyCoreAsync(relative, body, contentType, key, cancellationToken);
+        return topics.ToString();
     }
 
     /// <summary>Publishes text (UTF-8, <c>text/plain; charset=utf-8</c>) to several topics in one call, all or none.</summary>
@@ -57,9 +59,10 @@ public sealed partial class LaharsubClient
         return PublishManyAsync(topicIds, Encoding.UTF8.GetBytes(text), TextContentType, options: null, cancellationToken);
     }
 
-    private async Task<IReadOnlyList<PublishedMessage>> PublishManyCoreAsync(string relative, ReadOnlyMemory<byte> body, string contentType, string? key,
+    internal async Task<IReadOnlyList<PublishedMessage>> PublishManyCoreAsync(string topics, ReadOnlyMemory<byte> body, string contentType, string? key,
         CancellationToken cancellationToken)
     {
+        var relative = "topics/publish?topics=" + topics;
         var answer = await SendAsync(api =>
         {
             var content = new ReadOnlyMemoryContent(body);

@@ -29,7 +29,7 @@ internal sealed class WebSocketSession : IStreamSession
     private readonly LaharsubSubscription _owner;
     private readonly CancellationToken _stopped;
     private readonly Channel<StreamStep> _steps = Channel.CreateUnbounded<StreamStep>(new UnboundedChannelOptions { SingleReader = true, SingleWriter = true });
-    private readonly ConcurrentDictionary<string, TaskCompletionSource<PublishedMessage>> _publishes = new();
+    private readonly ConcurrentDictionary<string, TaskCompletionSource<IReadOnlyList<PublishedMessage>>> _publishes = new();
     /// <summary>One sender at a time (the WebSocket allows one send beside one receive). Never disposed: a late publish may still release it.</summary>
     private readonly SemaphoreSlim _sending = new(1, 1);
     private readonly CancellationTokenSource _closing = new();
@@ -231,20 +231,21 @@ internal sealed class WebSocketSession : IStreamSession
     }
 
     /// <summary>
-    /// Publishes with a <c>publish</c> frame and waits for its answer. <see langword="null"/> when the
-    /// frame could not be sent (nothing was published: the caller publishes over HTTP instead).
+    /// Publishes with the <c>publish</c> frame <paramref name="frameFor"/> makes for a frame id, and waits for
+    /// its answer: the message of each topic, in the frame's order. <see langword="null"/> when the frame
+    /// could not be sent (nothing was published: the caller publishes over HTTP instead).
     /// </summary>
     /// <exception cref="LaharsubException">The server refused it (a <c>problem</c> frame).</exception>
     /// <exception cref="IOException">The socket closed after the frame was sent, before the answer: the message may or may not have been stored.</exception>
     /// <exception cref="TimeoutException">No answer within RequestTimeout: the message may or may not have been stored.</exception>
-    public async Task<PublishedMessage?> TryPublishAsync(long topicId, ReadOnlyMemory<byte> body, string contentType, string? expectedEpoch, CancellationToken cancellationToken)
+    public async Task<IReadOnlyList<PublishedMessage>?> TryPublishAsync(Func<string, byte[]> frameFor, CancellationToken cancellationToken)
     {
         if (_closed)
         {
             return null;
         }
         var id = SocketFrames.PublishId(Interlocked.Increment(ref _publishIds));
-        var answer = new TaskCompletionSource<PublishedMessage>(TaskCreationOptions.RunContinuationsAsynchronously);
+        var answer = new TaskCompletionSource<IReadOnlyList<PublishedMessage>>(TaskCreationOptions.RunContinuationsAsynchronously);
         _publishes[id] = answer;
         // Registered before this check, so the receive loop's last sweep sees it if the socket closes after.
         if (_closed)
@@ -252,7 +253,7 @@ internal sealed class WebSocketSession : IStreamSession
             _publishes.TryRemove(id, out _);
             return null;
         }
-        var frame = SocketFrames.Publish(id, topicId, body.Span, contentType, expectedEpoch);
+        var frame = frameFor(id);
         var timeLimit = _client.Options.RequestTimeout;
         using var timeout = new CancellationTokenSource(timeLimit, _client.TimeProvider);
         using var waiting = CancellationTokenSource.CreateLinkedTokenSource(cancellationToken, timeout.Token);
@@ -397,6 +398,7 @@ internal sealed class WebSocketSession : IStreamSession
         SubscriptionEvent? item = null;
         long topicId = 0, messageId = 0;
         var problem = ReadOnlySpan<byte>.Empty;
+        var publishedMessages = ReadOnlySpan<byte>.Empty;
         while (reader.Read() && reader.TokenType == JsonTokenType.PropertyName)
         {
             if (reader.ValueTextEquals("type"u8))
@@ -426,6 +428,17 @@ internal sealed class WebSocketSession : IStreamSession
                 reader.Skip();
                 problem = frame[start..(int)reader.BytesConsumed];
             }
+            else if (reader.ValueTextEquals("messages"u8))
+            {
+                reader.Read();
+                if (reader.TokenType != JsonTokenType.StartArray)
+                {
+                    throw new InvalidDataException($"A published frame has {reader.TokenType} where the messages array was expected.");
+                }
+                var start = (int)reader.TokenStartIndex;
+                reader.Skip();
+                publishedMessages = frame[start..(int)reader.BytesConsumed];
+            }
             else if (reader.ValueTextEquals("topicId"u8)) topicId = Notices.ReadInt64(ref reader);
             else if (reader.ValueTextEquals("messageId"u8)) messageId = Notices.ReadInt64(ref reader);
             else if (reader.ValueTextEquals("epoch"u8)) epoch = Notices.ReadEpoch(ref reader);
@@ -446,13 +459,27 @@ internal sealed class WebSocketSession : IStreamSession
             case "published":
                 if (id is not null && _publishes.TryRemove(id, out var published))
                 {
-                    if (topicId <= 0 || messageId <= 0)
+                    if (!publishedMessages.IsEmpty)
+                    {
+                        // A publish to several topics: REST's answer, each message in the frame's order.
+                        var list = JsonSerializer.Deserialize(publishedMessages, ClientJsonContext.Default.ListPublishedMessage);
+                        if (list is null || list.Count == 0 || list.Exists(m => m is null || m.TopicId <= 0 || m.MessageId <= 0))
+                        {
+                            published.TrySetException(new InvalidDataException("The server's 'published' frame has malformed messages."));
+                        }
+                        else
+                        {
+                            list.ForEach(Epochs.Checked);
+                            published.TrySetResult(list);
+                        }
+                    }
+                    else if (topicId <= 0 || messageId <= 0)
                     {
                         published.TrySetException(new InvalidDataException("The server's 'published' frame lacks its topicId or messageId."));
                     }
                     else
                     {
-                        published.TrySetResult(new PublishedMessage(topicId, messageId) { Epoch = epoch });
+                        published.TrySetResult([new PublishedMessage(topicId, messageId) { Epoch = epoch }]);
                     }
                 }
                 return null;

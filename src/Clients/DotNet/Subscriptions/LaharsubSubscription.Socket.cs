@@ -39,10 +39,13 @@ public sealed partial class LaharsubSubscription
     /// <remarks>
     /// On the socket the publish is one <c>publish</c> frame answered by <c>published</c> (the same ids and
     /// epoch as the HTTP answer) or <c>problem</c> (thrown as the same exception the HTTP answer would be,
-    /// with its status, title and detail), within <see cref="LaharsubClientOptions.RequestTimeout"/>; it is
-    /// not retried. A frame that could not be sent, and a <c>503</c> of an instance that is stopping, publish
-    /// over HTTP instead: nothing was stored. When the socket closes after the frame went out and before
-    /// the answer, the call throws <see cref="IOException"/>: the message may or may not have been stored.
+    /// with its status, title and detail), within <see cref="LaharsubClientOptions.RequestTimeout"/>. The frame
+    /// carries the idempotency key HTTP would send (<see cref="PublishOptions.IdempotencyKey"/>, else a new one
+    /// while <see cref="LaharsubClientOptions.IdempotentPublishes"/> is on). A frame that could not be sent, and
+    /// a <c>503</c> of an instance that is stopping, publish over HTTP instead: nothing was stored. When the
+    /// outcome is unknown (the socket closed after the frame went out, or no answer in time), a keyed publish is
+    /// sent again over HTTP with the same key, so the server stores it once; without a key the call throws
+    /// <see cref="IOException"/> or <see cref="TimeoutException"/>: the message may or may not have been stored.
     /// </remarks>
     /// <param name="topicId">The topic's id (positive).</param>
     /// <param name="body">The message: at least one byte, at most the server's <c>MaxMessageBytes</c> (256 KiB by default).</param>
@@ -55,25 +58,72 @@ public sealed partial class LaharsubSubscription
     public async Task<PublishedMessage> PublishAsync(long topicId, ReadOnlyMemory<byte> body, string contentType, PublishOptions? options = null, CancellationToken cancellationToken = default)
     {
         var expectedEpoch = LaharsubClient.ValidatePublish(topicId, body, contentType, options);
-        if (Volatile.Read(ref _socket) is { IsClosed: false } socket)
+        var key = _client.IdempotencyKeyFor(options);
+        try
         {
-            try
+            if (await TryPublishOnSocketAsync(id => SocketFrames.Publish(id, topicId, body.Span, contentType, expectedEpoch, key), key, cancellationToken).ConfigureAwait(false) is [var published])
             {
-                if (await socket.TryPublishAsync(topicId, body, contentType, expectedEpoch, cancellationToken).ConfigureAwait(false) is { } published)
-                {
-                    return published;
-                }
-            }
-            catch (LaharsubException problem) when (problem.StatusCode == HttpStatusCode.ServiceUnavailable)
-            {
-                // The instance is stopping and stored nothing: over HTTP, the publish reaches one that stays.
-            }
-            catch (LaharsubException problem) when (problem.StatusCode == HttpStatusCode.PreconditionFailed && expectedEpoch is not null)
-            {
-                throw new EpochMismatchException(topicId, expectedEpoch, problem.ProblemEpoch, problem.Title, problem.Detail);
+                return published;
             }
         }
-        return await _client.PublishCoreAsync(topicId, body, contentType, expectedEpoch, _client.IdempotencyKeyFor(options), cancellationToken).ConfigureAwait(false);
+        catch (LaharsubException problem) when (problem.StatusCode == HttpStatusCode.PreconditionFailed && expectedEpoch is not null)
+        {
+            throw new EpochMismatchException(topicId, expectedEpoch, problem.ProblemEpoch, problem.Title, problem.Detail);
+        }
+        return await _client.PublishCoreAsync(topicId, body, contentType, expectedEpoch, key, cancellationToken).ConfigureAwait(false);
+    }
+
+    /// <summary>
+    /// Publishes one message to several topics, all or none: on the subscription's WebSocket when it has one
+    /// open (one <c>publish</c> frame naming every topic), else exactly as
+    /// <see cref="LaharsubClient.PublishManyAsync(IEnumerable{long}, ReadOnlyMemory{byte}, string, PublishOptions?, CancellationToken)"/>;
+    /// the socket's answers, fallbacks and retries are those of
+    /// <see cref="PublishAsync(long, ReadOnlyMemory{byte}, string, PublishOptions?, CancellationToken)"/>.
+    /// </summary>
+    /// <param name="topicIds">The topics: distinct positive ids, at most the server's <c>MaxTopicsPerPublish</c> (100 by default).</param>
+    /// <param name="body">The message: at least one byte, at most the server's <c>MaxMessageBytes</c>.</param>
+    /// <param name="contentType">A media type such as <c>application/json</c>; subscribers receive it unchanged.</param>
+    /// <param name="options">The topics' expected epochs (<see cref="PublishOptions.ExpectedEpochs"/>) and the idempotency key; <see langword="null"/> for none.</param>
+    /// <param name="cancellationToken">Stops waiting for the answer (the message may be stored already).</param>
+    /// <returns>Each message's topic, id and epoch, in the order of <paramref name="topicIds"/>.</returns>
+    /// <exception cref="LaharsubException">
+    /// The server refused, having published nothing: <c>404</c> a topic is missing, <c>412</c> another incarnation
+    /// (the problem's <c>topics</c> extension names each refusing topic), <c>403</c> a topic the token may not publish to, ...
+    /// </exception>
+    public async Task<IReadOnlyList<PublishedMessage>> PublishManyAsync(IEnumerable<long> topicIds, ReadOnlyMemory<byte> body, string contentType,
+        PublishOptions? options = null, CancellationToken cancellationToken = default)
+    {
+        var topics = LaharsubClient.ValidatePublishMany(topicIds, body, contentType, options);
+        var key = _client.IdempotencyKeyFor(options);
+        return await TryPublishOnSocketAsync(id => SocketFrames.PublishMany(id, topics, body.Span, contentType, key), key, cancellationToken).ConfigureAwait(false)
+            ?? await _client.PublishManyCoreAsync(topics, body, contentType, key, cancellationToken).ConfigureAwait(false);
+    }
+
+    /// <summary>
+    /// Publishes on the WebSocket if one is open; <see langword="null"/> when the caller is to publish over HTTP
+    /// instead: no socket, a frame not sent, an instance stopping (<c>503</c>, nothing stored), or an outcome
+    /// unknown with a key, which makes the HTTP publish a safe repeat.
+    /// </summary>
+    private async Task<IReadOnlyList<PublishedMessage>?> TryPublishOnSocketAsync(Func<string, byte[]> frameFor, string? key, CancellationToken cancellationToken)
+    {
+        if (Volatile.Read(ref _socket) is not { IsClosed: false } socket)
+        {
+            return null;
+        }
+        try
+        {
+            return await socket.TryPublishAsync(frameFor, cancellationToken).ConfigureAwait(false);
+        }
+        catch (LaharsubException problem) when (problem.StatusCode == HttpStatusCode.ServiceUnavailable)
+        {
+            // The instance is stopping and stored nothing: over HTTP, the publish reaches one that stays.
+            return null;
+        }
+        catch (Exception unknown) when (key is not null && unknown is IOException or TimeoutException)
+        {
+            // Stored or not: the same key over HTTP gets the stored answer, or stores it now, once.
+            return null;
+        }
     }
 
     /// <summary>

@@ -24,18 +24,32 @@ internal static class SocketFrames
     }
 
     /// <summary>
-    /// A <c>publish</c> frame: the body as text when it is UTF-8 (it comes back byte for byte), else as
-    /// base64; <c>ifEpoch</c> as <c>If-Match</c> would be.
+    /// A <c>publish</c> frame to one topic: the body as text when it is UTF-8 (it comes back byte for byte),
+    /// else as base64; <c>ifEpoch</c> as <c>If-Match</c> would be, <c>idempotencyKey</c> as <c>Idempotency-Key</c>.
     /// </summary>
-    public static byte[] Publish(string id, long topicId, ReadOnlySpan<byte> body, string contentType, string? ifEpoch)
+    public static byte[] Publish(string id, long topicId, ReadOnlySpan<byte> body, string contentType, string? ifEpoch, string? idempotencyKey) =>
+        Publish(id, topicId, topics: null, body, contentType, ifEpoch, idempotencyKey);
+
+    /// <summary>A <c>publish</c> frame to several topics, <paramref name="topics"/> in the syntax of REST's <c>topics</c> query (<c>14,15~epoch</c>).</summary>
+    public static byte[] PublishMany(string id, string topics, ReadOnlySpan<byte> body, string contentType, string? idempotencyKey) =>
+        Publish(id, topicId: 0, topics, body, contentType, ifEpoch: null, idempotencyKey);
+
+    private static byte[] Publish(string id, long topicId, string? topics, ReadOnlySpan<byte> body, string contentType, string? ifEpoch, string? idempotencyKey)
     {
-        var output = new ArrayBufferWriter<byte>(128 + body.Length * 4 / 3);
+        var output = new ArrayBufferWriter<byte>(128 + (topics?.Length ?? 0) + body.Length * 4 / 3);
         using (var json = new Utf8JsonWriter(output))
         {
             json.WriteStartObject();
             json.WriteString("type"u8, "publish"u8);
             json.WriteString("id"u8, id);
-            json.WriteNumber("topicId"u8, topicId);
+            if (topics is null)
+            {
+                json.WriteNumber("topicId"u8, topicId);
+            }
+            else
+            {
+                json.WriteString("topics"u8, topics);
+            }
             json.WriteString("contentType"u8, contentType);
             if (Utf8.IsValid(body))
             {
@@ -50,6 +64,10 @@ internal static class SocketFrames
             if (ifEpoch is not null)
             {
                 json.WriteString("ifEpoch"u8, ifEpoch);
+            }
+            if (idempotencyKey is not null)
+            {
+                json.WriteString("idempotencyKey"u8, idempotencyKey);
             }
             json.WriteEndObject();
         }
