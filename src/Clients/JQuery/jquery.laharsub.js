@@ -32,9 +32,10 @@
     retryDelay: 500,
     maxRetryDelay: 30000,
     retryJitter: 0.5,
-    // Every REST publish carries a new random Idempotency-Key, and one whose outcome is unknown (no answer,
-    // 502, 503, 504, or 409: the same key still being stored) is sent again with the same key, up to
-    // publishAttempts times in all: the server stores it once. Without keys a publish is never retried.
+    // Every publish (REST, or a WebSocket frame) carries a new random idempotency key, and one whose outcome
+    // is unknown (no answer, a socket closed before answering, 502, 503, 504, or 409: the same key still
+    // being stored) is sent again over REST with the same key, up to publishAttempts times in all: the
+    // server stores it once. Without keys a publish is never retried.
     idempotentPublishes: true,
     publishAttempts: 4,
     // Extra $.ajax settings for every request (e.g. headers); never used for url, type, data or callbacks.
@@ -428,11 +429,15 @@
   }
 
   /**
-   * A WebSocket publish frame (without its id) for what publishBody made, or null when it should go
-   * over REST: a Blob cannot be read without waiting, and a large body might exceed the server's frame limit.
+   * A WebSocket publish frame (without its id) for what publishBody made, to `target` ({ topicId } or
+   * { topics: '14,15~epoch' }) with the idempotency key if any, or null when it should go over REST: a
+   * Blob cannot be read without waiting, and a large body might exceed the server's frame limit.
    */
-  function publishFrame(topicId, body) {
-    var frame = { type: 'publish', topicId: topicId, contentType: body.contentType };
+  function publishFrame(target, body, key) {
+    var frame = $.extend({ type: 'publish' }, target, { contentType: body.contentType });
+    if (key != null) {
+      frame.idempotencyKey = key;
+    }
     var data = body.body;
     if (typeof data === 'string') {
       frame.encoding = 'text';
@@ -683,22 +688,16 @@
     /**
      * Publishes one message; resolves with { topicId, messageId, epoch }. Objects go as JSON unless a
      * contentType says otherwise; strings as text/plain; ArrayBuffer, typed arrays and Blobs as bytes.
-     * Sent on the WebSocket when one is open (not retried there: a frame carries no key), else as a REST
-     * request with an Idempotency-Key (`options.idempotencyKey`, else a new random one while
-     * idempotentPublishes is on), which is retried with the same key when its outcome is unknown.
+     * It carries an idempotency key (`options.idempotencyKey`, else a new random one while
+     * idempotentPublishes is on). Sent on the WebSocket when one is open, else as a REST request; a keyed
+     * publish whose outcome is unknown (no answer in time, a socket closed before answering, 502/503/504)
+     * is sent again over REST with the same key, so the server stores it once.
      */
     publish: function (topicId, data, contentType, options) {
       var id = toId(topicId, 'topicId');
       var body = publishBody(data, contentType);
-      var key = checkIdempotencyKey(options && options.idempotencyKey);
-      var conn = this._conn;
-      if (key == null && conn && conn.kind === 'websocket' && conn.established && conn.socket.readyState === 1) {
-        var frame = publishFrame(id, body);
-        if (frame) {
-          return this._publishOnSocket(conn, id, frame);
-        }
-      }
-      return this._publishRequest('/topics/' + id, 'publish to topic ' + id, body, key);
+      var key = this._publishKey(options);
+      return this._publish({ topicId: id }, '/topics/' + id, 'publish to topic ' + id, body, key, false);
     },
 
     /**
@@ -722,18 +721,39 @@
         return epochs[id] != null ? id + '~' + checkEpoch(epochs[id], 'epochs[' + id + ']') : String(id);
       });
       var body = publishBody(data, contentType);
+      var key = this._publishKey(options);
+      var topics = list.join(',');
+      return this._publish({ topics: topics }, '/topics/publish?topics=' + topics, 'publish to topics ' + topicIds.join(','), body, key, true);
+    },
+
+    // The caller's key, else a new random one while idempotentPublishes is on, else none.
+    _publishKey: function (options) {
       var key = checkIdempotencyKey(options && options.idempotencyKey);
-      return this._publishRequest('/topics/publish?topics=' + list.join(','), 'publish to topics ' + topicIds.join(','), body, key)
-        .then(function (answer) { return answer.messages; });
+      return key == null && this.options.idempotentPublishes ? newIdempotencyKey() : key;
+    },
+
+    // On the open WebSocket when there is one and the body fits in a frame, else over REST. `many` resolves
+    // with the messages of a publish to several topics (REST answers them as { messages }).
+    _publish: function (target, path, what, body, key, many) {
+      var client = this;
+      function overRest() {
+        var request = client._publishRequest(path, what, body, key);
+        return many ? request.then(function (answer) { return answer.messages; }) : request;
+      }
+      var conn = this._conn;
+      if (conn && conn.kind === 'websocket' && conn.established && conn.socket.readyState === 1) {
+        var frame = publishFrame(target, body, key);
+        if (frame) {
+          return this._publishOnSocket(conn, what, frame, key != null, many, overRest);
+        }
+      }
+      return overRest();
     },
 
     // A REST publish, with its key, sent again with the same key while its outcome is unknown.
     _publishRequest: function (path, what, body, key) {
       var client = this;
       var result = $.Deferred();
-      if (key == null && this.options.idempotentPublishes) {
-        key = newIdempotencyKey();
-      }
       var attempts = key == null ? 1 : Math.max(1, this.options.publishAttempts);
       var headers = $.extend({}, this.options.ajax && this.options.ajax.headers);
       if (key != null) {
@@ -1383,7 +1403,7 @@
         if (pending) {
           delete conn.publishes[frame.id];
           clearTimeout(pending.timer);
-          pending.deferred.resolve({ topicId: frame.topicId, messageId: frame.messageId, epoch: frame.epoch });
+          pending.deferred.resolve(pending.many ? frame.messages : { topicId: frame.topicId, messageId: frame.messageId, epoch: frame.epoch });
         }
       } else if (frame.type === 'problem') {
         this._onSocketProblem(conn, frame);
@@ -1558,30 +1578,40 @@
       return frame.id;
     },
 
-    _publishOnSocket: function (conn, topicId, frame) {
+    // A publish frame, answered `published` or `problem`. When the server did not store it (the frame could not
+    // be sent, or a 503 of a stopping instance), and when its outcome is unknown and it has a key, `overRest`
+    // publishes it over REST instead: with the same key the server stores it once.
+    _publishOnSocket: function (conn, what, frame, keyed, many, overRest) {
       var client = this;
       var result = $.Deferred();
       var n = ++conn.frameCount;
-      var pending = { deferred: result, what: 'publish to topic ' + topicId, timer: null };
+      var pending = { deferred: result, what: what, timer: null, many: many, keyed: keyed, overRest: overRest };
       frame.id = 'c' + n;
       conn.publishes[frame.id] = pending;
       pending.timer = setTimeout(function () {
         if (conn.publishes[frame.id] === pending) {
           delete conn.publishes[frame.id];
-          client._publishFailed(pending, LaharsubError(pending.what + ' failed: no answer in time on the WebSocket (it may have been stored).', 0, null, null));
+          client._publishFailed(pending, LaharsubError(pending.what + ' failed: no answer in time on the WebSocket (it may have been stored).', 0, null, null), true);
         }
       }, this.options.requestTimeout);
       try {
         conn.socket.send(JSON.stringify(frame));
       } catch (e) {
         delete conn.publishes[frame.id];
-        this._publishFailed(pending, LaharsubError(pending.what + ' failed: the WebSocket could not send it (' + e.message + ').', 0, null, null));
+        clearTimeout(pending.timer);
+        // Not sent, so not stored: REST publishes it.
+        overRest().then(result.resolve, result.reject);
       }
       return result.promise();
     },
 
-    _publishFailed: function (pending, error) {
+    // `unknown`: the publish may or may not have been stored; a keyed one is then sent again over REST.
+    _publishFailed: function (pending, error, unknown) {
       clearTimeout(pending.timer);
+      if ((unknown && pending.keyed) || error.status === 503) {
+        pending.overRest().then(pending.deferred.resolve, pending.deferred.reject);
+        return;
+      }
       report(this.options.onError, this, [error]);
       pending.deferred.reject(error);
     },
@@ -1591,7 +1621,7 @@
       var pending = conn.publishes;
       conn.publishes = {};
       $.each(pending, function (id, each) {
-        client._publishFailed(each, LaharsubError(each.what + ' failed: ' + why, 0, null, null));
+        client._publishFailed(each, LaharsubError(each.what + ' failed: ' + why, 0, null, null), true);
       });
     },
 

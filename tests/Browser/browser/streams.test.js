@@ -135,6 +135,53 @@ describe('each transport end to end', () => {
   }
 });
 
+describe('publishing on the WebSocket', () => {
+  let server;
+  let browser;
+
+  before(async () => {
+    [server, browser] = await Promise.all([startServer(), launchBrowser()]);
+  });
+
+  after(async () => {
+    await browser?.close();
+    await server?.stop();
+  });
+
+  test('publishMany and keyed publishes go on the socket: all or none, and a repeated key is stored once', async () => {
+    const a = (await api(server, 'POST', '/topics')).topicId;
+    const b = (await api(server, 'POST', '/topics')).topicId;
+    const page = await newPage(browser);
+    const posts = [];
+    page.on('request', (r) => { if (r.method() === 'POST') posts.push(r.url()); });
+    await openPage(page, { scriptBase: `${server.url}/demo`, api: server.api, version: '4.0.0', options: { transports: ['websocket'] } });
+    await page.evaluate((id) => window.track(id), a);
+    assert.equal(await connectedTransport(page), 'websocket');
+
+    const messages = await page.evaluate((ids) => Promise.resolve(window.client.publishMany(ids, { price: 42 })), [b, a]);
+    const refused = await page.evaluate((ids) => Promise.resolve(window.client.publishMany(ids, 'never'))
+      .then(() => null, (e) => ({ status: e.status, topics: e.problem && e.problem.topics })), [a, 999999]);
+    const keyed = await page.evaluate((ids) => Promise.resolve(window.client.publishMany(ids, 'once', null, { idempotencyKey: 'socket-key-1' })), [a, b]);
+    const again = await page.evaluate((ids) => Promise.resolve(window.client.publishMany(ids, 'once', null, { idempotencyKey: 'socket-key-1' })), [a, b]);
+    const reused = await page.evaluate((ids) => Promise.resolve(window.client.publishMany(ids, 'other', null, { idempotencyKey: 'socket-key-1' }))
+      .then(() => null, (e) => ({ status: e.status, errors: e.problem && e.problem.errors })), [a, b]);
+    await eventually(async () => (await messagesOf(page, a)).length === 2, 'the socket delivers both messages of its topic');
+
+    assert.deepEqual(messages.map((m) => [m.topicId, m.messageId]), [[b, 1], [a, 1]]);
+    assert.equal(refused.status, 404);
+    assert.deepEqual(refused.topics, [{ topicId: 999999, reason: 'notFound' }]);
+    assert.deepEqual(keyed.map((m) => [m.topicId, m.messageId]), [[a, 2], [b, 2]]);
+    assert.deepEqual(again, keyed);
+    assert.equal(reused.status, 422);
+    assert.ok(reused.errors && reused.errors.idempotencyKey, JSON.stringify(reused));
+    assert.deepEqual((await messagesOf(page, a)).map((m) => [m.messageId, m.data]), [[1, { price: 42 }], [2, 'once']]);
+    assert.equal((await api(server, 'GET', `/topics/${b}`)).lastMessageId, 2);
+    assert.deepEqual(posts, [], 'every publish went on the socket');
+    assert.deepEqual(page.errors, []);
+    await page.context().close();
+  });
+});
+
 describe('the fallback chain through a proxy', () => {
   let server;
   let browser;

@@ -310,7 +310,8 @@ for (const version of Object.keys(paths.jqueryVersions)) {
     });
 
     test('publish goes over the open socket: answered `published` resolves, `problem` rejects, a closed socket rejects', async () => {
-      newClient();
+      // Without keys: what a socket publish does on its own (keyed ones are repeated over REST, below).
+      newClient({ idempotentPublishes: false });
       client.subscribe(1, { from: 1 });
       const socket = await openSocket(0);
       const text = client.publish(1, 'hi');
@@ -328,6 +329,39 @@ for (const version of Object.keys(paths.jqueryVersions)) {
       socket.serverClose(1006);
       await assert.rejects(Promise.resolve(binary), (e) => e.status === 0 && /may have been stored/.test(e.message));
       assert.equal(network.requests.filter((r) => r.method === 'POST').length, 0);
+    });
+
+    test('keyed socket publishes: the frame carries the key, publishMany names its topics, an unknown outcome goes again over REST with the same key', async () => {
+      newClient({ requestTimeout: 200 });
+      client.subscribe(1, { from: 1 });
+      const socket = await openSocket(0);
+      const one = client.publish(1, 'hi', null, { idempotencyKey: 'k-1' });
+      const many = client.publishMany([2, 1], 'both', null, { epochs: { 1: 'e1' }, idempotencyKey: 'k-2' });
+      const lost = client.publishMany([1, 2], 'lost', null, { idempotencyKey: 'k-3' });
+      const late = client.publish(1, 'late');
+      same(socket.sent.slice(0, 3), [
+        { type: 'publish', topicId: 1, contentType: 'text/plain; charset=utf-8', idempotencyKey: 'k-1', encoding: 'text', body: 'hi', id: 'c1' },
+        { type: 'publish', topics: '2,1~e1', contentType: 'text/plain; charset=utf-8', idempotencyKey: 'k-2', encoding: 'text', body: 'both', id: 'c2' },
+        { type: 'publish', topics: '1,2', contentType: 'text/plain; charset=utf-8', idempotencyKey: 'k-3', encoding: 'text', body: 'lost', id: 'c3' },
+      ]);
+      assert.match(socket.sent[3].idempotencyKey, /^[0-9a-f-]{32,36}$/, 'a key of its own while idempotentPublishes is on');
+      socket.receive({ type: 'published', id: 'c1', topicId: 1, messageId: 7, epoch: 'e1' });
+      socket.receive({ type: 'published', id: 'c2', messages: [{ topicId: 2, messageId: 3, epoch: 'e2' }, { topicId: 1, messageId: 8, epoch: 'e1' }] });
+      same(await one, { topicId: 1, messageId: 7, epoch: 'e1' });
+      same(await many, [{ topicId: 2, messageId: 3, epoch: 'e2' }, { topicId: 1, messageId: 8, epoch: 'e1' }]);
+
+      // No answer within requestTimeout: the same key over REST, whose answer is what was stored.
+      const lateRetry = await network.next((r) => r.method === 'POST' && /\/topics\/1$/.test(r.url), 2000);
+      assert.equal(lateRetry.headers['Idempotency-Key'], '"' + socket.sent[3].idempotencyKey + '"');
+      lateRetry.respond(201, { topicId: 1, messageId: 9, epoch: 'e1' });
+      same(await late, { topicId: 1, messageId: 9, epoch: 'e1' });
+      // The socket closes before answering c3: the same key over REST, as REST's publish to several topics.
+      socket.serverClose(1006);
+      const lostRetry = await network.next((r) => r.method === 'POST' && /\/topics\/publish\?topics=1,2$/.test(r.url), 2000);
+      assert.equal(lostRetry.headers['Idempotency-Key'], '"k-3"');
+      lostRetry.respond(201, { messages: [{ topicId: 1, messageId: 10, epoch: 'e1' }, { topicId: 2, messageId: 4, epoch: 'e2' }] });
+      same(await lost, [{ topicId: 1, messageId: 10, epoch: 'e1' }, { topicId: 2, messageId: 4, epoch: 'e2' }]);
+      assert.equal(errors.filter((e) => /publish/.test(e.message)).length, 0, 'a repeated publish reports no error');
     });
 
     test('publish goes over REST when no socket is open, and for a Blob', async () => {
