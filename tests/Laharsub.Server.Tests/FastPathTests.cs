@@ -1,6 +1,7 @@
 using System.Collections.Concurrent;
 using System.Diagnostics.Metrics;
 using System.Text.RegularExpressions;
+using System.Text;
 using Laharsub.Server.Host.Composition;
 using Laharsub.Server.Tests.Streams;
 using Laharsub.Server.Tests.Support;
@@ -150,17 +151,7 @@ public sealed partial class FastPathTests
     /// trace id) and the framing of the unknown topic's problem (Content-Length where the pipeline chunks).
     /// </summary>
     [Fact]
-    public async Task TheFastPathAnswersAsThePipelineDoes()
-    {
-        var fast = await AnswersAsync(fastPath: true);
-        var pipeline = await AnswersAsync(fastPath: false);
-
-        Assert.Equal(pipeline.Length, fast.Length);
-        for (var i = 0; i < fast.Length; i++)
-        {
-            Assert.Equal(pipeline[i], fast[i]);
-        }
-    }
+    public Task TheFastPathAnswersAsThePipelineDoes() => AssertSameAnswersAsync(AnswersAsync);
 
     private static async Task<string[]> AnswersAsync(bool fastPath)
     {
@@ -195,17 +186,7 @@ public sealed partial class FastPathTests
     /// resumes from <c>Last-Event-ID</c> as it does, and answers an unknown topic with the same 404.
     /// </summary>
     [Fact]
-    public async Task TheFastPathStreamsEventsAsThePipelineDoes()
-    {
-        var fast = await EventStreamAnswersAsync(fastPath: true);
-        var pipeline = await EventStreamAnswersAsync(fastPath: false);
-
-        Assert.Equal(pipeline.Length, fast.Length);
-        for (var i = 0; i < fast.Length; i++)
-        {
-            Assert.Equal(pipeline[i], fast[i]);
-        }
-    }
+    public Task TheFastPathStreamsEventsAsThePipelineDoes() => AssertSameAnswersAsync(EventStreamAnswersAsync);
 
     private static async Task<string[]> EventStreamAnswersAsync(bool fastPath)
     {
@@ -240,6 +221,63 @@ public sealed partial class FastPathTests
 
         Assert.Equal(fastPath ? 3 : 0, requests.Count("stream"));
         return [.. answers.Select(answer => ChunkSizePattern().Replace(DatePattern().Replace(Normalized(answer), "Date: <varies>"), "\r\n<chunk size>\r\n"))];
+    }
+
+    /// <summary>
+    /// The fast path accepts a WebSocket as the pipeline does: the same 101 (subprotocol chosen, CORS headers
+    /// for an upgrade from a page), the same frames for subscriptions, publish frames, an unknown topic and the
+    /// client's close; and leaves a query the pipeline refuses to the pipeline.
+    /// </summary>
+    [Fact]
+    public Task TheFastPathAcceptsWebSocketsAsThePipelineDoes() => AssertSameAnswersAsync(WebSocketAnswersAsync);
+
+    private static async Task<string[]> WebSocketAnswersAsync(bool fastPath)
+    {
+        await using var server = await LaharsubTestServer.StartAsync(settings: new Dictionary<string, string?> { [StandaloneHost.FastPathSetting] = fastPath ? "true" : "false" });
+        using var client = server.CreateClient();
+        var topic = await client.CreateTopicAsync();
+        await client.PublishTextAsync(topic, "one");
+        using var requests = new FastPathRequestCounter(server);
+        using var timeout = new CancellationTokenSource(Bound);
+        var answers = new List<string>();
+        static string Upgrade(string target, string headers) =>
+            $"GET {target} HTTP/1.1\r\nHost: test\r\nConnection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Version: 13\r\n"
+            + $"Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n{headers}\r\n";
+
+        using (var socket = await RawConnection.OpenAsync(server.BaseAddress, timeout.Token))
+        {
+            await socket.SendAsync(Upgrade($"/ps/subscriptions?topics={topic}:1", "Sec-WebSocket-Protocol: chat, laharsub.v1\r\n"), timeout.Token);
+            answers.Add(await socket.ReadThroughAsync("\"body\":\"one\"}}", timeout.Token));
+            await socket.SendAsync(MaskedFrame(0x1, Encoding.UTF8.GetBytes($"{{\"type\":\"publish\",\"id\":\"p\",\"topicId\":{topic},\"body\":\"two\"}}")), timeout.Token);
+            answers.Add(await socket.ReadThroughAsync("\"body\":\"two\"}}", timeout.Token));
+            await socket.SendAsync(MaskedFrame(0x8, [0x03, 0xE8]), timeout.Token);
+            answers.Add(await socket.ReadThroughAsync("Closed by the client.", timeout.Token));
+        }
+        using (var fromPage = await RawConnection.OpenAsync(server.BaseAddress, timeout.Token))
+        {
+            await fromPage.SendAsync(Upgrade("/ps/subscriptions?topics=999999", "Origin: https://app.example\r\n"), timeout.Token);
+            answers.Add(await fromPage.ReadThroughAsync("\"topicId\":999999}}", timeout.Token));
+        }
+        using (var noTopic = await RawConnection.OpenAsync(server.BaseAddress, timeout.Token))
+        {
+            await noTopic.SendAsync(Upgrade("/ps/subscriptions", ""), timeout.Token);
+            answers.Add(await noTopic.ReadThroughAsync("\"topics\":[]}", timeout.Token));
+        }
+        using (var refused = await RawConnection.OpenAsync(server.BaseAddress, timeout.Token))
+        {
+            var answer = await ExchangeAsync(refused, Upgrade("/ps/subscriptions?topics=abc", ""), timeout.Token);
+            answers.Add(answer.Head + "\n\n" + answer.BodyText);
+        }
+
+        Assert.Equal(fastPath ? 3 : 0, requests.Count("websocket"));
+        return [.. answers.Select(answer => DatePattern().Replace(Normalized(answer), "Date: <varies>"))];
+    }
+
+    /// <summary>A client's frame (RFC 6455: final, masked) with a payload under 126 bytes.</summary>
+    private static byte[] MaskedFrame(byte opcode, byte[] payload)
+    {
+        byte[] mask = [0x12, 0x34, 0x56, 0x78];
+        return [(byte)(0x80 | opcode), (byte)(0x80 | payload.Length), .. mask, .. payload.Select((b, i) => (byte)(b ^ mask[i % 4]))];
     }
 
     /// <summary>
@@ -355,6 +393,19 @@ public sealed partial class FastPathTests
         finally
         {
             await server.DisposeAsync();
+        }
+    }
+
+    /// <summary>The answers of a server on the fast path, one by one, against the same server's on the pipeline.</summary>
+    private static async Task AssertSameAnswersAsync(Func<bool, Task<string[]>> answers)
+    {
+        var fast = await answers(true);
+        var pipeline = await answers(false);
+
+        Assert.Equal(pipeline.Length, fast.Length);
+        for (var i = 0; i < fast.Length; i++)
+        {
+            Assert.Equal(pipeline[i], fast[i]);
         }
     }
 

@@ -40,32 +40,17 @@ public sealed class MultiTopicPublishTests
     {
         await using var server = await LaharsubTestServer.StartAsync();
         using var client = server.CreateClient();
-        var items = new List<string>();
-        var roles = new Dictionary<long, string>();
-        var existing = new List<long>();
-        var missingId = 900_000L;
-        foreach (var role in shape.Split(','))
-        {
-            var id = role == "missing" ? ++missingId : await client.CreateTopicAsync();
-            roles[id] = role;
-            if (role != "missing")
-            {
-                existing.Add(id);
-            }
-            items.Add(role == "stale" ? $"{id}~0000000000000000" : $"{id}");
-        }
+        var mixed = await MixedTopics.CreateAsync(client, shape);
 
-        var (code, problem) = await client.SendForProblemAsync(new HttpRequestMessage(HttpMethod.Post, $"topics/publish?topics={string.Join(",", items)}")
+        var (code, problem) = await client.SendForProblemAsync(new HttpRequestMessage(HttpMethod.Post, $"topics/publish?topics={mixed.Topics}")
         {
             Content = new StringContent("never", Encoding.UTF8, "text/plain"),
         });
 
         Assert.Equal(status, (int)code);
-        var refused = problem.GetProperty("topics").EnumerateArray()
-            .Select(t => $"{roles[t.GetProperty("topicId").GetInt64()]}:{t.GetProperty("reason").GetString()}");
-        Assert.Equal(named, string.Join(",", refused));
+        Assert.Equal(named, mixed.Named(problem));
         Assert.Contains("Nothing was published", problem.GetProperty("detail").GetString());
-        foreach (var id in existing)
+        foreach (var id in mixed.Existing)
         {
             Assert.Equal(0, (await client.GetTopicAsync(id)).GetProperty("lastMessageId").GetInt64());
         }

@@ -45,7 +45,7 @@ internal sealed class LaharsubMetrics
             "Time from a message's publish to a poll answer carrying it being written, once per delivered message (a subscriber catching up counts the message's age).",
             tags: null, new InstrumentAdvice<double> { HistogramBucketBoundaries = DeliveryLatencyBuckets });
         _fastPath = meter.CreateCounter<long>("laharsub.fast_path.requests", "{request}",
-            "Requests the connection-level fast path (Laharsub:FastPath) answered, by laharsub.request (poll, stream: a Server-Sent Events stream, publish), and connections it handed to the ASP.NET Core pipeline at a request it does not take (laharsub.request handed_over).");
+            "Requests the connection-level fast path (Laharsub:FastPath) answered, by laharsub.request (poll, stream: a Server-Sent Events stream, websocket, publish), and connections it handed to the ASP.NET Core pipeline at a request it does not take (laharsub.request handed_over).");
         meter.CreateObservableGauge("laharsub.topics", () => Statistics().TopicCount, "{topic}", "Topics that exist.");
         meter.CreateObservableGauge("laharsub.retained.bytes", () => Statistics().RetainedBytes, "By", "Message bytes retained, against Laharsub:MaxRetainedBytes.");
     }

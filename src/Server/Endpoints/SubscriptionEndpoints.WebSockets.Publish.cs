@@ -18,7 +18,7 @@ internal static partial class SubscriptionEndpoints
         private async ValueTask<ProblemDetails?> PublishAsync(ClientFrame frame)
         {
             // Each publish frame counts as a POST would, against the same bucket: Laharsub:RateLimit.
-            if (!services.RateLimit.TryAcquire(context, out var retryAfterSeconds))
+            if (!caller.TryAcquire(out var retryAfterSeconds))
             {
                 var refusal = services.RateLimit.Refusal(retryAfterSeconds);
                 // What REST says in Retry-After.
@@ -59,7 +59,7 @@ internal static partial class SubscriptionEndpoints
             // Every topic, in the frame's order, before the store is asked: the first forbidden one is named, as REST names it.
             foreach (var target in targets)
             {
-                if (!await services.Access.AllowsAsync(context, LaharsubOperation.Publish, target.TopicId).ConfigureAwait(false))
+                if (!await caller.AllowsAsync(LaharsubOperation.Publish, target.TopicId).ConfigureAwait(false))
                 {
                     return Forbidden(LaharsubOperation.Publish, target.TopicId);
                 }
@@ -78,7 +78,7 @@ internal static partial class SubscriptionEndpoints
             if (single && frame.IdempotencyKey is null)
             {
                 // As REST's publish to one topic without a key: the store's single publish, which costs less.
-                var result = await services.Store.PublishAsync(targets[0].TopicId, body, contentType, targets[0].IfEpoch, context.RequestAborted).ConfigureAwait(false);
+                var result = await services.Store.PublishAsync(targets[0].TopicId, body, contentType, targets[0].IfEpoch, caller.Gone).ConfigureAwait(false);
                 if (result.Status != PublishStatus.Published)
                 {
                     return Refused(result.Status, targets, [result], result.RetryAfter, single, null, contentType, body.Length);
@@ -88,7 +88,7 @@ internal static partial class SubscriptionEndpoints
                 await SendPublishedAsync(frame.Id, [new PublishedMessage(targets[0].TopicId, result.MessageId, result.Epoch!)], single).ConfigureAwait(false);
                 return null;
             }
-            var stored = await StorePublish.PublishAsync(services.Store, services.Metrics, targets, body, contentType, frame.IdempotencyKey, context.RequestAborted).ConfigureAwait(false);
+            var stored = await StorePublish.PublishAsync(services.Store, services.Metrics, targets, body, contentType, frame.IdempotencyKey, caller.Gone).ConfigureAwait(false);
             if (stored.Status != PublishStatus.Published)
             {
                 return Refused(stored.Status, targets, stored.Topics, stored.RetryAfter, single, frame.IdempotencyKey, contentType, body.Length);

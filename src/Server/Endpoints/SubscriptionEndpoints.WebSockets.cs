@@ -28,9 +28,35 @@ internal static partial class SubscriptionEndpoints
 
     private static async Task RunWebSocketAsync(HttpContext context, PollServices services, Subscription[] initial, Conflation conflation)
     {
+        var offered = context.WebSockets.WebSocketRequestedProtocols;
+        var socket = await context.WebSockets.AcceptWebSocketAsync(new WebSocketAcceptContext
+        {
+            SubProtocol = offered.Contains(WebSocketSubProtocol) ? WebSocketSubProtocol : null,
+            KeepAliveInterval = services.Streams.KeepAliveInterval,
+        }).ConfigureAwait(false);
+        await RunWebSocketAsync(socket, new RequestCaller(context, services), services, initial, conflation).ConfigureAwait(false);
+    }
+
+    /// <summary>Runs an accepted socket's session until it closes; the fast path accepts its sockets itself.</summary>
+    internal static async Task RunWebSocketAsync(WebSocket socket, IWebSocketCaller caller, PollServices services, Subscription[] initial, Conflation conflation)
+    {
         // The URL's conflation holds for the socket's whole life, whatever topics its frames add.
-        using var session = new SocketSession(context, services, StreamPacing(services, conflation));
-        await session.RunAsync(initial).ConfigureAwait(false);
+        using var session = new SocketSession(caller, services, StreamPacing(services, conflation));
+        await session.RunAsync(socket, initial).ConfigureAwait(false);
+    }
+
+    /// <summary>The pipeline's caller: its request's access checks, rate limit and token.</summary>
+    private sealed class RequestCaller(HttpContext context, PollServices services) : IWebSocketCaller
+    {
+        public CancellationToken Gone => context.RequestAborted;
+
+        public ValueTask<bool> AllowsAsync(LaharsubOperation operation, long topicId) => services.Access.AllowsAsync(context, operation, topicId);
+
+        public bool TryAcquire(out int retryAfterSeconds) => services.RateLimit.TryAcquire(context, out retryAfterSeconds);
+
+        public ValueTask<DateTimeOffset?> TokenExpiryAsync() => services.Access.TokenExpiryAsync(context);
+
+        public void Abort() => context.Abort();
     }
 
     /// <summary>
@@ -38,7 +64,7 @@ internal static partial class SubscriptionEndpoints
     /// and a receive loop for the client's frames. Sends are serialized; nothing is queued per socket
     /// (a run waits for its writes, and a slow reader reads later from retention).
     /// </summary>
-    private sealed partial class SocketSession(HttpContext context, PollServices services, Pacing pacing) : IDisposable
+    private sealed partial class SocketSession(IWebSocketCaller caller, PollServices services, Pacing pacing) : IDisposable
     {
         private static ReadOnlySpan<byte> MessageStart => "{\"type\":\"message\",\"message\":"u8;
         private static ReadOnlySpan<byte> NoticeStart => "{\"type\":\"notice\",\"notice\":"u8;
@@ -66,26 +92,22 @@ internal static partial class SubscriptionEndpoints
             _deadline?.Dispose();
         }
 
-        public async Task RunAsync(Subscription[] initial)
+        public async Task RunAsync(WebSocket socket, Subscription[] initial)
         {
-            var offered = context.WebSockets.WebSocketRequestedProtocols;
-            _socket = await context.WebSockets.AcceptWebSocketAsync(new WebSocketAcceptContext
-            {
-                SubProtocol = offered.Contains(WebSocketSubProtocol) ? WebSocketSubProtocol : null,
-                KeepAliveInterval = services.Streams.KeepAliveInterval,
-            }).ConfigureAwait(false);
+            _socket = socket;
             services.Metrics.PollStarted();
             _deadline = new StreamWriteDeadline(services.TimeProvider, services.Streams.MaxWriteWait, () =>
             {
                 services.Metrics.PollEnded("too_slow", 0);
                 _socket.Abort();
+                caller.Abort();
                 CancelRun();
             });
             var outcome = "closed";
-            var expiresAt = await services.Access.TokenExpiryAsync(context).ConfigureAwait(false);
+            var expiresAt = await caller.TokenExpiryAsync().ConfigureAwait(false);
             var left = expiresAt is { } at ? at - services.TimeProvider.GetUtcNow() : Timeout.InfiniteTimeSpan;
             using var expired = new CancellationTokenSource(left > TimeSpan.Zero || left == Timeout.InfiniteTimeSpan ? left : TimeSpan.Zero, services.TimeProvider);
-            using var receiving = CancellationTokenSource.CreateLinkedTokenSource(context.RequestAborted);
+            using var receiving = CancellationTokenSource.CreateLinkedTokenSource(caller.Gone);
             var receiver = ReceiveAsync(receiving.Token);
             try
             {
@@ -93,7 +115,7 @@ internal static partial class SubscriptionEndpoints
                 var stopping = services.Lifetime.ApplicationStopping;
                 while (_socket.State == WebSocketState.Open && !stopping.IsCancellationRequested && !expired.IsCancellationRequested)
                 {
-                    using var run = CancellationTokenSource.CreateLinkedTokenSource(context.RequestAborted, expired.Token);
+                    using var run = CancellationTokenSource.CreateLinkedTokenSource(caller.Gone, expired.Token);
                     lock (_changesLock)
                     {
                         _run = run;
@@ -332,7 +354,7 @@ internal static partial class SubscriptionEndpoints
             {
                 foreach (var topic in topics)
                 {
-                    if (!await services.Access.AllowsAsync(context, LaharsubOperation.Subscribe, topic.TopicId).ConfigureAwait(false))
+                    if (!await caller.AllowsAsync(LaharsubOperation.Subscribe, topic.TopicId).ConfigureAwait(false))
                     {
                         return Forbidden(LaharsubOperation.Subscribe, topic.TopicId);
                     }
@@ -443,7 +465,7 @@ internal static partial class SubscriptionEndpoints
         /// </summary>
         private async Task SendFramesAsync(Action<ArrayBufferWriter<byte>> build, PollResult? result = null)
         {
-            await _sending.WaitAsync(context.RequestAborted).ConfigureAwait(false);
+            await _sending.WaitAsync(caller.Gone).ConfigureAwait(false);
             try
             {
                 if (result is not null)
@@ -509,7 +531,7 @@ internal static partial class SubscriptionEndpoints
         {
             // A close reason is at most 123 bytes.
             var text = Encoding.UTF8.GetByteCount(reason) <= 123 ? reason : reason[..120];
-            await _sending.WaitAsync(context.RequestAborted).ConfigureAwait(false);
+            await _sending.WaitAsync(caller.Gone).ConfigureAwait(false);
             try
             {
                 if (_socket.State is WebSocketState.Open or WebSocketState.CloseReceived)

@@ -1,6 +1,8 @@
 using System.Buffers;
 using System.IO.Pipelines;
 using System.Net;
+using System.Net.WebSockets;
+using System.Security.Cryptography;
 using HttpMethod = Microsoft.AspNetCore.Server.Kestrel.Core.Internal.Http.HttpMethod;
 using HttpVersion = Microsoft.AspNetCore.Server.Kestrel.Core.Internal.Http.HttpVersion;
 using System.Runtime.InteropServices;
@@ -59,6 +61,15 @@ internal sealed class FastPathConnection : IHttpRequestLineHandler, IHttpHeaders
     private int _headers;
     private long _contentLength = -1;
     private string? _contentType;
+
+    /// <summary>A WebSocket upgrade of the poll's URL (<c>Upgrade: websocket</c>), and what its handshake sends.</summary>
+    private bool _webSocket;
+    private bool _connectionUpgrade;
+    private bool _webSocketVersion13;
+    private string? _webSocketKey;
+    private string? _webSocketProtocols;
+    private int _webSocketHeaders;
+    private bool _origin;
 
     /// <summary>When the connection is aborted unless the request (or the next one) has arrived: Kestrel's keep-alive and header timeouts.</summary>
     private long _deadline = NoDeadline;
@@ -208,9 +219,10 @@ internal sealed class FastPathConnection : IHttpRequestLineHandler, IHttpHeaders
                 return await PipelineAsync(read, requestLength).ConfigureAwait(false);
             }
             var answered = _kind != Kind.Poll ? await PublishAsync(buffer, headEnd).ConfigureAwait(false)
+                : _webSocket ? await WebSocketAsync(headEnd).ConfigureAwait(false)
                 : _eventStream ? await StreamAsync(headEnd).ConfigureAwait(false)
                 : await PollAsync(headEnd).ConfigureAwait(false);
-            return answered ?? await PipelineAsync(read, requestLength).ConfigureAwait(false);
+            return answered ?? await PipelineAsync(read, _webSocket ? WholeConnection : requestLength).ConfigureAwait(false);
         }
     }
 
@@ -253,6 +265,13 @@ internal sealed class FastPathConnection : IHttpRequestLineHandler, IHttpHeaders
         _headers = 0;
         _contentLength = -1;
         _contentType = null;
+        _webSocket = false;
+        _connectionUpgrade = false;
+        _webSocketVersion13 = false;
+        _webSocketKey = null;
+        _webSocketProtocols = null;
+        _webSocketHeaders = 0;
+        _origin = false;
         // Only text that starts like a request line is parsed here; anything else (TLS, HTTP/2's preface)
         // goes to Kestrel without the parser, which would throw on much of it.
         var first = buffer.FirstSpan;
@@ -290,7 +309,12 @@ internal sealed class FastPathConnection : IHttpRequestLineHandler, IHttpHeaders
         {
             return Parsed.Kestrel;
         }
-        return _notOurs || !Takes() ? Parsed.Pipeline : Parsed.Complete;
+        if (_notOurs || !Takes())
+        {
+            // An upgrade it does not accept is Kestrel's, with the connection it may switch to another protocol.
+            return _webSocket ? Parsed.Kestrel : Parsed.Pipeline;
+        }
+        return Parsed.Complete;
     }
 
     /// <summary>The checks that need the whole head, and the server's state.</summary>
@@ -300,9 +324,19 @@ internal sealed class FastPathConnection : IHttpRequestLineHandler, IHttpHeaders
         {
             return false;
         }
+        if (_origin && !(_webSocket && _state.WebSocketOriginHeaders is not null))
+        {
+            // CORS answers a request from a page: the pipeline's, but for a WebSocket whose 101 it knows.
+            return false;
+        }
+        if (_webSocket)
+        {
+            return _state.TakesWebSockets && _kind == Kind.Poll && _contentLength <= 0 && _lastEventId is null
+                && _connectionUpgrade && _webSocketVersion13 && _webSocketHeaders == 0 && IsWebSocketKey(_webSocketKey);
+        }
         return _kind switch
         {
-            Kind.Poll => _contentLength <= 0 && (_eventStream || _lastEventId is null),
+            Kind.Poll => _contentLength <= 0 && (_eventStream || _lastEventId is null) && !_connectionUpgrade,
             Kind.Publish => !_state.RateLimited && _contentLength > 0 && _contentLength <= _state.StoreOptions.MaxMessageBytes
                 && MessageContentType.Validate(_contentType ??= MessageContentType.Default) is null,
             _ => false,
@@ -376,6 +410,104 @@ internal sealed class FastPathConnection : IHttpRequestLineHandler, IHttpHeaders
             }
         }
         return stream.Target.Started ? Served.Close : Served.Next;
+    }
+
+    /// <summary>
+    /// Accepts a WebSocket and runs its session (the pipeline's own, over the connection's pipes) until it
+    /// closes, or returns null, having consumed nothing, for Kestrel to take the connection: a query the
+    /// pipeline refuses with a problem, or a client at its waiting-poll cap.
+    /// </summary>
+    private async ValueTask<Served?> WebSocketAsync(SequencePosition headEnd)
+    {
+        Subscription[] initial;
+        Conflation conflation;
+        IDisposable? permit;
+        var subscriptions = t_subscriptions ??= [];
+        try
+        {
+            var query = SubscriptionQuery.Parse(_query, _state.Delivery, subscriptions);
+            // As the pipeline does: a query that names no topic opens a socket whose frames subscribe later.
+            if ((query.Error is not null && !query.NamesNoTopic) || !TryAcquireWaitingPoll(out permit))
+            {
+                return null;
+            }
+            initial = query.Error is null ? [.. subscriptions] : [];
+            conflation = query.Conflation;
+        }
+        finally
+        {
+            subscriptions.Clear();
+        }
+        _input.AdvanceTo(headEnd);
+        _state.Metrics.FastPath("websocket");
+        var started = _state.Hosting.Started("GET");
+        using (permit)
+        {
+            try
+            {
+                var subProtocol = OffersSubProtocol(_webSocketProtocols) ? SubscriptionEndpoints.WebSocketSubProtocol : null;
+                _state.Responses.WriteWebSocketAccept(_output, WebSocketAcceptKey(_webSocketKey!), subProtocol,
+                    _origin ? _state.WebSocketOriginHeaders : []);
+                var socket = WebSocket.CreateFromStream(new ConnectionStream(_input, _output), new WebSocketCreationOptions
+                {
+                    IsServer = true,
+                    SubProtocol = subProtocol,
+                    KeepAliveInterval = _state.Poll.Streams.KeepAliveInterval,
+                    KeepAliveTimeout = _state.WebSocketKeepAliveTimeout,
+                });
+                await SubscriptionEndpoints.RunWebSocketAsync(socket, new OpenCaller(_connection), _state.Poll, initial, conflation).ConfigureAwait(false);
+            }
+            finally
+            {
+                _state.Hosting.Ended("GET", _state.PollRoute, 101, started);
+            }
+        }
+        return Served.Close;
+    }
+
+    /// <summary>Whether the client's <c>Sec-WebSocket-Protocol</c> list names Laharsub's subprotocol.</summary>
+    private static bool OffersSubProtocol(string? offered)
+    {
+        foreach (var range in offered.AsSpan().Split(','))
+        {
+            if (offered.AsSpan()[range].Trim(" \t").SequenceEqual(SubscriptionEndpoints.WebSocketSubProtocol))
+            {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /// <summary><c>Sec-WebSocket-Accept</c>: the key and RFC 6455's GUID, hashed with SHA-1, in base64.</summary>
+    private static byte[] WebSocketAcceptKey(string key)
+    {
+        Span<byte> text = stackalloc byte[24 + 36];
+        Encoding.ASCII.GetBytes(key, text);
+        "258EAFA5-E914-47DA-95CA-C5AB0DC85B11"u8.CopyTo(text[24..]);
+        Span<byte> hash = stackalloc byte[20];
+        // RFC 6455 fixes SHA-1 for the handshake, which proves only that the server read the key.
+#pragma warning disable CA5350
+        SHA1.HashData(text, hash);
+#pragma warning restore CA5350
+        return Encoding.ASCII.GetBytes(Convert.ToBase64String(hash));
+    }
+
+    /// <summary>A socket's caller on the fast path, which takes sockets only in Open access mode and without a rate limit.</summary>
+    private sealed class OpenCaller(ConnectionContext connection) : IWebSocketCaller
+    {
+        public CancellationToken Gone => connection.ConnectionClosed;
+
+        public ValueTask<bool> AllowsAsync(Access.LaharsubOperation operation, long topicId) => ValueTask.FromResult(true);
+
+        public bool TryAcquire(out int retryAfterSeconds)
+        {
+            retryAfterSeconds = 0;
+            return true;
+        }
+
+        public ValueTask<DateTimeOffset?> TokenExpiryAsync() => ValueTask.FromResult<DateTimeOffset?>(null);
+
+        public void Abort() => connection.Abort(new ConnectionAbortedException("The socket's client did not read within Streams:MaxWriteWait."));
     }
 
     /// <summary>As <see cref="StartPoll"/>, for an event stream: its positions from the query, or from <c>Last-Event-ID</c>.</summary>
@@ -590,9 +722,17 @@ internal sealed class FastPathConnection : IHttpRequestLineHandler, IHttpHeaders
         // Kestrel refuses a header value that is not ASCII, or holds a NUL, with a 400 and closes; the body's
         // framing other than a plain Content-Length, and upgrades, are its own.
         if (++_headers > _state.Limits.MaxRequestHeaderCount || !Ascii.IsValid(value) || value.Contains((byte)0)
-            || Ascii.EqualsIgnoreCase(name, "Transfer-Encoding"u8) || Ascii.EqualsIgnoreCase(name, "Upgrade"u8))
+            || Ascii.EqualsIgnoreCase(name, "Transfer-Encoding"u8))
         {
             _kestrelOnly = true;
+            return;
+        }
+        if (Ascii.EqualsIgnoreCase(name, "Upgrade"u8))
+        {
+            // A WebSocket of the poll's URL may be the fast path's (Takes decides with the whole head); any
+            // other upgrade is Kestrel's.
+            _kestrelOnly |= _webSocket || _kind != Kind.Poll || !Ascii.EqualsIgnoreCase(value, "websocket"u8);
+            _webSocket = true;
             return;
         }
         if (Ascii.EqualsIgnoreCase(name, "Host"u8))
@@ -631,7 +771,27 @@ internal sealed class FastPathConnection : IHttpRequestLineHandler, IHttpHeaders
         }
         else if (Ascii.EqualsIgnoreCase(name, "Connection"u8))
         {
-            _notOurs |= !Ascii.EqualsIgnoreCase(value, "keep-alive"u8);
+            _notOurs |= !ConnectionTokens(value);
+        }
+        else if (Ascii.EqualsIgnoreCase(name, "Sec-WebSocket-Key"u8))
+        {
+            _webSocketHeaders += _webSocketKey is null ? 0 : 1;
+            _webSocketKey = Encoding.ASCII.GetString(value);
+        }
+        else if (Ascii.EqualsIgnoreCase(name, "Sec-WebSocket-Version"u8))
+        {
+            _webSocketHeaders += _webSocketVersion13 ? 1 : 0;
+            _webSocketVersion13 = value.SequenceEqual("13"u8);
+        }
+        else if (Ascii.EqualsIgnoreCase(name, "Sec-WebSocket-Protocol"u8))
+        {
+            _webSocketHeaders += _webSocketProtocols is null ? 0 : 1;
+            _webSocketProtocols = Encoding.ASCII.GetString(value);
+        }
+        else if (Ascii.EqualsIgnoreCase(name, "Origin"u8))
+        {
+            _notOurs |= _origin;
+            _origin = true;
         }
         else if (Ascii.EqualsIgnoreCase(name, "X-Forwarded-For"u8))
         {
@@ -645,15 +805,43 @@ internal sealed class FastPathConnection : IHttpRequestLineHandler, IHttpHeaders
     }
 
     /// <summary>
-    /// Headers whose handling lives in the pipeline: CORS, access, tracing, conditions, idempotency keys, 100-continue. The other
+    /// Headers whose handling lives in the pipeline: CORS (<c>Origin</c>, but for a WebSocket's), access, tracing, conditions, idempotency keys, 100-continue. The other
     /// forwarding headers change nothing a poll or a publish answers (no URL is in them).
     /// </summary>
     private static bool IsPipelineOnly(ReadOnlySpan<byte> name) =>
-        Ascii.EqualsIgnoreCase(name, "Origin"u8) || Ascii.EqualsIgnoreCase(name, "Authorization"u8)
+        Ascii.EqualsIgnoreCase(name, "Authorization"u8)
         || Ascii.EqualsIgnoreCase(name, "Expect"u8) || Ascii.EqualsIgnoreCase(name, "If-Match"u8)
         || Ascii.EqualsIgnoreCase(name, "Idempotency-Key"u8)
         || Ascii.EqualsIgnoreCase(name, "traceparent"u8) || Ascii.EqualsIgnoreCase(name, "tracestate"u8)
         || Ascii.EqualsIgnoreCase(name, "Request-Id"u8) || Ascii.EqualsIgnoreCase(name, "Access-Control-Request-Method"u8);
+
+    /// <summary>
+    /// Whether <c>Connection</c> holds only <c>keep-alive</c> and <c>Upgrade</c> (a WebSocket's handshake sends
+    /// the second); notes the second.
+    /// </summary>
+    private bool ConnectionTokens(ReadOnlySpan<byte> value)
+    {
+        foreach (var range in value.Split((byte)','))
+        {
+            var token = value[range].Trim(" \t"u8);
+            if (Ascii.EqualsIgnoreCase(token, "upgrade"u8))
+            {
+                _connectionUpgrade = true;
+            }
+            else if (!Ascii.EqualsIgnoreCase(token, "keep-alive"u8))
+            {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /// <summary>A handshake key as RFC 6455 has it, and as ASP.NET Core's WebSockets check it: 16 bytes in base64.</summary>
+    private static bool IsWebSocketKey(string? key)
+    {
+        Span<byte> bytes = stackalloc byte[16];
+        return key is { Length: 24 } && Convert.TryFromBase64String(key, bytes, out var written) && written == 16;
+    }
 
     /// <summary>The content type as a string, the last one's string again when it is the same.</summary>
     private string ContentType(ReadOnlySpan<byte> value)

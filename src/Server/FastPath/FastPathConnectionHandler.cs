@@ -6,6 +6,7 @@ using Laharsub.Server.Endpoints;
 using Laharsub.Server.Limits;
 using Laharsub.Server.Storage;
 using Laharsub.Server.Wire;
+using Microsoft.AspNetCore.Builder;
 using Microsoft.AspNetCore.Connections;
 using Microsoft.AspNetCore.Server.Kestrel.Core;
 using Microsoft.AspNetCore.Server.Kestrel.Core.Internal.Http;
@@ -25,7 +26,8 @@ namespace Laharsub.Server.FastPath;
 /// </summary>
 /// <remarks>
 /// The fast path takes a request only when its answer cannot differ from the pipeline's: HTTP/1.1 over a
-/// plain connection, Open access mode, no CORS, no forwarding, trace or upgrade headers, a query the
+/// plain connection, Open access mode, no CORS, no forwarding, trace or upgrade headers (but a WebSocket's
+/// handshake, see <see cref="ServeWebSockets"/>), a query the
 /// poll parser accepts, and (for a publish) a whole body within the limits whose store call succeeds. A
 /// publish the store refuses changed nothing, so it is handed over too and the pipeline answers it.
 /// </remarks>
@@ -49,6 +51,22 @@ internal sealed partial class FastPathConnectionHandler
     /// </summary>
     public bool TrustsForwardedFor { get; set; }
 
+    private bool _pipelineServesWebSockets;
+    private bool _corsAllowsAnyOrigin;
+
+    /// <summary>
+    /// Called by a host whose pipeline accepts WebSockets (<c>UseWebSockets()</c>) and runs Laharsub's CORS
+    /// policy on requests that carry <c>Origin</c> (<c>UseCors()</c>), as the standalone server's does: then the
+    /// fast path accepts WebSocket upgrades itself, answering as that pipeline would (with
+    /// <paramref name="corsAllowsAnyOrigin"/> off, upgrades that carry <c>Origin</c> stay the pipeline's, which
+    /// decides by the origin). Without this call the pipeline accepts every socket. Called before the server starts.
+    /// </summary>
+    public void ServeWebSockets(bool corsAllowsAnyOrigin)
+    {
+        _pipelineServesWebSockets = true;
+        _corsAllowsAnyOrigin = corsAllowsAnyOrigin;
+    }
+
     /// <summary>Called by MapLaharsub: the fast path serves the poll and publish URLs under <paramref name="prefix"/>.</summary>
     public void Serve(string prefix) => Prefix ??= prefix.TrimEnd('/');
 
@@ -58,7 +76,7 @@ internal sealed partial class FastPathConnectionHandler
         {
             return kestrel(connection);
         }
-        var state = _state ??= new State(_services, Prefix, TrustsForwardedFor);
+        var state = _state ??= new State(_services, Prefix, TrustsForwardedFor, _pipelineServesWebSockets, _corsAllowsAnyOrigin);
         // Jwt mode's access checks, host filtering (AllowedHosts), and the 429 of a connection over its
         // client's cap live in the pipeline.
         if (!state.OpenAccess || state.HostsFiltered || ClientConnectionLimit.IsOverLimit(connection))
@@ -71,7 +89,7 @@ internal sealed partial class FastPathConnectionHandler
     /// <summary>What every fast-path connection shares: the services, settings and prepared bytes.</summary>
     internal sealed class State
     {
-        public State(IServiceProvider services, string prefix, bool trustsForwardedFor)
+        public State(IServiceProvider services, string prefix, bool trustsForwardedFor, bool pipelineServesWebSockets, bool corsAllowsAnyOrigin)
         {
             Runner = services.GetRequiredService<SubscriptionRunner>();
             Wire = services.GetRequiredService<WireFormat>();
@@ -99,6 +117,10 @@ internal sealed partial class FastPathConnectionHandler
             Hosting = new HostingTelemetry(services);
             Poll = new SubscriptionEndpoints.PollServices(services);
             TopicsPath = Encoding.ASCII.GetBytes(prefix + "/topics/");
+            TakesWebSockets = pipelineServesWebSockets && !RateLimited;
+            var webSockets = services.GetRequiredService<IOptions<WebSocketOptions>>().Value;
+            WebSocketOriginHeaders = corsAllowsAnyOrigin && webSockets.AllowedOrigins.Count == 0 ? FastPathResponses.AnyOriginHeaders : null;
+            WebSocketKeepAliveTimeout = webSockets.KeepAliveTimeout;
         }
 
         public HttpParser<FastPathConnection> Parser { get; } = new(showErrorDetails: false);
@@ -146,6 +168,18 @@ internal sealed partial class FastPathConnectionHandler
 
         /// <summary>What the pipeline's polls and streams use; event streams on the fast path share the pipeline's sink.</summary>
         public SubscriptionEndpoints.PollServices Poll { get; }
+
+        /// <summary>Whether WebSocket upgrades are the fast path's to accept (<see cref="ServeWebSockets"/>, and no rate limit on publish frames).</summary>
+        public bool TakesWebSockets { get; }
+
+        /// <summary>
+        /// The CORS headers the pipeline adds to a WebSocket's <c>101</c> when the upgrade carries <c>Origin</c>;
+        /// null when the pipeline decides by the origin (a list of allowed origins), so that such upgrades are its own.
+        /// </summary>
+        public byte[]? WebSocketOriginHeaders { get; }
+
+        /// <summary>How long a socket waits for the pong of its keep-alive ping, as <c>UseWebSockets()</c> sets it.</summary>
+        public TimeSpan WebSocketKeepAliveTimeout { get; }
 
         /// <summary>The content type last published with, so that a publisher sending the same one again costs no string.</summary>
         public string? LastContentType;

@@ -28,6 +28,13 @@ internal sealed class FastPathResponses(TimeProvider clock, bool serverHeader)
     private static readonly byte[] EventStreamStart = "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n"u8.ToArray();
     private static readonly byte[] EventStreamHeaders = "\r\nCache-Control: no-store\r\nTransfer-Encoding: chunked\r\nX-Accel-Buffering: no\r\n\r\n"u8.ToArray();
     private static readonly byte[] NoBuffering = "\r\nX-Accel-Buffering: no"u8.ToArray();
+    private static readonly byte[] SwitchingProtocols = "HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\n"u8.ToArray();
+    private static readonly byte[] WebSocketAccept = "\r\nCache-Control: no-store\r\nUpgrade: websocket\r\nSec-WebSocket-Accept: "u8.ToArray();
+    private static readonly byte[] WebSocketProtocolName = "\r\nSec-WebSocket-Protocol: "u8.ToArray();
+
+    /// <summary>The headers Laharsub's CORS policy adds, when it allows any origin, to an answer to a request that carries <c>Origin</c>.</summary>
+    public static readonly byte[] AnyOriginHeaders = Encoding.ASCII.GetBytes(
+        $"\r\nAccess-Control-Allow-Origin: *\r\nAccess-Control-Expose-Headers: {string.Join(',', Endpoints.CrossOrigin.ExposedHeaders)}");
 
     private readonly byte[] _serverLine = serverHeader ? ServerLine : [];
     private DateLine? _date;
@@ -62,6 +69,25 @@ internal sealed class FastPathResponses(TimeProvider clock, bool serverHeader)
         writer.Write(EventStreamStart);
         WriteDate(writer);
         writer.Write(EventStreamHeaders);
+    }
+
+    /// <summary>
+    /// A WebSocket's <c>101</c>, as the pipeline writes it: <paramref name="originHeaders"/> are the CORS headers
+    /// of an upgrade that carried <c>Origin</c> (empty without one), and the subprotocol is named when chosen.
+    /// </summary>
+    public void WriteWebSocketAccept(IBufferWriter<byte> writer, ReadOnlySpan<byte> accept, string? subProtocol, ReadOnlySpan<byte> originHeaders)
+    {
+        writer.Write(SwitchingProtocols);
+        WriteDate(writer);
+        writer.Write(originHeaders);
+        writer.Write(WebSocketAccept);
+        writer.Write(accept);
+        if (subProtocol is not null)
+        {
+            writer.Write(WebSocketProtocolName);
+            WriteAscii(writer, subProtocol);
+        }
+        writer.Write(HeadEnd);
     }
 
     /// <summary>

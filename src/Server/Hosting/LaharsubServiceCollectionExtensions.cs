@@ -106,7 +106,7 @@ public static class LaharsubServiceCollectionExtensions
             }
             // No credentials mode: tokens travel in Authorization, which a page sets itself, so no cookie
             // of the user's is ever sent on a cross-origin request (docs/access-control.md).
-            policy.AllowAnyHeader().AllowAnyMethod().WithExposedHeaders("Location", "Retry-After", "WWW-Authenticate");
+            policy.AllowAnyHeader().AllowAnyMethod().WithExposedHeaders(CrossOrigin.ExposedHeaders);
         });
     }
 }

@@ -51,35 +51,21 @@ public sealed class WebSocketPublishTests
     {
         await using var server = await StartAsync(store);
         using var client = server.CreateClient();
-        var items = new List<string>();
-        var roles = new Dictionary<long, string>();
-        var existing = new List<long>();
-        var missingId = 900_000L;
-        foreach (var role in shape.Split(','))
-        {
-            var id = role == "missing" ? ++missingId : await client.CreateTopicAsync();
-            roles[id] = role;
-            if (role != "missing")
-            {
-                existing.Add(id);
-            }
-            items.Add(role == "stale" ? $"{id}~0000000000000000" : $"{id}");
-        }
+        var mixed = await MixedTopics.CreateAsync(client, shape);
         await using var socket = await OpenAsync(server);
 
-        await socket.SendAsync($$"""{"type":"publish","id":"p1","topics":"{{string.Join(",", items)}}","body":"never"}""");
+        await socket.SendAsync($$"""{"type":"publish","id":"p1","topics":"{{mixed.Topics}}","body":"never"}""");
         var problem = await socket.ReceiveAsync("problem");
-        await socket.SendAsync($$"""{"type":"publish","id":"p2","topicId":{{existing[0]}},"body":"after"}""");
+        await socket.SendAsync($$"""{"type":"publish","id":"p2","topicId":{{mixed.Existing[0]}},"body":"after"}""");
         var after = await socket.ReceiveAsync("published");
 
         Assert.Equal("p1", problem.GetProperty("id").GetString());
         var details = problem.GetProperty("problem");
         Assert.Equal(status, details.GetProperty("status").GetInt32());
-        Assert.Equal(named, string.Join(",", details.GetProperty("topics").EnumerateArray()
-            .Select(t => $"{roles[t.GetProperty("topicId").GetInt64()]}:{t.GetProperty("reason").GetString()}")));
+        Assert.Equal(named, mixed.Named(details));
         Assert.Contains("Nothing was published", details.GetProperty("detail").GetString());
         Assert.Equal(1L, after.GetProperty("messageId").GetInt64());
-        foreach (var id in existing.Skip(1))
+        foreach (var id in mixed.Existing.Skip(1))
         {
             Assert.Equal(0, (await client.GetTopicAsync(id)).GetProperty("lastMessageId").GetInt64());
         }

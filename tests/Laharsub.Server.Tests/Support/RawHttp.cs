@@ -260,6 +260,9 @@ public sealed class RawConnection : IDisposable
     public async Task SendAsync(string request, CancellationToken cancellationToken) =>
         await _socket.SendAsync(Encoding.ASCII.GetBytes(request), SocketFlags.None, cancellationToken);
 
+    public async Task SendAsync(ReadOnlyMemory<byte> bytes, CancellationToken cancellationToken) =>
+        await _socket.SendAsync(bytes, SocketFlags.None, cancellationToken);
+
     /// <summary>The next answer; null when the server closed the connection before one.</summary>
     public Task<RawResponse?> ReadAnswerAsync(CancellationToken cancellationToken) => RawHttp.ReadAnswerAsync(_socket, _received, cancellationToken);
 

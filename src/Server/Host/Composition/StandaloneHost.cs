@@ -1,5 +1,6 @@
 using Laharsub.Server.Access;
 using Laharsub.Server.Hosting;
+using Laharsub.Server.FastPath;
 using Laharsub.Server.Limits;
 using Microsoft.AspNetCore.Builder;
 using Microsoft.AspNetCore.Connections;
@@ -103,6 +104,10 @@ internal static class StandaloneHost
         app.UseLaharsubAccess();
         app.UseRateLimiter();
         app.MapLaharsub("/ps");
+        // This pipeline accepts WebSockets and runs Laharsub's CORS policy on requests from pages, which is
+        // what the fast path's 101 answers; with a list of allowed origins, upgrades from pages stay here.
+        var origins = app.Services.GetRequiredService<IOptions<LaharsubOptions>>().Value.Cors.AllowedOrigins ?? [];
+        app.Services.GetRequiredService<FastPathConnectionHandler>().ServeWebSockets(corsAllowsAnyOrigin: origins.Length == 0 || origins.Contains("*"));
         app.MapHealthProbes();
         MapDemo(app);
         return app;
