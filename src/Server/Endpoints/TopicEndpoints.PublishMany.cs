@@ -125,6 +125,8 @@ internal static partial class TopicEndpoints
                 $"Idempotency-Key '{key}' was used with another request (other topics, content type or body) within Laharsub:IdempotencyKeyLifetime ({services.Options.IdempotencyKeyLifetime}). Nothing was published. Use a new key for a new message."),
             PublishStatus.IdempotencyKeyInProgress => KeyInProgress(context, key!),
             PublishStatus.TooManyIdempotencyKeys => KeysFull(context, services.Options),
+            PublishStatus.TopicsNotTogether => Problems.Invalid("topics",
+                "These topics are kept apart (different buckets of a Redis Cluster, Laharsub:Redis:Buckets), where one atomic publish cannot reach them all. Nothing was published. Publish to them separately."),
             _ when bodyLength == 0 => Problems.Invalid("body", "The message body is empty: publish at least one byte."),
             _ => TooLarge(maxBytes),
         };
