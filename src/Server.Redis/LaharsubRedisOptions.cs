@@ -48,6 +48,20 @@ public sealed class LaharsubRedisOptions
     [Range(0L, long.MaxValue)]
     public long LocalCacheBytes { get; set; } = 64L * 1024 * 1024;
 
+    /// <summary>
+    /// Replicas that must have a publish before it is acknowledged (Redis's <c>WAIT</c>, on the primary that
+    /// took it, after the publish's script). 0 (the default): a publish is acknowledged once the primary
+    /// has it, and a failover before it reached a replica may lose it (subscribers are told, docs/scale-out.md).
+    /// When fewer replicas confirm within <see cref="AcknowledgeTimeout"/>, the publish answers 503: it is
+    /// stored on the primary and may be delivered, so retry it with the same Idempotency-Key.
+    /// </summary>
+    [Range(0, 16)]
+    public int AcknowledgeReplicas { get; set; }
+
+    /// <summary>How long a publish waits for <see cref="AcknowledgeReplicas"/> replicas to confirm it; below the client's own 5 s timeout.</summary>
+    [Range(typeof(TimeSpan), "00:00:00.001", "00:00:04")]
+    public TimeSpan AcknowledgeTimeout { get; set; } = TimeSpan.FromSeconds(1);
+
     /// <summary>How long clients are told to wait (Retry-After) while Redis cannot be reached.</summary>
     [Range(typeof(TimeSpan), "00:00:01", "00:10:00")]
     public TimeSpan RetryAfter { get; set; } = TimeSpan.FromSeconds(2);

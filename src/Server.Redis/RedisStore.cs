@@ -203,6 +203,10 @@ internal sealed partial class RedisStore : ILaharsubStore, IAsyncDisposable, IDi
             return new PublishResult(PublishStatus.StorageFull, RetryAfter: _options.MessageTimeToLive);
         }
         var answer = (RedisResult[])result!;
+        if ((long)answer[0] > 0)
+        {
+            await ConfirmReplicatedAsync(MetaKey(topicId)).ConfigureAwait(false);
+        }
         return (long)answer[0] switch
         {
             0 => new PublishResult(PublishStatus.TopicNotFound),
@@ -277,6 +281,7 @@ internal sealed partial class RedisStore : ILaharsubStore, IAsyncDisposable, IDi
         switch ((long)answer[0])
         {
             case 1:
+                await ConfirmReplicatedAsync(keys[5]).ConfigureAwait(false);
                 for (var i = 0; i < count; i++)
                 {
                     topics[i] = new PublishResult(PublishStatus.Published, (long)answer[1 + 2 * i], (string)answer[2 + 2 * i]!);
@@ -647,6 +652,28 @@ internal sealed partial class RedisStore : ILaharsubStore, IAsyncDisposable, IDi
 
     private Task<RedisResult> RunAsync(string script, RedisKey[] keys, RedisValue[] values) =>
         Guard(Database.ScriptEvaluateAsync(script, keys, values));
+
+    /// <summary>
+    /// With <c>AcknowledgeReplicas</c>, waits (WAIT, on the primary that holds <paramref name="key"/>) until
+    /// that many replicas have every write this connection made so far, the publish among them; throws
+    /// the 503 exception when fewer confirm in time. WAIT cannot run inside a script.
+    /// </summary>
+    private async Task ConfirmReplicatedAsync(RedisKey key)
+    {
+        var wanted = _redisOptions.AcknowledgeReplicas;
+        if (wanted == 0)
+        {
+            return;
+        }
+        var timeout = (long)_redisOptions.AcknowledgeTimeout.TotalMilliseconds;
+        var confirmed = (long)await Guard(_redis.GetServer(key).ExecuteAsync("WAIT", [wanted, timeout], CommandFlags.DemandMaster)).ConfigureAwait(false);
+        if (confirmed < wanted)
+        {
+            throw new LaharsubStoreUnavailableException("Redis",
+                $"The message is stored on the Redis primary, but {confirmed} of the {wanted} replicas Laharsub:Redis:AcknowledgeReplicas asks for confirmed it within {_redisOptions.AcknowledgeTimeout}: it may be delivered, or lost in a failover. Retry with the same Idempotency-Key to publish it once.")
+            { RetryAfter = _redisOptions.RetryAfter };
+        }
+    }
 
     /// <summary>Turns the client's connection failures and timeouts into the store-neutral exception the server answers 503 for.</summary>
     private async Task<T> Guard<T>(Task<T> command)
