@@ -683,9 +683,11 @@ internal sealed partial class RedisStore : ILaharsubStore, IAsyncDisposable, IDi
             return await command.ConfigureAwait(false);
         }
         catch (Exception exception) when (exception is RedisConnectionException or RedisTimeoutException or ObjectDisposedException
-            // A Redis that is starting or lost its primary answers, but cannot serve yet.
+            // A Redis that is starting or lost its primary answers, but cannot serve yet; so does a cluster
+            // whose shard is failing over (CLUSTERDOWN) or whose slot is moving (TRYAGAIN).
             || (exception is RedisServerException && (exception.Message.StartsWith("LOADING", StringComparison.Ordinal)
-                || exception.Message.StartsWith("MASTERDOWN", StringComparison.Ordinal) || exception.Message.StartsWith("READONLY", StringComparison.Ordinal))))
+                || exception.Message.StartsWith("MASTERDOWN", StringComparison.Ordinal) || exception.Message.StartsWith("READONLY", StringComparison.Ordinal)
+                || exception.Message.StartsWith("CLUSTERDOWN", StringComparison.Ordinal) || exception.Message.StartsWith("TRYAGAIN", StringComparison.Ordinal))))
         {
             throw new LaharsubStoreUnavailableException("Redis",
                 $"Redis at {Endpoints} cannot be reached ({Summary(exception)}). Check that it runs and that Laharsub:Redis:Configuration points at it.",

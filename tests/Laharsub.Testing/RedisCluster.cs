@@ -37,6 +37,12 @@ public sealed class RedisCluster : IAsyncDisposable
             {
                 await Eventually.HoldsAsync(async () => (await RedisCli.RunAsync(Bound, "-p", node.Port.ToString(CultureInfo.InvariantCulture), "cluster", "info"))
                     .Contains("cluster_state:ok", StringComparison.Ordinal), Bound, $"the cluster node on port {node.Port} reports cluster_state:ok");
+                // A replica that never synced refuses to take over (its data counts as too old), so a failover test would wait for nothing.
+                await Eventually.HoldsAsync(async () =>
+                {
+                    var replication = await RedisCli.RunAsync(Bound, "-p", node.Port.ToString(CultureInfo.InvariantCulture), "info", "replication");
+                    return replication.Contains("role:master", StringComparison.Ordinal) || replication.Contains("master_link_status:up", StringComparison.Ordinal);
+                }, Bound, $"the cluster node on port {node.Port} is a primary or a replica in sync");
             }
             return cluster;
         }
