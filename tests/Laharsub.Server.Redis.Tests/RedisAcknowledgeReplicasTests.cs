@@ -62,15 +62,4 @@ public sealed class RedisAcknowledgeReplicasTests(ITestOutputHelper output)
         times.Sort();
         return (times.Average(), times[(int)(times.Count * 0.99)]);
     }
-
-    private sealed class NoSignals : ITopicSignals
-    {
-        public void Signal(long topicId)
-        {
-        }
-
-        public void SignalAll()
-        {
-        }
-    }
 }

@@ -1,7 +1,3 @@
-using Laharsub.Server.Specification;
-using Laharsub.Server.Storage;
-using Laharsub.Testing;
-
 namespace Laharsub.Server.Redis.Tests;
 
 /// <summary>
@@ -12,27 +8,7 @@ namespace Laharsub.Server.Redis.Tests;
 /// bucket; <see cref="RedisClusterBucketTests"/> covers 16 buckets spread over the shards.
 /// </summary>
 [Collection(SharedRedisCluster.Name)]
-public sealed class RedisClusterStoreSpecificationTests(RedisClusterFixture cluster) : LaharsubStoreSpecification
+public sealed class RedisClusterStoreSpecificationTests(RedisClusterFixture cluster) : RedisSpecification
 {
-    private readonly List<RedisStoreHandle> _handles = [];
-
-    protected override TimeSpan ShortTimeToLive => TimeSpan.FromSeconds(1.5);
-
-    protected override ValueTask<ILaharsubStore> CreateStoreAsync(LaharsubStoreOptions options, ITopicSignals signals)
-    {
-        var handle = RedisStores.Create(cluster.Cluster.Configuration, $"spec-{Guid.NewGuid():N}:", options, signals);
-        _handles.Add(handle);
-        return ValueTask.FromResult(handle.Store);
-    }
-
-    protected override Task LetTimePassAsync(TimeSpan time) => Task.Delay(time);
-
-    public override async Task DisposeAsync()
-    {
-        await base.DisposeAsync();
-        foreach (var handle in _handles)
-        {
-            await handle.DisposeAsync();
-        }
-    }
+    protected override string Configuration => cluster.Cluster.Configuration;
 }

@@ -299,15 +299,4 @@ public sealed class RedisFailoverTests(ITestOutputHelper output)
 
         public long Next { get; set; } = 1;
     }
-
-    private sealed class NoSignals : ITopicSignals
-    {
-        public void Signal(long topicId)
-        {
-        }
-
-        public void SignalAll()
-        {
-        }
-    }
 }
