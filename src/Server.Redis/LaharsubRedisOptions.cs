@@ -16,7 +16,7 @@ public sealed class LaharsubRedisOptions
     [Required(AllowEmptyStrings = false)]
     public string Configuration { get; set; } = "";
 
-    /// <summary>Prefix of every key and of the change channel; instances that share topics use the same one.</summary>
+    /// <summary>Prefix of every key and of the change channels; instances that share topics use the same one.</summary>
     [Required(AllowEmptyStrings = false)]
     [RegularExpression(@"^[A-Za-z0-9:_\-.{}]{1,64}$", ErrorMessage = "Laharsub:Redis:KeyPrefix must be 1 to 64 letters, digits or :_-.{}")]
     public string KeyPrefix { get; set; } = "laharsub:";

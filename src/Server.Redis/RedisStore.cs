@@ -13,8 +13,9 @@ namespace Laharsub.Server.Redis;
 /// <summary>
 /// Keeps topics and messages in Redis, so that any number of stateless Laharsub instances serve the
 /// same topics. Ids are assigned and messages appended by Lua scripts (<see cref="RedisScripts"/>),
-/// atomically; a publish or delete is announced on one Redis channel, to which each instance holds one
-/// subscription that wakes its own waiting polls through <see cref="ITopicSignals"/>.
+/// atomically, each in one bucket's hash slot, so that they run on one Redis, under Sentinel, or on a
+/// Redis Cluster; a publish or delete is announced on its bucket's shard channel (SPUBLISH), to which each
+/// instance holds one subscription per bucket that wakes its own waiting polls through <see cref="ITopicSignals"/>.
 /// </summary>
 /// <remarks>
 /// One <see cref="ConnectionMultiplexer"/> per process, as StackExchange.Redis intends: concurrent
