@@ -1,4 +1,5 @@
 using System.Globalization;
+using Laharsub.LoadTestClient.Hosting;
 
 namespace Laharsub.Testing;
 
@@ -28,8 +29,10 @@ public sealed class RedisCluster : IAsyncDisposable
             for (var i = 0; i < primaries * (1 + replicasPerPrimary); i++)
             {
                 // A node times out after 2 s without answering, so a failover in a test takes seconds, not the default 15.
+                // The bus port is a free one of its own: the default (port + 10000) may be taken, or above 65535.
                 nodes.Add(await RedisServer.StartAsync(extraArguments:
-                    ["--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf", "--cluster-node-timeout", "2000"]));
+                    ["--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf", "--cluster-node-timeout", "2000",
+                        "--cluster-port", ChildProcess.FreeLoopbackPort().ToString(CultureInfo.InvariantCulture)]));
             }
             await RedisCli.RunAsync(Bound, ["--cluster", "create", .. nodes.Select(node => node.Configuration),
                 "--cluster-replicas", replicasPerPrimary.ToString(CultureInfo.InvariantCulture), "--cluster-yes"]);
