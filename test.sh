@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # Runs Laharsub's whole test suite on a fresh machine and prints one closing line "N passed, N failed".
 #   1. .NET: builds the solution (Release) and runs every xUnit project against the real server on loopback;
-#      installs Debian's redis-server when missing (the tests start private instances of it on free ports).
+#      installs Debian's redis-server when missing (the tests start private instances of it on free ports:
+#      single nodes, a 3-primary cluster joined with redis-cli --cluster create, and a Sentinel setup whose
+#      sentinel is redis-server --sentinel, exactly what Debian's redis-sentinel package runs, so that
+#      package is not needed; redis-cli comes with redis-server through redis-tools).
 #   2. Browser: if tests/Browser exists, installs what it needs when missing (Debian's chromium,
 #      npm packages) and runs it with node's test runner (TAP), against the Release server build.
 # The load-test tests race Laharsub against nginx + nchan (loadtest/peers/nchan.conf): Debian's

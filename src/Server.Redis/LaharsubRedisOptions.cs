@@ -8,14 +8,29 @@ public sealed class LaharsubRedisOptions
     /// <summary>The configuration section.</summary>
     public const string SectionName = "Laharsub:Redis";
 
-    /// <summary>A StackExchange.Redis configuration string, such as <c>localhost:6379</c> or <c>redis1:6379,password=...</c>.</summary>
+    /// <summary>
+    /// A StackExchange.Redis configuration string: one Redis (<c>localhost:6379</c>, <c>redis1:6379,password=...</c>),
+    /// a Redis Cluster (some of its primaries, <c>redis1:6379,redis2:6379,redis3:6379</c>; the client finds the
+    /// rest), or Sentinel (the sentinels and the service name, <c>sentinel1:26379,sentinel2:26379,serviceName=mymaster</c>).
+    /// </summary>
     [Required(AllowEmptyStrings = false)]
     public string Configuration { get; set; } = "";
 
-    /// <summary>Prefix of every key and of the change channel; instances that share topics use the same one.</summary>
+    /// <summary>Prefix of every key and of the change channels; instances that share topics use the same one.</summary>
     [Required(AllowEmptyStrings = false)]
     [RegularExpression(@"^[A-Za-z0-9:_\-.{}]{1,64}$", ErrorMessage = "Laharsub:Redis:KeyPrefix must be 1 to 64 letters, digits or :_-.{}")]
     public string KeyPrefix { get; set; } = "laharsub:";
+
+    /// <summary>
+    /// How many buckets topics are spread over (topic id modulo this). A bucket's keys share one hash slot,
+    /// so on a Redis Cluster the buckets are what spreads topics over the shards: take several per shard
+    /// (16 for 3 to 5 shards). Each bucket enforces its share of <c>MaxTopics</c> and <c>MaxRetainedBytes</c>
+    /// (the limit divided by this, rounded up), and a publish to several topics must name topics of one
+    /// bucket; 1 (the default) keeps both exact and allows any multi-topic publish, on one Redis or in one
+    /// slot of a cluster. Fixed for the life of the data: instances that share a key prefix use the same value.
+    /// </summary>
+    [Range(1, 16384)]
+    public int Buckets { get; set; } = 1;
 
     /// <summary>
     /// Slots of the cache of messages this instance keeps decoded and encoded for its polls, so that a
@@ -32,6 +47,20 @@ public sealed class LaharsubRedisOptions
     /// </summary>
     [Range(0L, long.MaxValue)]
     public long LocalCacheBytes { get; set; } = 64L * 1024 * 1024;
+
+    /// <summary>
+    /// Replicas that must have a publish before it is acknowledged (Redis's <c>WAIT</c>, on the primary that
+    /// took it, after the publish's script). 0 (the default): a publish is acknowledged once the primary
+    /// has it, and a failover before it reached a replica may lose it (subscribers are told, docs/scale-out.md).
+    /// When fewer replicas confirm within <see cref="AcknowledgeTimeout"/>, the publish answers 503: it is
+    /// stored on the primary and may be delivered, so retry it with the same Idempotency-Key.
+    /// </summary>
+    [Range(0, 16)]
+    public int AcknowledgeReplicas { get; set; }
+
+    /// <summary>How long a publish waits for <see cref="AcknowledgeReplicas"/> replicas to confirm it; below the client's own 5 s timeout.</summary>
+    [Range(typeof(TimeSpan), "00:00:00.001", "00:00:04")]
+    public TimeSpan AcknowledgeTimeout { get; set; } = TimeSpan.FromSeconds(1);
 
     /// <summary>How long clients are told to wait (Retry-After) while Redis cannot be reached.</summary>
     [Range(typeof(TimeSpan), "00:00:01", "00:10:00")]

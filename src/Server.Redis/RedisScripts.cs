@@ -7,30 +7,56 @@ namespace Laharsub.Server.Redis;
 /// agrees on when a message expires.
 /// </summary>
 /// <remarks>
-/// Key layout (prefix <c>laharsub:</c> by default): <c>topics</c> (sorted set of topic ids),
-/// <c>topic-ids</c> (the id counter), <c>retained</c> (bytes counted against MaxRetainedBytes),
-/// <c>expiry</c> (sorted set: topic id by when its oldest message expires), <c>used</c> (sorted set:
-/// topic id by when it was last published to or read, kept only with TopicIdleTimeToLive), <c>keyspace</c>
-/// (a random mark that vanishes with the other keys, see <see cref="MarkKeyspace"/>), <c>t:{id}</c> (hash:
-/// epoch, created, last, bytes, body) and <c>t:{id}:m</c> (list of messages, oldest first). A message is
-/// stored as 16 digits of Unix milliseconds, a newline, the content type, a newline and the body bytes.
-/// When the publish was traced, the content type is followed by a record separator (byte 0x1E, which a
-/// content type cannot hold) and the publish's W3C <c>traceparent</c> (55 bytes, e.g.
+/// Key layout: topics live in <c>Buckets</c> buckets (topic id modulo the bucket count), and every key of
+/// bucket <c>b</c> starts with <c>{prefix}{b}</c> (prefix <c>laharsub:</c> by default, so
+/// <c>laharsub:{3}topics</c>): the braces are a Redis Cluster hash tag, so a bucket's keys share one hash
+/// slot, and every script, which touches the keys of one bucket only, runs on one shard. Per bucket:
+/// <c>topics</c> (sorted set of topic ids), <c>retained</c> (bytes counted against the bucket's share of
+/// MaxRetainedBytes), <c>expiry</c> (sorted set: topic id by when its oldest message expires), <c>used</c>
+/// (sorted set: topic id by when it was last published to or read, kept only with TopicIdleTimeToLive),
+/// <c>keyspace</c> (a random mark that vanishes with the other keys, see <see cref="MarkKeyspace"/>),
+/// <c>era</c> (hash: the replication id of the primary that wrote the bucket's history, and a generation,
+/// see <c>era_gen</c>), <c>t:{id}</c> (hash: epoch, created, last, bytes, body) and <c>t:{id}:m</c> (list of
+/// messages, oldest first); changes are announced on the bucket's shard channel <c>changes</c> (SPUBLISH).
+/// Topic ids come from one counter, <c>{prefix}{0}topic-ids</c>, so they grow in creation order. Every
+/// script declares the keys it touches in KEYS. A key prefix that holds a hash tag itself puts every
+/// bucket in one slot.
+/// A message is stored as 16 digits of Unix milliseconds, a newline, the content type, a newline and the
+/// body bytes. When the publish was traced, the content type is followed by a record separator (byte 0x1E,
+/// which a content type cannot hold) and the publish's W3C <c>traceparent</c> (55 bytes, e.g.
 /// <c>00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01</c>), on the same line, so that the
 /// scripts' byte counts (the entry's length counts against MaxRetainedBytes, the part after the second
-/// newline is the body) and entries stored without one read as before. An instance older than this
-/// format would read the marker and traceparent as part of the content type: upgrade every instance
-/// before turning tracing on.
-/// The scripts build topic keys from the prefix, so they need one Redis (with replicas if wanted), not a
-/// Redis Cluster.
+/// newline is the body) and entries stored without one read as before.
 /// </remarks>
 internal static class RedisScripts
 {
-    /// <summary>Functions every script shares: the clock and the trimming of expired messages.</summary>
+    /// <summary>Functions every script shares: the clock, the trimming of expired messages, and the era of a bucket's history.</summary>
     private const string Common = """
         local function now_ms()
           local t = redis.call('TIME')
           return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+        end
+
+        -- The epoch clients see: the topic's own, or, once the bucket's history may have been lost in a
+        -- failover (generation above 0), one derived from it and the generation, so that every cursor of
+        -- the old history is told (epochChanged) rather than read against ids that may be reused.
+        local function era_epoch(epoch, gen)
+          if not gen or gen == '0' then return epoch end
+          return string.sub(redis.sha1hex(epoch .. ':' .. gen), 1, 16)
+        end
+
+        -- The bucket's generation, raised when the primary that runs this script is not the one that
+        -- wrote the bucket's history (its replication id differs): a replica promoted by a failover, or a
+        -- restart, either of which may have lost the last writes. Every script that assigns an id calls it
+        -- first, so no id is reused under the epoch of the history it replaces.
+        local function era_gen(era)
+          local id = string.match(redis.call('INFO', 'replication'), 'master_replid:(%w+)')
+          local e = redis.call('HMGET', era, 'replid', 'gen')
+          if e[1] ~= id then
+            redis.call('HSET', era, 'replid', id)
+            if e[1] then return tostring(redis.call('HINCRBY', era, 'gen', 1)) end
+          end
+          return e[2] or '0'
         end
 
         -- Drops a topic's messages published at or before `threshold`, keeps the byte counts and the
@@ -81,27 +107,34 @@ internal static class RedisScripts
 
         """;
 
-    /// <summary>KEYS: topics, topic-ids, used. ARGV: max topics, epoch, key prefix, track use (1/0), label ('' for none). Returns {id, createdMs} or nil when full.</summary>
-    public const string CreateTopic = """
+    /// <summary>
+    /// KEYS: topics, used, era, meta (of the new topic). ARGV: max topics of the bucket, epoch, track use
+    /// (1/0), label ('' for none), topic id. Returns {id, createdMs, epoch}, nil when the bucket is full, or
+    /// {-1} when the id is taken (the id counter lost increments in a failover: the caller takes the next).
+    /// </summary>
+    public const string CreateTopic = Common + """
+        if redis.call('EXISTS', KEYS[4]) == 1 then return {-1} end
         if redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[1]) then return nil end
-        local id = redis.call('INCR', KEYS[2])
-        local t = redis.call('TIME')
-        local created = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-        redis.call('HSET', ARGV[3] .. 't:' .. id, 'epoch', ARGV[2], 'created', created, 'last', 0, 'bytes', 0, 'body', 0)
-        if ARGV[5] ~= '' then redis.call('HSET', ARGV[3] .. 't:' .. id, 'label', ARGV[5]) end
+        local gen = era_gen(KEYS[3])
+        local id = ARGV[5]
+        local created = now_ms()
+        redis.call('HSET', KEYS[4], 'epoch', ARGV[2], 'created', created, 'last', 0, 'bytes', 0, 'body', 0)
+        if ARGV[4] ~= '' then redis.call('HSET', KEYS[4], 'label', ARGV[4]) end
         redis.call('ZADD', KEYS[1], id, id)
-        if ARGV[4] == '1' then redis.call('ZADD', KEYS[3], created, id) end
-        return {id, created}
+        if ARGV[3] == '1' then redis.call('ZADD', KEYS[2], created, id) end
+        return {tonumber(id), created, era_epoch(ARGV[2], gen)}
         """;
 
     /// <summary>
-    /// KEYS: meta, msgs, retained, expiry, used. ARGV: if-epoch ('' for any), content type, body, max messages
-    /// per topic, max retained bytes, ttl ms, topic id, channel, track use (1/0), traceparent ('' for none). Returns {id, epoch} when published,
-    /// {0} when the topic does not exist, {-1, epoch} on another epoch, {-2, ms until room} when full.
+    /// KEYS: meta, msgs, retained, expiry, used, era. ARGV: if-epoch ('' for any), content type, body, max messages
+    /// per topic, max retained bytes of the bucket, ttl ms, topic id, shard channel, track use (1/0), traceparent ('' for none).
+    /// Returns {id, epoch} when published, {0} when the topic does not exist, {-1, epoch} on another epoch,
+    /// {-2, ms until room} when full.
     /// </summary>
     public const string Publish = Common + """
-        local epoch = redis.call('HGET', KEYS[1], 'epoch')
-        if not epoch then return {0} end
+        local stored = redis.call('HGET', KEYS[1], 'epoch')
+        if not stored then return {0} end
+        local epoch = era_epoch(stored, era_gen(KEYS[6]))
         if ARGV[1] ~= '' and ARGV[1] ~= epoch then return {-1, epoch} end
         local now = now_ms()
         local ttl = tonumber(ARGV[6])
@@ -117,18 +150,19 @@ internal static class RedisScripts
           return {-2, wait}
         end
         local id = append(ARGV[7], KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], entry, #ARGV[3], tonumber(ARGV[4]), ttl, ARGV[9], now)
-        redis.call('PUBLISH', ARGV[8], ARGV[7])
+        redis.call('SPUBLISH', ARGV[8], ARGV[7])
         return {id, epoch}
         """;
 
     /// <summary>
-    /// One message to several topics, all or none, with its idempotency key if any. KEYS: retained, expiry,
-    /// used, idempotency key, then meta and msgs of each topic. ARGV: content type, body, max messages per
-    /// topic, max retained bytes, ttl ms, channel, track use (1/0), fingerprint ('' without a key), key
-    /// lifetime ms, then id and if-epoch ('' for any) of each topic. Returns {1, id, epoch, ...} when published,
-    /// {2, 'id epoch ...'} replaying the key's answer, {-11} when the key came with another fingerprint, {-3,
-    /// status, epoch, ...} when topics refuse (status 0 missing, -1 another epoch, 1 would take it), {-2, ms
-    /// until room} when full. The key holds the fingerprint, a line feed and the answer, and expires by itself.
+    /// One message to several topics of one bucket, all or none, with its idempotency key if any. KEYS:
+    /// retained, expiry, used, idempotency key, era, then meta and msgs of each topic. ARGV: content type, body,
+    /// max messages per topic, max retained bytes of the bucket, ttl ms, shard channel, track use (1/0),
+    /// fingerprint ('' without a key), key lifetime ms, then id and if-epoch ('' for any) of each topic.
+    /// Returns {1, id, epoch, ...} when published, {2, 'id epoch ...'} replaying the key's answer, {-11} when
+    /// the key came with another fingerprint, {-3, status, epoch, ...} when topics refuse (status 0 missing,
+    /// -1 another epoch, 1 would take it), {-2, ms until room} when full. The key holds the fingerprint, a
+    /// line feed and the answer, and expires by itself.
     /// </summary>
     public const string PublishMany = Common + """
         local fingerprint = ARGV[8]
@@ -140,11 +174,13 @@ internal static class RedisScripts
             return {2, string.sub(recorded, nl + 1)}
           end
         end
-        local n = (#KEYS - 4) / 2
+        local gen = era_gen(KEYS[5])
+        local n = (#KEYS - 5) / 2
         local epochs, statuses, refused = {}, {}, false
         for i = 1, n do
-          local epoch = redis.call('HGET', KEYS[3 + 2 * i], 'epoch')
+          local epoch = redis.call('HGET', KEYS[4 + 2 * i], 'epoch')
           local wanted = ARGV[9 + 2 * i]
+          if epoch then epoch = era_epoch(epoch, gen) end
           if not epoch then
             statuses[i], epochs[i], refused = 0, '', true
           elseif wanted ~= '' and wanted ~= epoch then
@@ -164,7 +200,7 @@ internal static class RedisScripts
         local now = now_ms()
         local ttl = tonumber(ARGV[5])
         for i = 1, n do
-          trim(ARGV[8 + 2 * i], KEYS[3 + 2 * i], KEYS[4 + 2 * i], KEYS[1], KEYS[2], now - ttl, ttl)
+          trim(ARGV[8 + 2 * i], KEYS[4 + 2 * i], KEYS[5 + 2 * i], KEYS[1], KEYS[2], now - ttl, ttl)
         end
         local entry = string.format('%016d', now) .. '\n' .. ARGV[1] .. '\n' .. ARGV[2]
         local retained = tonumber(redis.call('GET', KEYS[1]) or '0')
@@ -178,7 +214,7 @@ internal static class RedisScripts
         local max_msgs = tonumber(ARGV[3])
         for i = 1, n do
           local id = ARGV[8 + 2 * i]
-          local mid = append(id, KEYS[3 + 2 * i], KEYS[4 + 2 * i], KEYS[1], KEYS[2], KEYS[3], entry, #ARGV[2], max_msgs, ttl, ARGV[7], now)
+          local mid = append(id, KEYS[4 + 2 * i], KEYS[5 + 2 * i], KEYS[1], KEYS[2], KEYS[3], entry, #ARGV[2], max_msgs, ttl, ARGV[7], now)
           result[#result + 1] = mid
           result[#result + 1] = epochs[i]
           answer[#answer + 1] = mid .. ' ' .. epochs[i]
@@ -187,13 +223,13 @@ internal static class RedisScripts
           redis.call('SET', KEYS[4], fingerprint .. '\n' .. table.concat(answer, ' '), 'PX', ARGV[9])
         end
         for i = 1, n do
-          redis.call('PUBLISH', ARGV[6], ARGV[8 + 2 * i])
+          redis.call('SPUBLISH', ARGV[6], ARGV[8 + 2 * i])
         end
         return result
         """;
 
     /// <summary>
-    /// KEYS: meta, msgs, retained, expiry, used. ARGV: from, max messages, max bytes, ttl ms, topic id, track use (1/0).
+    /// KEYS: meta, msgs, retained, expiry, used, era. ARGV: from, max messages, max bytes, ttl ms, topic id, track use (1/0).
     /// Returns nil when the topic does not exist, else {epoch, last, first, message...}.
     /// </summary>
     public const string Read = Common + """
@@ -205,7 +241,7 @@ internal static class RedisScripts
         local len = trim(ARGV[5], KEYS[1], KEYS[2], KEYS[3], KEYS[4], now - ttl, ttl)
         local last = tonumber(meta[2])
         local first = last - len + 1
-        local result = {meta[1], last, first}
+        local result = {era_epoch(meta[1], redis.call('HGET', KEYS[6], 'gen')), last, first}
         local max = tonumber(ARGV[2])
         local from = math.max(tonumber(ARGV[1]), first)
         if max > 0 and from <= last then
@@ -223,40 +259,43 @@ internal static class RedisScripts
         """;
 
     /// <summary>
-    /// KEYS: meta, msgs, retained, expiry, (used: not touched, a look is not a use). ARGV: ttl ms, topic id.
+    /// KEYS: meta, msgs, retained, expiry, (used: not touched, a look is not a use), era. ARGV: ttl ms, topic id.
     /// Returns nil when the topic does not exist, else {epoch, created, last, retained messages, body bytes, label ('' for none)}.
+    /// Also what the sweep runs to trim a topic whose oldest message expired.
     /// </summary>
     public const string Info = Common + """
         local meta = redis.call('HMGET', KEYS[1], 'epoch', 'created', 'last')
         if not meta[1] then return nil end
         local ttl = tonumber(ARGV[1])
         local len = trim(ARGV[2], KEYS[1], KEYS[2], KEYS[3], KEYS[4], now_ms() - ttl, ttl)
-        return {meta[1], tonumber(meta[2]), tonumber(meta[3]), len, tonumber(redis.call('HGET', KEYS[1], 'body')), redis.call('HGET', KEYS[1], 'label') or ''}
+        return {era_epoch(meta[1], redis.call('HGET', KEYS[6], 'gen')), tonumber(meta[2]), tonumber(meta[3]), len,
+          tonumber(redis.call('HGET', KEYS[1], 'body')), redis.call('HGET', KEYS[1], 'label') or ''}
         """;
 
-    /// <summary>KEYS: topics. ARGV: after id, limit. Returns the ids of up to limit topics after the given id.</summary>
+    /// <summary>KEYS: topics (of one bucket). ARGV: after id, limit. Returns the ids of up to limit topics of the bucket after the given id.</summary>
     public const string ListIds = """
         return redis.call('ZRANGEBYSCORE', KEYS[1], '(' .. ARGV[1], '+inf', 'LIMIT', 0, tonumber(ARGV[2]))
         """;
 
-    /// <summary>Removes a topic, its messages and their bytes, and announces it (shared by delete and the idle sweep).</summary>
-    private const string DeleteFunction = """
-        local function delete(topics, meta, msgs, retained, expiry, used, id, channel)
-          if redis.call('ZREM', topics, id) == 0 then return 0 end
-          local bytes = tonumber(redis.call('HGET', meta, 'bytes') or '0')
-          redis.call('DEL', meta, msgs)
-          redis.call('DECRBY', retained, bytes)
-          redis.call('ZREM', expiry, id)
-          redis.call('ZREM', used, id)
-          redis.call('PUBLISH', channel, id)
-          return 1
+    /// <summary>
+    /// KEYS: topics, meta, msgs, retained, expiry, used. ARGV: topic id, shard channel, idle ms (0: delete in any
+    /// case; else only if the topic is still unused that long, for the idle sweep). Removes the topic, its
+    /// messages and their bytes, and announces it. Returns 1 when deleted, 0 when there was no such topic (or it was used meanwhile).
+    /// </summary>
+    public const string Delete = Common + """
+        local idle = tonumber(ARGV[3])
+        if idle > 0 then
+          local used = redis.call('ZSCORE', KEYS[6], ARGV[1])
+          if not used or tonumber(used) > now_ms() - idle then return 0 end
         end
-
-        """;
-
-    /// <summary>KEYS: topics, meta, msgs, retained, expiry, used. ARGV: topic id, channel. Returns 1 when deleted, 0 when there was no such topic.</summary>
-    public const string Delete = DeleteFunction + """
-        return delete(KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], ARGV[1], ARGV[2])
+        if redis.call('ZREM', KEYS[1], ARGV[1]) == 0 then return 0 end
+        local bytes = tonumber(redis.call('HGET', KEYS[2], 'bytes') or '0')
+        redis.call('DEL', KEYS[2], KEYS[3])
+        redis.call('DECRBY', KEYS[4], bytes)
+        redis.call('ZREM', KEYS[5], ARGV[1])
+        redis.call('ZREM', KEYS[6], ARGV[1])
+        redis.call('SPUBLISH', ARGV[2], ARGV[1])
+        return 1
         """;
 
     /// <summary>
@@ -269,29 +308,16 @@ internal static class RedisScripts
         """;
 
     /// <summary>
-    /// KEYS: retained, expiry, topics, used. ARGV: key prefix, ttl ms, batch size, idle ms (0: keep idle
-    /// topics), channel. Trims the topics whose oldest message expired and deletes the idle ones; returns
-    /// how many topics it handled.
+    /// KEYS: expiry, used (of one bucket). ARGV: batch size, idle ms (0: keep idle topics). Returns {ids whose
+    /// oldest message expired, ids unused for idle ms}, each at most a batch: the sweep then trims (<see cref="Info"/>)
+    /// or deletes (<see cref="Delete"/>, which checks again) each, with its keys declared.
     /// </summary>
-    public const string Sweep = Common + DeleteFunction + """
+    public const string Due = Common + """
         local now = now_ms()
-        local ttl = tonumber(ARGV[2])
-        local batch = tonumber(ARGV[3])
-        local due = redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', now, 'LIMIT', 0, batch)
-        for _, id in ipairs(due) do
-          local meta = ARGV[1] .. 't:' .. id
-          trim(id, meta, meta .. ':m', KEYS[1], KEYS[2], now - ttl, ttl)
-        end
-        local handled = #due
-        local idle = tonumber(ARGV[4])
-        if idle > 0 then
-          local unused = redis.call('ZRANGEBYSCORE', KEYS[4], '-inf', now - idle, 'LIMIT', 0, batch)
-          for _, id in ipairs(unused) do
-            local meta = ARGV[1] .. 't:' .. id
-            delete(KEYS[3], meta, meta .. ':m', KEYS[1], KEYS[2], KEYS[4], id, ARGV[5])
-          end
-          handled = math.max(handled, #unused)
-        end
-        return handled
+        local batch = tonumber(ARGV[1])
+        local idle = tonumber(ARGV[2])
+        local unused = {}
+        if idle > 0 then unused = redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', now - idle, 'LIMIT', 0, batch) end
+        return {redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now, 'LIMIT', 0, batch), unused}
         """;
 }

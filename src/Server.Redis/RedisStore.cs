@@ -13,8 +13,9 @@ namespace Laharsub.Server.Redis;
 /// <summary>
 /// Keeps topics and messages in Redis, so that any number of stateless Laharsub instances serve the
 /// same topics. Ids are assigned and messages appended by Lua scripts (<see cref="RedisScripts"/>),
-/// atomically; a publish or delete is announced on one Redis channel, to which each instance holds one
-/// subscription that wakes its own waiting polls through <see cref="ITopicSignals"/>.
+/// atomically, each in one bucket's hash slot, so that they run on one Redis, under Sentinel, or on a
+/// Redis Cluster; a publish or delete is announced on its bucket's shard channel (SPUBLISH), to which each
+/// instance holds one subscription per bucket that wakes its own waiting polls through <see cref="ITopicSignals"/>.
 /// </summary>
 /// <remarks>
 /// One <see cref="ConnectionMultiplexer"/> per process, as StackExchange.Redis intends: concurrent
@@ -39,20 +40,17 @@ internal sealed partial class RedisStore : ILaharsubStore, IAsyncDisposable, IDi
     private readonly ITopicSignals _signals;
     private readonly ILogger<RedisStore> _logger;
     private readonly ConnectionMultiplexer _redis;
-    private readonly RedisChannel _channel;
-    private readonly RedisKey _topicsKey;
+    private readonly Bucket[] _buckets;
     private readonly RedisKey _topicIdsKey;
-    private readonly RedisKey _retainedKey;
-    private readonly RedisKey _expiryKey;
-    private readonly RedisKey _usedKey;
-    private readonly RedisKey _keyspaceKey;
+    private readonly int _maxTopicsPerBucket;
+    private readonly long _maxRetainedBytesPerBucket;
     private readonly Message?[] _cache;
     private readonly RetentionBudget _cacheBudget;
     private readonly ITimer _sweepTimer;
     private readonly CancellationTokenSource _stopping = new();
     private readonly Task _subscription;
     private int _sweeping;
-    private string? _keyspaceMark;
+    private readonly string?[] _keyspaceMarks;
 
     /// <summary>Connects to Redis (without waiting for it: a server may start before its Redis) and subscribes to topic changes.</summary>
     public RedisStore(IOptions<LaharsubStoreOptions> options, IOptions<LaharsubRedisOptions> redisOptions, ITopicSignals signals,
@@ -62,14 +60,16 @@ internal sealed partial class RedisStore : ILaharsubStore, IAsyncDisposable, IDi
         _redisOptions = redisOptions.Value;
         _signals = signals;
         _logger = logger;
-        var prefix = _redisOptions.KeyPrefix;
-        _topicsKey = prefix + "topics";
-        _topicIdsKey = prefix + "topic-ids";
-        _retainedKey = prefix + "retained";
-        _expiryKey = prefix + "expiry";
-        _usedKey = prefix + "used";
-        _keyspaceKey = prefix + "keyspace";
-        _channel = RedisChannel.Literal(prefix + "changes");
+        _buckets = new Bucket[_redisOptions.Buckets];
+        for (var b = 0; b < _buckets.Length; b++)
+        {
+            _buckets[b] = new Bucket(_redisOptions.KeyPrefix + "{" + b.ToString(CultureInfo.InvariantCulture) + "}");
+        }
+        _keyspaceMarks = new string?[_buckets.Length];
+        _topicIdsKey = _buckets[0].Tag + "topic-ids";
+        // Each bucket enforces its share (RedisScripts' remarks): exact with one bucket.
+        _maxTopicsPerBucket = (int)Math.Min(int.MaxValue, ((long)_options.MaxTopics + _buckets.Length - 1) / _buckets.Length);
+        _maxRetainedBytesPerBucket = _options.MaxRetainedBytes / _buckets.Length + (_options.MaxRetainedBytes % _buckets.Length == 0 ? 0 : 1);
         _cache = new Message?[_redisOptions.LocalCacheSize];
         _cacheBudget = new RetentionBudget(_redisOptions.LocalCacheBytes);
 
@@ -100,14 +100,29 @@ internal sealed partial class RedisStore : ILaharsubStore, IAsyncDisposable, IDi
     public async ValueTask<TopicInfo?> CreateTopicAsync(string? label = null, CancellationToken cancellationToken = default)
     {
         var epoch = Convert.ToHexStringLower(RandomNumberGenerator.GetBytes(8));
-        var result = await RunAsync(RedisScripts.CreateTopic, [_topicsKey, _topicIdsKey, _usedKey],
-            [_options.MaxTopics, epoch, _redisOptions.KeyPrefix, TrackUse, label ?? ""]).ConfigureAwait(false);
-        if (result.IsNull)
+        // One counter (a single INCR on one shard; RedisScripts' remarks), so ids grow in creation order; the
+        // topic is then created in its bucket. A counter that went back in a failover hands out ids that
+        // are taken: the script says so and the next id is tried.
+        for (var attempt = 0; ; attempt++)
         {
-            return null;
+            var id = await Guard(Database.StringIncrementAsync(_topicIdsKey)).ConfigureAwait(false);
+            var bucket = BucketOf(id);
+            var result = await RunAsync(RedisScripts.CreateTopic, [bucket.Topics, bucket.Used, bucket.Era, MetaKey(id)],
+                [_maxTopicsPerBucket, epoch, TrackUse, label ?? "", id]).ConfigureAwait(false);
+            if (result.IsNull)
+            {
+                return null;
+            }
+            var created = (RedisResult[])result!;
+            if ((long)created[0] > 0)
+            {
+                return new TopicInfo(id, (string)created[2]!, DateTimeOffset.FromUnixTimeMilliseconds((long)created[1]), 0, 1, 0, 0, Label: label);
+            }
+            if (attempt == 1000)
+            {
+                throw new InvalidOperationException($"The topic id counter {_topicIdsKey} keeps handing out ids that are taken.");
+            }
         }
-        var created = (RedisResult[])result!;
-        return new TopicInfo((long)created[0], epoch, DateTimeOffset.FromUnixTimeMilliseconds((long)created[1]), 0, 1, 0, 0, Label: label);
     }
 
     /// <inheritdoc/>
@@ -119,18 +134,33 @@ internal sealed partial class RedisStore : ILaharsubStore, IAsyncDisposable, IDi
     {
         ArgumentOutOfRangeException.ThrowIfNegative(afterTopicId);
         ArgumentOutOfRangeException.ThrowIfNegativeOrZero(limit);
-        var ids = (RedisResult[])(await RunAsync(RedisScripts.ListIds, [_topicsKey], [afterTopicId, limit]).ConfigureAwait(false))!;
+        // Each bucket's next ids, merged: the page is the first `limit` of them.
+        var pages = new Task<RedisResult>[_buckets.Length];
+        for (var b = 0; b < _buckets.Length; b++)
+        {
+            pages[b] = RunAsync(RedisScripts.ListIds, [_buckets[b].Topics], [afterTopicId, limit]);
+        }
+        var merged = new List<long>();
+        foreach (var bucketPage in pages)
+        {
+            foreach (var id in (RedisResult[])(await bucketPage.ConfigureAwait(false))!)
+            {
+                merged.Add((long)id);
+            }
+        }
+        merged.Sort();
+        var ids = merged.Take(limit).ToArray();
         // The infos of the page in one pipelined batch, not one round trip per topic.
         var pending = new Task<RedisResult>[ids.Length];
         for (var i = 0; i < ids.Length; i++)
         {
-            var id = (long)ids[i];
+            var id = ids[i];
             pending[i] = Guard(Database.ScriptEvaluateAsync(RedisScripts.Info, TopicKeys(id), [TtlMilliseconds, id]));
         }
         var page = new List<TopicInfo>(ids.Length);
         for (var i = 0; i < ids.Length; i++)
         {
-            if (ToTopicInfo((long)ids[i], await pending[i].ConfigureAwait(false)) is { } info)
+            if (ToTopicInfo(ids[i], await pending[i].ConfigureAwait(false)) is { } info)
             {
                 page.Add(info);
             }
@@ -141,9 +171,7 @@ internal sealed partial class RedisStore : ILaharsubStore, IAsyncDisposable, IDi
     /// <inheritdoc/>
     public async ValueTask<bool> DeleteTopicAsync(long topicId, CancellationToken cancellationToken = default)
     {
-        var meta = MetaKey(topicId);
-        var result = await RunAsync(RedisScripts.Delete, [_topicsKey, meta, MessagesKey(meta), _retainedKey, _expiryKey, _usedKey],
-            [topicId, _channel.ToString()]).ConfigureAwait(false);
+        var result = await RunAsync(RedisScripts.Delete, DeleteKeys(topicId), [topicId, BucketOf(topicId).ChangesName, 0]).ConfigureAwait(false);
         return (long)result == 1;
     }
 
@@ -165,7 +193,7 @@ internal sealed partial class RedisStore : ILaharsubStore, IAsyncDisposable, IDi
         try
         {
             result = await RunAsync(RedisScripts.Publish, TopicKeys(topicId),
-                [ifEpoch ?? "", contentType, body, _options.MaxMessagesPerTopic, _options.MaxRetainedBytes, TtlMilliseconds, topicId, _channel.ToString(), TrackUse,
+                [ifEpoch ?? "", contentType, body, _options.MaxMessagesPerTopic, _maxRetainedBytesPerBucket, TtlMilliseconds, topicId, BucketOf(topicId).ChangesName, TrackUse,
                     TraceParent(Message.PublisherTraceContext)])
                 .ConfigureAwait(false);
         }
@@ -176,6 +204,10 @@ internal sealed partial class RedisStore : ILaharsubStore, IAsyncDisposable, IDi
             return new PublishResult(PublishStatus.StorageFull, RetryAfter: _options.MessageTimeToLive);
         }
         var answer = (RedisResult[])result!;
+        if ((long)answer[0] > 0)
+        {
+            await ConfirmReplicatedAsync(MetaKey(topicId)).ConfigureAwait(false);
+        }
         return (long)answer[0] switch
         {
             0 => new PublishResult(PublishStatus.TopicNotFound),
@@ -200,19 +232,29 @@ internal sealed partial class RedisStore : ILaharsubStore, IAsyncDisposable, IDi
             return new MultiPublishResult(PublishStatus.InvalidContentType, []);
         }
         var count = targets.Length;
-        var keys = new RedisKey[4 + 2 * count];
-        keys[0] = _retainedKey;
-        keys[1] = _expiryKey;
-        keys[2] = _usedKey;
+        // One script, so all or none: the topics must share a bucket (always so with one bucket).
+        var bucket = BucketOf(targets.Span[0].TopicId);
+        for (var i = 1; i < count; i++)
+        {
+            if (BucketOf(targets.Span[i].TopicId) != bucket)
+            {
+                return new MultiPublishResult(PublishStatus.TopicsNotTogether, []);
+            }
+        }
+        var keys = new RedisKey[5 + 2 * count];
+        keys[0] = bucket.Retained;
+        keys[1] = bucket.Expiry;
+        keys[2] = bucket.Used;
         // Without a key the script reads none; the slot still names a key of this store, as Redis asks of KEYS.
-        keys[3] = _redisOptions.KeyPrefix + "idem:" + (idempotencyKey?.Key ?? "");
+        keys[3] = bucket.Tag + "idem:" + (idempotencyKey?.Key ?? "");
+        keys[4] = bucket.Era;
         var values = new RedisValue[9 + 2 * count];
         values[0] = contentType;
         values[1] = body;
         values[2] = _options.MaxMessagesPerTopic;
-        values[3] = _options.MaxRetainedBytes;
+        values[3] = _maxRetainedBytesPerBucket;
         values[4] = TtlMilliseconds;
-        values[5] = _channel.ToString();
+        values[5] = bucket.ChangesName;
         values[6] = TrackUse;
         values[7] = idempotencyKey?.Fingerprint ?? "";
         values[8] = (long)_options.IdempotencyKeyLifetime.TotalMilliseconds;
@@ -220,8 +262,8 @@ internal sealed partial class RedisStore : ILaharsubStore, IAsyncDisposable, IDi
         {
             var target = targets.Span[i];
             var meta = MetaKey(target.TopicId);
-            keys[4 + 2 * i] = meta;
-            keys[5 + 2 * i] = MessagesKey(meta);
+            keys[5 + 2 * i] = meta;
+            keys[6 + 2 * i] = MessagesKey(meta);
             values[9 + 2 * i] = target.TopicId;
             values[10 + 2 * i] = target.IfEpoch ?? "";
         }
@@ -240,6 +282,7 @@ internal sealed partial class RedisStore : ILaharsubStore, IAsyncDisposable, IDi
         switch ((long)answer[0])
         {
             case 1:
+                await ConfirmReplicatedAsync(keys[5]).ConfigureAwait(false);
                 for (var i = 0; i < count; i++)
                 {
                     topics[i] = new PublishResult(PublishStatus.Published, (long)answer[1 + 2 * i], (string)answer[2 + 2 * i]!);
@@ -315,10 +358,20 @@ internal sealed partial class RedisStore : ILaharsubStore, IAsyncDisposable, IDi
     public async ValueTask<StoreStatistics> GetStatisticsAsync(CancellationToken cancellationToken = default)
     {
         var database = Database;
-        var topics = Guard(database.SortedSetLengthAsync(_topicsKey));
-        var retained = Guard(database.StringGetAsync(_retainedKey));
-        var bytes = (long?)await retained.ConfigureAwait(false) ?? 0;
-        return new StoreStatistics((int)Math.Min(int.MaxValue, await topics.ConfigureAwait(false)), bytes);
+        var topics = new Task<long>[_buckets.Length];
+        var retained = new Task<RedisValue>[_buckets.Length];
+        for (var b = 0; b < _buckets.Length; b++)
+        {
+            topics[b] = Guard(database.SortedSetLengthAsync(_buckets[b].Topics));
+            retained[b] = Guard(database.StringGetAsync(_buckets[b].Retained));
+        }
+        long count = 0, bytes = 0;
+        for (var b = 0; b < _buckets.Length; b++)
+        {
+            count += await topics[b].ConfigureAwait(false);
+            bytes += (long?)await retained[b].ConfigureAwait(false) ?? 0;
+        }
+        return new StoreStatistics((int)Math.Min(int.MaxValue, count), bytes);
     }
 
     /// <summary>Closes the connection.</summary>
@@ -412,7 +465,14 @@ internal sealed partial class RedisStore : ILaharsubStore, IAsyncDisposable, IDi
         {
             try
             {
-                await _redis.GetSubscriber().SubscribeAsync(_channel, OnChange).ConfigureAwait(false);
+                // Every bucket's shard channel, on the shard that holds the bucket (docs/scale-out.md says why all of them).
+                var subscriber = _redis.GetSubscriber();
+                var subscribed = new Task[_buckets.Length];
+                for (var b = 0; b < _buckets.Length; b++)
+                {
+                    subscribed[b] = subscriber.SubscribeAsync(_buckets[b].Changes, OnChange);
+                }
+                await Task.WhenAll(subscribed).ConfigureAwait(false);
                 // Whatever changed before the subscription was in place: every waiting poll reads again.
                 _signals.SignalAll();
                 return;
@@ -449,10 +509,11 @@ internal sealed partial class RedisStore : ILaharsubStore, IAsyncDisposable, IDi
         try
         {
             await NoticeLostKeyspaceAsync().ConfigureAwait(false);
-            while ((long)await RunAsync(RedisScripts.Sweep, [_retainedKey, _expiryKey, _topicsKey, _usedKey],
-                    [_redisOptions.KeyPrefix, TtlMilliseconds, SweepBatch, (long)_options.TopicIdleTimeToLive.TotalMilliseconds, _channel.ToString()])
-                .ConfigureAwait(false) == SweepBatch)
+            foreach (var bucket in _buckets)
             {
+                while (await SweepBucketAsync(bucket).ConfigureAwait(false) == SweepBatch)
+                {
+                }
             }
         }
         catch (Exception exception)
@@ -466,6 +527,29 @@ internal sealed partial class RedisStore : ILaharsubStore, IAsyncDisposable, IDi
     }
 
     /// <summary>
+    /// Trims the bucket's topics whose oldest message expired and deletes its idle ones, each by a script
+    /// that declares the topic's keys (pipelined); returns how many of either it found, at most a batch.
+    /// </summary>
+    private async Task<int> SweepBucketAsync(Bucket bucket)
+    {
+        var idle = (long)_options.TopicIdleTimeToLive.TotalMilliseconds;
+        var due = (RedisResult[])(await RunAsync(RedisScripts.Due, [bucket.Expiry, bucket.Used], [SweepBatch, idle]).ConfigureAwait(false))!;
+        var expired = (RedisResult[])due[0]!;
+        var unused = (RedisResult[])due[1]!;
+        var pending = new List<Task<RedisResult>>(expired.Length + unused.Length);
+        foreach (var id in expired)
+        {
+            pending.Add(RunAsync(RedisScripts.Info, TopicKeys((long)id), [TtlMilliseconds, (long)id]));
+        }
+        foreach (var id in unused)
+        {
+            pending.Add(RunAsync(RedisScripts.Delete, DeleteKeys((long)id), [(long)id, bucket.ChangesName, idle]));
+        }
+        await Task.WhenAll(pending).ConfigureAwait(false);
+        return Math.Max(expired.Length, unused.Length);
+    }
+
+    /// <summary>
     /// Wakes every waiting subscription when Redis lost this store's keys while the connection stayed up
     /// (FLUSHALL, FLUSHDB, a failover to a replica that never had them): no delete is announced then, and
     /// without this a stream would never learn its topics are gone, nor a poll before its timeout. Woken, they
@@ -474,18 +558,32 @@ internal sealed partial class RedisStore : ILaharsubStore, IAsyncDisposable, IDi
     /// </summary>
     private async Task NoticeLostKeyspaceAsync()
     {
-        var result = (RedisResult[])(await RunAsync(RedisScripts.MarkKeyspace, [_keyspaceKey],
-            [Convert.ToHexStringLower(RandomNumberGenerator.GetBytes(8))]).ConfigureAwait(false))!;
-        var mark = (string)result[0]!;
-        var seen = _keyspaceMark;
-        _keyspaceMark = mark;
-        // Another instance may have set the new mark first: a mark other than the one seen last says the same.
-        if ((long)result[1] == 1 || (seen is not null && seen != mark))
+        // One mark per bucket: on a cluster, a shard may lose its buckets while the others keep theirs.
+        var marks = new Task<RedisResult>[_buckets.Length];
+        for (var b = 0; b < _buckets.Length; b++)
         {
-            if (seen is not null)
+            marks[b] = RunAsync(RedisScripts.MarkKeyspace, [_buckets[b].Keyspace], [Convert.ToHexStringLower(RandomNumberGenerator.GetBytes(8))]);
+        }
+        bool lost = false, fresh = false;
+        for (var b = 0; b < _buckets.Length; b++)
+        {
+            var result = (RedisResult[])(await marks[b].ConfigureAwait(false))!;
+            var mark = (string)result[0]!;
+            var seen = _keyspaceMarks[b];
+            _keyspaceMarks[b] = mark;
+            // Another instance may have set the new mark first: a mark other than the one seen last says the same.
+            if ((long)result[1] == 1 || (seen is not null && seen != mark))
             {
-                Log.KeyspaceLost(_logger);
+                lost |= seen is not null;
+                fresh = true;
             }
+        }
+        if (lost)
+        {
+            Log.KeyspaceLost(_logger);
+        }
+        if (fresh)
+        {
             _signals.SignalAll();
         }
     }
@@ -509,18 +607,74 @@ internal sealed partial class RedisStore : ILaharsubStore, IAsyncDisposable, IDi
     /// <summary>Whether the scripts record when topics are used: only when idle topics are to be deleted.</summary>
     private int TrackUse => _options.TopicIdleTimeToLive > TimeSpan.Zero ? 1 : 0;
 
-    private RedisKey MetaKey(long topicId) => _redisOptions.KeyPrefix + "t:" + topicId.ToString(CultureInfo.InvariantCulture);
+    /// <summary>The bucket that holds a topic: its id modulo the bucket count (RedisScripts' remarks).</summary>
+    private Bucket BucketOf(long topicId) => _buckets[(int)(topicId % _buckets.Length)];
+
+    /// <summary>
+    /// The one place a topic's key name is built: every other key of the topic (its messages, and any key
+    /// a feature adds per topic) is this name with a suffix, so it stays in the bucket's hash slot.
+    /// </summary>
+    private RedisKey MetaKey(long topicId) => BucketOf(topicId).Tag + "t:" + topicId.ToString(CultureInfo.InvariantCulture);
 
     private static RedisKey MessagesKey(RedisKey meta) => meta.Append(":m");
 
+    /// <summary>KEYS of the scripts that read or publish one topic: meta, msgs, retained, expiry, used, era.</summary>
     private RedisKey[] TopicKeys(long topicId)
     {
+        var bucket = BucketOf(topicId);
         var meta = MetaKey(topicId);
-        return [meta, MessagesKey(meta), _retainedKey, _expiryKey, _usedKey];
+        return [meta, MessagesKey(meta), bucket.Retained, bucket.Expiry, bucket.Used, bucket.Era];
+    }
+
+    /// <summary>KEYS of <see cref="RedisScripts.Delete"/>: topics, meta, msgs, retained, expiry, used.</summary>
+    private RedisKey[] DeleteKeys(long topicId)
+    {
+        var bucket = BucketOf(topicId);
+        var meta = MetaKey(topicId);
+        return [bucket.Topics, meta, MessagesKey(meta), bucket.Retained, bucket.Expiry, bucket.Used];
+    }
+
+    /// <summary>The keys and shard channel of one bucket; <paramref name="tag"/> is the key prefix and the bucket's hash tag.</summary>
+    private sealed class Bucket(string tag)
+    {
+        public string Tag { get; } = tag;
+        public RedisKey Topics { get; } = tag + "topics";
+        public RedisKey Retained { get; } = tag + "retained";
+        public RedisKey Expiry { get; } = tag + "expiry";
+        public RedisKey Used { get; } = tag + "used";
+        public RedisKey Keyspace { get; } = tag + "keyspace";
+        public RedisKey Era { get; } = tag + "era";
+
+        /// <summary>The shard channel its scripts SPUBLISH to: in the bucket's slot, so on the bucket's shard.</summary>
+        public RedisChannel Changes { get; } = RedisChannel.Sharded(tag + "changes");
+
+        public string ChangesName { get; } = tag + "changes";
     }
 
     private Task<RedisResult> RunAsync(string script, RedisKey[] keys, RedisValue[] values) =>
         Guard(Database.ScriptEvaluateAsync(script, keys, values));
+
+    /// <summary>
+    /// With <c>AcknowledgeReplicas</c>, waits (WAIT, on the primary that holds <paramref name="key"/>) until
+    /// that many replicas have every write this connection made so far, the publish among them; throws
+    /// the 503 exception when fewer confirm in time. WAIT cannot run inside a script.
+    /// </summary>
+    private async Task ConfirmReplicatedAsync(RedisKey key)
+    {
+        var wanted = _redisOptions.AcknowledgeReplicas;
+        if (wanted == 0)
+        {
+            return;
+        }
+        var timeout = (long)_redisOptions.AcknowledgeTimeout.TotalMilliseconds;
+        var confirmed = (long)await Guard(_redis.GetServer(key).ExecuteAsync("WAIT", [wanted, timeout], CommandFlags.DemandMaster)).ConfigureAwait(false);
+        if (confirmed < wanted)
+        {
+            throw new LaharsubStoreUnavailableException("Redis",
+                $"The message is stored on the Redis primary, but {confirmed} of the {wanted} replicas Laharsub:Redis:AcknowledgeReplicas asks for confirmed it within {_redisOptions.AcknowledgeTimeout}: it may be delivered, or lost in a failover. Retry with the same Idempotency-Key to publish it once.")
+            { RetryAfter = _redisOptions.RetryAfter };
+        }
+    }
 
     /// <summary>Turns the client's connection failures and timeouts into the store-neutral exception the server answers 503 for.</summary>
     private async Task<T> Guard<T>(Task<T> command)
@@ -530,9 +684,11 @@ internal sealed partial class RedisStore : ILaharsubStore, IAsyncDisposable, IDi
             return await command.ConfigureAwait(false);
         }
         catch (Exception exception) when (exception is RedisConnectionException or RedisTimeoutException or ObjectDisposedException
-            // A Redis that is starting or lost its primary answers, but cannot serve yet.
+            // A Redis that is starting or lost its primary answers, but cannot serve yet; so does a cluster
+            // whose shard is failing over (CLUSTERDOWN) or whose slot is moving (TRYAGAIN).
             || (exception is RedisServerException && (exception.Message.StartsWith("LOADING", StringComparison.Ordinal)
-                || exception.Message.StartsWith("MASTERDOWN", StringComparison.Ordinal) || exception.Message.StartsWith("READONLY", StringComparison.Ordinal))))
+                || exception.Message.StartsWith("MASTERDOWN", StringComparison.Ordinal) || exception.Message.StartsWith("READONLY", StringComparison.Ordinal)
+                || exception.Message.StartsWith("CLUSTERDOWN", StringComparison.Ordinal) || exception.Message.StartsWith("TRYAGAIN", StringComparison.Ordinal))))
         {
             throw new LaharsubStoreUnavailableException("Redis",
                 $"Redis at {Endpoints} cannot be reached ({Summary(exception)}). Check that it runs and that Laharsub:Redis:Configuration points at it.",

@@ -73,6 +73,8 @@ internal readonly record struct PublishRefusal(IResult Result, long? RetryAfterS
             PublishStatus.TooManyIdempotencyKeys => new(KeyProblem(surface, StatusCodes.Status507InsufficientStorage, "Too many idempotency keys",
                     $"The server remembers its maximum of {options.MaxIdempotencyKeys} idempotency keys (Laharsub:MaxIdempotencyKeys), each for Laharsub:IdempotencyKeyLifetime ({options.IdempotencyKeyLifetime}). Nothing was published. Retry later, or publish without Idempotency-Key."),
                 Math.Max(1, (long)options.IdempotencyKeyLifetime.TotalSeconds)),
+            PublishStatus.TopicsNotTogether => new(Problems.Invalid("topics",
+                "These topics are kept apart (different buckets of a Redis Cluster, Laharsub:Redis:Buckets), where one atomic publish cannot reach them all. Nothing was published. Publish to them separately.")),
             _ when bodyLength == 0 => new(Problems.Invalid("body", "The message body is empty: publish at least one byte.")),
             _ => new(TooLarge(options.MaxMessageBytes)),
         };

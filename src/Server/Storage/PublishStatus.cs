@@ -29,4 +29,9 @@ public enum PublishStatus
     IdempotencyKeyInProgress,
     /// <summary><see cref="LaharsubStoreOptions.MaxIdempotencyKeys"/> keys are recorded already; nothing stored.</summary>
     TooManyIdempotencyKeys,
+    /// <summary>
+    /// Of a <see cref="ILaharsubStore.PublishManyAsync"/>: the store keeps the topics where one atomic step
+    /// cannot reach them all (the Redis store's buckets on a Redis Cluster); nothing stored.
+    /// </summary>
+    TopicsNotTogether,
 }

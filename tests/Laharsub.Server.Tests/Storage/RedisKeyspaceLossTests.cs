@@ -19,7 +19,7 @@ public sealed class RedisKeyspaceLossTests
     private static readonly TimeSpan SweepInterval = TimeSpan.FromSeconds(1);
 
     /// <summary>The Redis store's mark of its keyspace, under the default key prefix (docs/scale-out.md, "Key layout").</summary>
-    private const string KeyspaceMark = "laharsub:keyspace";
+    private const string KeyspaceMark = "laharsub:{0}keyspace";
 
     /// <summary>Real time for what follows the sweep: its script, the re-reads, and the answers on loopback.</summary>
     private static readonly TimeSpan Margin = TimeSpan.FromSeconds(5);

@@ -1,0 +1,176 @@
+using System.Collections.Concurrent;
+using System.Globalization;
+using System.Text;
+using Laharsub.Server.Storage;
+using Laharsub.Testing;
+
+namespace Laharsub.Server.Redis.Tests;
+
+/// <summary>
+/// The Redis store with 16 buckets on a 3-primary Redis Cluster: topics spread over every shard, each
+/// shard's scripts announce changes on their own shard channel, listings and statistics gather every
+/// bucket, limits hold per bucket, and a publish to several topics is atomic within a bucket and refused
+/// across buckets (docs/scale-out.md).
+/// </summary>
+[Collection(SharedRedisCluster.Name)]
+public sealed class RedisClusterBucketTests(RedisClusterFixture cluster) : IAsyncLifetime
+{
+    private const int Buckets = 16;
+    private static readonly TimeSpan Bound = TimeSpan.FromSeconds(20);
+    private readonly List<RedisStoreHandle> _handles = [];
+    private readonly Signals _signals = new();
+
+    [Fact]
+    public async Task TopicsOfEveryBucketLandOnEveryShardAndArePublishedReadAndSignalled()
+    {
+        var store = Start(new LaharsubStoreOptions());
+        var topics = new List<TopicInfo>();
+        for (var i = 0; i < 2 * Buckets; i++)
+        {
+            topics.Add(await CreateAsync(store));
+        }
+        foreach (var node in cluster.Cluster.Nodes)
+        {
+            var keys = long.Parse(await RedisCli.RunAsync(Bound, "-p", node.Port.ToString(CultureInfo.InvariantCulture), "dbsize"), CultureInfo.InvariantCulture);
+            Assert.True(keys > 0, $"the shard on port {node.Port} holds no key: the 16 buckets do not spread over the 3 shards");
+        }
+        foreach (var topic in topics)
+        {
+            var published = await store.PublishAsync(topic.TopicId, Encoding.UTF8.GetBytes($"to {topic.TopicId}"), "text/plain").AsTask().WaitAsync(Bound);
+            Assert.Equal(PublishStatus.Published, published.Status);
+            Assert.Equal(topic.Epoch, published.Epoch);
+        }
+        foreach (var topic in topics)
+        {
+            Assert.True(await _signals.WaitAsync(topic.TopicId, Bound), $"topic {topic.TopicId} (bucket {topic.TopicId % Buckets}) was not signalled by its shard channel");
+        }
+        var requests = topics.Select(topic => new TopicReadRequest(topic.TopicId, 1, 10, 1 << 20)).ToArray();
+        var results = new TopicReadResult[requests.Length];
+        var messages = new List<Message>();
+        await store.ReadAsync(requests, results, messages).AsTask().WaitAsync(Bound);
+        Assert.Equal(topics.Select(topic => $"to {topic.TopicId}"), messages.Select(message => Encoding.UTF8.GetString(message.Body.Span)));
+        Assert.All(results, result => Assert.Equal(1, result.LastMessageId));
+    }
+
+    [Fact]
+    public async Task ListingsAndStatisticsGatherEveryBucketInIdOrder()
+    {
+        var store = Start(new LaharsubStoreOptions());
+        var ids = new List<long>();
+        for (var i = 0; i < 20; i++)
+        {
+            ids.Add((await CreateAsync(store)).TopicId);
+        }
+        Assert.True(await store.DeleteTopicAsync(ids[3]).AsTask().WaitAsync(Bound));
+        ids.RemoveAt(3);
+        var listed = new List<long>();
+        long after = 0;
+        while (true)
+        {
+            var page = await store.ListTopicsAsync(after, 7).AsTask().WaitAsync(Bound);
+            if (page.Count == 0)
+            {
+                break;
+            }
+            Assert.True(page.Count <= 7, $"a page of 7 held {page.Count} topics");
+            listed.AddRange(page.Select(topic => topic.TopicId));
+            after = page[^1].TopicId;
+        }
+        Assert.Equal(ids, listed);
+        await store.PublishAsync(ids[0], new byte[100], "application/octet-stream").AsTask().WaitAsync(Bound);
+        var statistics = await store.GetStatisticsAsync().AsTask().WaitAsync(Bound);
+        Assert.Equal(19, statistics.TopicCount);
+        Assert.True(statistics.RetainedBytes >= 100, $"the statistics counted {statistics.RetainedBytes} retained bytes for a message of 100");
+    }
+
+    /// <summary>MaxTopics = 16 over 16 buckets is one topic per bucket: the 17th topic, in the first one's bucket, is refused.</summary>
+    [Fact]
+    public async Task MaxTopicsHoldsPerBucket()
+    {
+        var store = Start(new LaharsubStoreOptions { MaxTopics = Buckets });
+        for (var i = 0; i < Buckets; i++)
+        {
+            await CreateAsync(store);
+        }
+        Assert.Null(await store.CreateTopicAsync().AsTask().WaitAsync(Bound));
+    }
+
+    [Fact]
+    public async Task APublishToTopicsOfTwoBucketsIsRefusedAndStoresNothing()
+    {
+        var store = Start(new LaharsubStoreOptions());
+        var a = await CreateAsync(store);
+        var b = await CreateAsync(store);
+        Assert.NotEqual(a.TopicId % Buckets, b.TopicId % Buckets);
+        PublishTarget[] targets = [new(a.TopicId, null), new(b.TopicId, null)];
+        var result = await store.PublishManyAsync(targets, "x"u8.ToArray(), "text/plain", new IdempotencyKey("k1", "f1")).AsTask().WaitAsync(Bound);
+        Assert.Equal(PublishStatus.TopicsNotTogether, result.Status);
+        foreach (var topic in new[] { a, b })
+        {
+            Assert.Equal(0, (await store.GetTopicAsync(topic.TopicId).AsTask().WaitAsync(Bound))!.LastMessageId);
+        }
+    }
+
+    [Fact]
+    public async Task APublishToTopicsOfOneBucketIsAtomicAndItsIdempotencyKeyReplays()
+    {
+        var store = Start(new LaharsubStoreOptions());
+        var first = await CreateAsync(store);
+        TopicInfo? second = null;
+        // Ids grow one by one, so the 16th topic after the first is in the first one's bucket.
+        for (var i = 0; i < Buckets; i++)
+        {
+            second = await CreateAsync(store);
+        }
+        Assert.Equal(first.TopicId % Buckets, second!.TopicId % Buckets);
+        PublishTarget[] targets = [new(first.TopicId, null), new(second.TopicId, null)];
+        var key = new IdempotencyKey("same-bucket", "fingerprint");
+        var published = await store.PublishManyAsync(targets, "x"u8.ToArray(), "text/plain", key).AsTask().WaitAsync(Bound);
+        Assert.Equal(PublishStatus.Published, published.Status);
+        var replayed = await store.PublishManyAsync(targets, "x"u8.ToArray(), "text/plain", key).AsTask().WaitAsync(Bound);
+        Assert.True(replayed.Replayed, "a retry with the same key was not replayed");
+        Assert.Equal(published.Topics.Select(topic => topic.MessageId), replayed.Topics.Select(topic => topic.MessageId));
+        PublishTarget[] refused = [new(first.TopicId, null), new(second.TopicId, "0000000000000000")];
+        var none = await store.PublishManyAsync(refused, "y"u8.ToArray(), "text/plain").AsTask().WaitAsync(Bound);
+        Assert.Equal(PublishStatus.EpochMismatch, none.Status);
+        Assert.Equal(1, (await store.GetTopicAsync(first.TopicId).AsTask().WaitAsync(Bound))!.LastMessageId);
+    }
+
+    public Task InitializeAsync() => Task.CompletedTask;
+
+    public async Task DisposeAsync()
+    {
+        foreach (var handle in _handles)
+        {
+            await handle.DisposeAsync();
+        }
+    }
+
+    private ILaharsubStore Start(LaharsubStoreOptions options)
+    {
+        var handle = RedisStores.Create(cluster.Cluster.Configuration, $"buckets-{Guid.NewGuid():N}:", options, _signals, redis => redis.Buckets = Buckets);
+        _handles.Add(handle);
+        return handle.Store;
+    }
+
+    private static async Task<TopicInfo> CreateAsync(ILaharsubStore store) =>
+        await store.CreateTopicAsync().AsTask().WaitAsync(Bound) ?? throw new InvalidOperationException("CreateTopicAsync returned null below MaxTopics.");
+
+    /// <summary>Records the topics the store signalled.</summary>
+    private sealed class Signals : ITopicSignals
+    {
+        private readonly ConcurrentDictionary<long, TaskCompletionSource> _signalled = new();
+
+        public void Signal(long topicId) => _signalled.GetOrAdd(topicId, _ => new(TaskCreationOptions.RunContinuationsAsynchronously)).TrySetResult();
+
+        public void SignalAll()
+        {
+        }
+
+        public async Task<bool> WaitAsync(long topicId, TimeSpan timeout)
+        {
+            var signalled = _signalled.GetOrAdd(topicId, _ => new(TaskCreationOptions.RunContinuationsAsynchronously)).Task;
+            return await Task.WhenAny(signalled, Task.Delay(timeout)) == signalled;
+        }
+    }
+}
