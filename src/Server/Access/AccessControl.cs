@@ -119,7 +119,8 @@ internal sealed class AccessControl(
             return caller.Refusal;
         }
         var permissions = caller.Permissions;
-        if (permissions.AllowsEveryTopic(operation))
+        var companionsChecked = operation != LaharsubOperation.Subscribe || permissions.AllowsEveryTopic(LaharsubOperation.Presence);
+        if (permissions.AllowsEveryTopic(operation) && companionsChecked)
         {
             return await next(invocation).ConfigureAwait(false);
         }
@@ -134,6 +135,17 @@ internal sealed class AccessControl(
         // topics alone would let a client believe it is subscribed (or published) to all of them.
         foreach (var topicId in topicIds)
         {
+            // A presence companion's events are who is present: subscribing to it needs presence on its topic.
+            if (!companionsChecked && await labels.GetPresenceOwnerAsync(topicId, http.RequestAborted).ConfigureAwait(false) is { } owner)
+            {
+                if (!permissions.AllowsById(LaharsubOperation.Presence, owner)
+                    && !(permissions.HasLabelPatterns(LaharsubOperation.Presence)
+                        && permissions.AllowsLabel(LaharsubOperation.Presence, await labels.GetLabelAsync(owner, http.RequestAborted).ConfigureAwait(false))))
+                {
+                    return Refuse(http, caller, LaharsubOperation.Presence, owner, label: null);
+                }
+                continue;
+            }
             if (permissions.AllowsById(operation, topicId))
             {
                 continue;

@@ -40,6 +40,13 @@ public sealed class PresenceAccessTests
         Assert.True(problem.GetProperty("errors").TryGetProperty("client", out _), problem.ToString());
         var (forbidden, _) = await client.SendForProblemAsync(TestTokens.Request(HttpMethod.Get, $"topics/{topic}/presence", TestTokens.Grant("""{"publish":true}""")));
         Assert.Equal(HttpStatusCode.Forbidden, forbidden);
+
+        // The companion's events need presence on the topic; subscribe on every topic is not enough.
+        var companion = full.GetProperty("topicId").GetInt64() + 1;
+        var (refused, refusal) = await client.SendForProblemAsync(TestTokens.Request(HttpMethod.Get, $"subscriptions?topics={companion}:1&timeout=0", subscriber));
+        Assert.Equal((HttpStatusCode.Forbidden, "presence", topic), (refused, refusal.GetProperty("operation").GetString(), refusal.GetProperty("topicId").GetInt64()));
+        using var events = await client.SendAsync(TestTokens.Request(HttpMethod.Get, $"subscriptions?topics={companion}:1&timeout=0", watcher)).WaitAsync(WireClient.Bound);
+        Assert.Equal(HttpStatusCode.OK, events.StatusCode);
     }
 
     private static async Task<JsonElement> ReadAsync(HttpClient client, long topic, string token)
