@@ -73,11 +73,25 @@ internal readonly record struct PublishRefusal(IResult Result, long? RetryAfterS
             PublishStatus.TooManyIdempotencyKeys => new(KeyProblem(surface, StatusCodes.Status507InsufficientStorage, "Too many idempotency keys",
                     $"The server remembers its maximum of {options.MaxIdempotencyKeys} idempotency keys (Laharsub:MaxIdempotencyKeys), each for Laharsub:IdempotencyKeyLifetime ({options.IdempotencyKeyLifetime}). Nothing was published. Retry later, or publish without Idempotency-Key."),
                 Math.Max(1, (long)options.IdempotencyKeyLifetime.TotalSeconds)),
+            PublishStatus.PresenceTopic => new(Problems.PresenceTopicPublish(PresenceTopicOf(targets, topics))),
             PublishStatus.TopicsNotTogether => new(Problems.Invalid("topics",
                 "These topics are kept apart (different buckets of a Redis Cluster, Laharsub:Redis:Buckets), where one atomic publish cannot reach them all. Nothing was published. Publish to them separately.")),
             _ when bodyLength == 0 => new(Problems.Invalid("body", "The message body is empty: publish at least one byte.")),
             _ => new(TooLarge(options.MaxMessageBytes)),
         };
+    }
+
+    /// <summary>The first target the store refused as a presence companion topic (the only target of a single publish).</summary>
+    private static long PresenceTopicOf(ReadOnlySpan<PublishTarget> targets, IReadOnlyList<PublishResult> topics)
+    {
+        for (var i = 0; i < topics.Count; i++)
+        {
+            if (topics[i].Status == PublishStatus.PresenceTopic)
+            {
+                return targets[i].TopicId;
+            }
+        }
+        return targets[0].TopicId;
     }
 
     public static ProblemHttpResult TooLarge(int maxBytes) => Problems.Status(StatusCodes.Status413PayloadTooLarge, "Message too large",

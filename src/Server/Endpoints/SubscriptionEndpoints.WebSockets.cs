@@ -26,7 +26,7 @@ internal static partial class SubscriptionEndpoints
     /// <summary>How long a socket the server closed waits for the client's close frame (a browser answers at once).</summary>
     private static readonly TimeSpan CloseHandshakeWait = TimeSpan.FromSeconds(2);
 
-    private static async Task RunWebSocketAsync(HttpContext context, PollServices services, Subscription[] initial, Conflation conflation)
+    private static async Task RunWebSocketAsync(HttpContext context, PollServices services, Subscription[] initial, Conflation conflation, PresenceIdentity? member)
     {
         var offered = context.WebSockets.WebSocketRequestedProtocols;
         var socket = await context.WebSockets.AcceptWebSocketAsync(new WebSocketAcceptContext
@@ -34,14 +34,14 @@ internal static partial class SubscriptionEndpoints
             SubProtocol = offered.Contains(WebSocketSubProtocol) ? WebSocketSubProtocol : null,
             KeepAliveInterval = services.Streams.KeepAliveInterval,
         }).ConfigureAwait(false);
-        await RunWebSocketAsync(socket, new RequestCaller(context, services), services, initial, conflation).ConfigureAwait(false);
+        await RunWebSocketAsync(socket, new RequestCaller(context, services), services, initial, conflation, member).ConfigureAwait(false);
     }
 
     /// <summary>Runs an accepted socket's session until it closes; the fast path accepts its sockets itself.</summary>
-    internal static async Task RunWebSocketAsync(WebSocket socket, IWebSocketCaller caller, PollServices services, Subscription[] initial, Conflation conflation)
+    internal static async Task RunWebSocketAsync(WebSocket socket, IWebSocketCaller caller, PollServices services, Subscription[] initial, Conflation conflation, PresenceIdentity? member)
     {
         // The URL's conflation holds for the socket's whole life, whatever topics its frames add.
-        using var session = new SocketSession(caller, services, StreamPacing(services, conflation));
+        using var session = new SocketSession(caller, services, StreamPacing(services, conflation), member);
         await session.RunAsync(socket, initial).ConfigureAwait(false);
     }
 
@@ -64,7 +64,7 @@ internal static partial class SubscriptionEndpoints
     /// and a receive loop for the client's frames. Sends are serialized; nothing is queued per socket
     /// (a run waits for its writes, and a slow reader reads later from retention).
     /// </summary>
-    private sealed partial class SocketSession(IWebSocketCaller caller, PollServices services, Pacing pacing) : IDisposable
+    private sealed partial class SocketSession(IWebSocketCaller caller, PollServices services, Pacing pacing, PresenceIdentity? member) : IDisposable
     {
         private static ReadOnlySpan<byte> MessageStart => "{\"type\":\"message\",\"message\":"u8;
         private static ReadOnlySpan<byte> NoticeStart => "{\"type\":\"notice\",\"notice\":"u8;
@@ -136,7 +136,7 @@ internal static partial class SubscriptionEndpoints
                     else
                     {
                         var wait = new SubscriptionWait(Timeout.InfiniteTimeSpan, services.TimeProvider, run.Token, stopping);
-                        await services.Runner.RunAsync(subscriptions, services.Wire.JsonAnswerBytes, wait, new SocketSink(this), pacing).ConfigureAwait(false);
+                        await services.Runner.RunAsync(subscriptions, services.Wire.JsonAnswerBytes, wait, new SocketSink(this), pacing, member).ConfigureAwait(false);
                     }
                     lock (_changesLock)
                     {

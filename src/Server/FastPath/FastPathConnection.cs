@@ -421,6 +421,7 @@ internal sealed class FastPathConnection : IHttpRequestLineHandler, IHttpHeaders
     {
         Subscription[] initial;
         Conflation conflation;
+        PresenceIdentity? member;
         IDisposable? permit;
         var subscriptions = t_subscriptions ??= [];
         try
@@ -433,6 +434,7 @@ internal sealed class FastPathConnection : IHttpRequestLineHandler, IHttpHeaders
             }
             initial = query.Error is null ? [.. subscriptions] : [];
             conflation = query.Conflation;
+            member = query.Presence;
         }
         finally
         {
@@ -455,7 +457,7 @@ internal sealed class FastPathConnection : IHttpRequestLineHandler, IHttpHeaders
                     KeepAliveInterval = _state.Poll.Streams.KeepAliveInterval,
                     KeepAliveTimeout = _state.WebSocketKeepAliveTimeout,
                 });
-                await SubscriptionEndpoints.RunWebSocketAsync(socket, new OpenCaller(_connection), _state.Poll, initial, conflation).ConfigureAwait(false);
+                await SubscriptionEndpoints.RunWebSocketAsync(socket, new OpenCaller(_connection), _state.Poll, initial, conflation, member).ConfigureAwait(false);
             }
             finally
             {
@@ -533,7 +535,7 @@ internal sealed class FastPathConnection : IHttpRequestLineHandler, IHttpHeaders
             _state.Metrics.PollStarted();
             return _state.Runner.RunAsync(CollectionsMarshal.AsSpan(subscriptions), _state.Wire.JsonAnswerBytes, wait,
                 new SubscriptionEndpoints.EventStreamSink(target, _state.Poll, new StreamCursors(), stream.Deadline, CancellationToken.None),
-                SubscriptionEndpoints.StreamPacing(_state.Poll, query.Conflation));
+                SubscriptionEndpoints.StreamPacing(_state.Poll, query.Conflation), query.Presence);
         }
         finally
         {
@@ -580,7 +582,7 @@ internal sealed class FastPathConnection : IHttpRequestLineHandler, IHttpHeaders
             var wait = new SubscriptionWait(query.Timeout, _state.Clock, _connection.ConnectionClosed, _state.Lifetime.ApplicationStopping);
             _state.Metrics.PollStarted();
             return _state.Runner.RunAsync(CollectionsMarshal.AsSpan(subscriptions), _state.Wire.JsonAnswerBytes, wait, answer,
-                SubscriptionEndpoints.PollPacing(query));
+                SubscriptionEndpoints.PollPacing(query), query.Presence);
         }
         finally
         {

@@ -34,4 +34,10 @@ public enum PublishStatus
     /// cannot reach them all (the Redis store's buckets on a Redis Cluster); nothing stored.
     /// </summary>
     TopicsNotTogether,
+
+    /// <summary>
+    /// The topic is a presence companion topic (<see cref="TopicInfo.PresenceOf"/>), which only the server
+    /// writes, through <see cref="IPresenceStore.PublishEventAsync"/>; nothing stored.
+    /// </summary>
+    PresenceTopic,
 }
