@@ -26,6 +26,7 @@ internal sealed class AccessControl(
         AccessRule.TopicInfo => OneTopicAsync(invocation, next, LaharsubOperation.List, LaharsubOperation.Subscribe),
         AccessRule.Publish => OneTopicAsync(invocation, next, LaharsubOperation.Publish, null),
         AccessRule.DeleteTopic => OneTopicAsync(invocation, next, LaharsubOperation.Delete, null),
+        AccessRule.Presence => OneTopicAsync(invocation, next, LaharsubOperation.Presence, LaharsubOperation.Subscribe),
         AccessRule.Poll when topics is not null => EveryTopicAsync(topics, LaharsubOperation.Subscribe, invocation, next),
         AccessRule.PublishMany when topics is not null => EveryTopicAsync(topics, LaharsubOperation.Publish, invocation, next),
         AccessRule.Admin => AdminAsync(invocation, next),
@@ -169,6 +170,17 @@ internal sealed class AccessControl(
                 && permissions.AllowsLabel(operation, await labels.GetLabelAsync(topicId, http.RequestAborted).ConfigureAwait(false)));
     }
 
+    /// <summary>The presence identity of a request in Jwt mode: its token's subject; null without a valid token, or in Open mode.</summary>
+    public async ValueTask<string?> SubjectAsync(HttpContext http)
+    {
+        if (!CarriesToken(http))
+        {
+            return null;
+        }
+        var result = await http.AuthenticateAsync(LaharsubAccess.SchemeName).ConfigureAwait(false);
+        return result.Succeeded && result.Principal.Identity is LaharsubIdentity identity ? identity.Subject : null;
+    }
+
     /// <summary>
     /// When the token a stream was opened with expires (Jwt mode; null without a token, or in Open mode):
     /// the stream ends then, telling its client to come back with a fresh one.
@@ -203,6 +215,8 @@ internal sealed class AccessControl(
         var result = await http.AuthenticateAsync(LaharsubAccess.SchemeName).ConfigureAwait(false);
         if (result.Succeeded && result.Principal.Identity is LaharsubIdentity identity)
         {
+            // Kept for the endpoint: a subscription's presence identity is the token's subject.
+            http.User = result.Principal;
             return new Caller(identity.Permissions, HasToken: true, Refusal: null);
         }
         if (result.None)

@@ -71,6 +71,7 @@ internal static class AccessResults
         LaharsubOperation.List => "list",
         LaharsubOperation.Delete => "delete",
         LaharsubOperation.Admin => "administer",
+        LaharsubOperation.Presence => "see who is present on",
         _ => "create",
     };
 

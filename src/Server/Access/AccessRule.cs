@@ -27,6 +27,9 @@ internal enum AccessRule
     /// <summary><c>GET /subscriptions</c>: <c>subscribe</c> on every topic of the poll.</summary>
     Poll,
 
+    /// <summary><c>GET /topics/{id}/presence</c>: <c>subscribe</c> (the occupancy) or <c>presence</c> (the members too) on the topic.</summary>
+    Presence,
+
     /// <summary>The standalone server's admin data (<c>/admin/stats</c>): <c>admin</c>.</summary>
     Admin,
 }

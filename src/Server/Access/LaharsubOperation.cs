@@ -9,6 +9,9 @@ internal enum LaharsubOperation
     List,
     Delete,
 
+    /// <summary>Seeing who is present on a topic with presence, with their data, and subscribing to its companion topic of presence events.</summary>
+    Presence,
+
     /// <summary>Reading the standalone server's admin page data; not a topic permission, so granted for all or nothing.</summary>
     Admin,
 }
@@ -25,6 +28,7 @@ internal static class LaharsubOperations
         LaharsubOperation.Subscribe => "subscribe",
         LaharsubOperation.List => "list",
         LaharsubOperation.Delete => "delete",
+        LaharsubOperation.Presence => "presence",
         _ => "admin",
     };
 

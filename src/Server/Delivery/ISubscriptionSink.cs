@@ -1,7 +1,7 @@
 namespace Laharsub.Server.Delivery;
 
 /// <summary>
-/// A transport's side of a running subscription (<see cref="SubscriptionRunner.RunAsync{TSink}(ReadOnlySpan{Subscription}, Func{Storage.Message, int}?, SubscriptionWait, TSink, Pacing)"/>): it
+/// A transport's side of a running subscription (<see cref="SubscriptionRunner.RunAsync{TSink}(ReadOnlySpan{Subscription}, Func{Storage.Message, int}?, SubscriptionWait, TSink, Pacing, PresenceIdentity?)"/>): it
 /// writes what the runner delivers, and decides after each delivery and each ended wait whether the
 /// subscription goes on. A long poll answers once and stops; a stream writes and goes on.
 /// </summary>

@@ -34,4 +34,7 @@ public sealed class LaharsubDeliveryOptions
     /// messages of a topic that was re-created after a restart, because the server could not tell.
     /// </summary>
     public bool RequireEpochForCursors { get; set; }
+
+    /// <summary>Presence: the grace period, member data and the webhook (<c>Laharsub:Presence</c>).</summary>
+    public LaharsubPresenceOptions Presence { get; set; } = new();
 }

@@ -13,7 +13,8 @@ namespace Laharsub.Server.Delivery;
 /// on <see cref="TopicSignals"/> when there is nothing yet; then again, for as long as the sink goes on.
 /// Every store and every transport get the same semantics because this code, not they, decides them.
 /// </summary>
-internal sealed partial class SubscriptionRunner(ILaharsubStore store, TopicSignals signals, IOptions<LaharsubDeliveryOptions> options)
+internal sealed partial class SubscriptionRunner(ILaharsubStore store, TopicSignals signals, IOptions<LaharsubDeliveryOptions> options,
+    PresenceLeases? presence = null)
 {
     private readonly LaharsubDeliveryOptions _options = options.Value;
     private readonly RunStatePool _pool = new();
@@ -55,12 +56,25 @@ internal sealed partial class SubscriptionRunner(ILaharsubStore store, TopicSign
     /// <param name="wait">When to stop waiting.</param>
     /// <param name="sink">The transport.</param>
     /// <param name="pacing">Conflation and batching; the default paces nothing.</param>
+    /// <param name="member">Who the subscriber is for presence; null for an anonymous observer, which costs presence nothing.</param>
     public Task RunAsync<TSink>(ReadOnlySpan<Subscription> subscriptions, Func<Message, int>? answerBytes, SubscriptionWait wait, TSink sink,
-        Pacing pacing = default)
-        where TSink : struct, ISubscriptionSink =>
+        Pacing pacing = default, PresenceIdentity? member = null)
+        where TSink : struct, ISubscriptionSink
+    {
         // The state copies them: the request's subscription list and epoch strings are young, and the state
         // machine, which a waiting subscription keeps, holds only what its wait needs.
-        RunAsync(_pool.Rent(subscriptions, answerBytes, pacing), wait, sink);
+        var running = RunAsync(_pool.Rent(subscriptions, answerBytes, pacing), wait, sink);
+        return member is null || presence?.Hold(subscriptions, member) is not { } hold ? running : ReleaseAfterAsync(running, hold);
+    }
+
+    /// <summary>Holds the member's leases for as long as the run lasts, on every transport; the release starts the grace period.</summary>
+    private static async Task ReleaseAfterAsync(Task running, PresenceHold hold)
+    {
+        using (hold)
+        {
+            await running.ConfigureAwait(false);
+        }
+    }
 
     private async Task RunAsync<TSink>(RunState run, SubscriptionWait wait, TSink sink)
         where TSink : struct, ISubscriptionSink

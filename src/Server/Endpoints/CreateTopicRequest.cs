@@ -14,18 +14,22 @@ namespace Laharsub.Server.Endpoints;
 internal sealed class CreateTopicRequest : ILabelledRequest
 {
     private const int MaxBodyBytes = 4096;
-    private const string Example = "Send no body, or {\"label\":\"orders-eu\"} as application/json.";
+    private const string Example = "Send no body, or {\"label\":\"orders-eu\",\"presence\":true} (both optional) as application/json.";
 
     private static readonly CreateTopicRequest Unlabelled = new(null, null, null);
 
-    private CreateTopicRequest(string? label, string? errorParameter, string? error)
+    private CreateTopicRequest(string? label, string? errorParameter, string? error, bool presence = false)
     {
         Label = label;
         ErrorParameter = errorParameter;
         Error = error;
+        Presence = presence;
     }
 
     public string? Label { get; }
+
+    /// <summary>Whether the topic is created with presence and its companion topic (docs/protocol.md, "Presence").</summary>
+    public bool Presence { get; }
     public string? ErrorParameter { get; }
     public string? Error { get; }
     public bool IsValid => Error is null;
@@ -61,6 +65,7 @@ internal sealed class CreateTopicRequest : ILabelledRequest
     private static CreateTopicRequest Parse(ReadOnlySpan<byte> json)
     {
         string? label = null;
+        var presence = false;
         try
         {
             var reader = new Utf8JsonReader(json);
@@ -72,10 +77,19 @@ internal sealed class CreateTopicRequest : ILabelledRequest
             {
                 var name = reader.GetString();
                 reader.Read();
+                if (name == "presence")
+                {
+                    if (reader.TokenType is not (JsonTokenType.True or JsonTokenType.False))
+                    {
+                        return Fail("presence", $"presence must be true or false. {Example}");
+                    }
+                    presence = reader.GetBoolean();
+                    continue;
+                }
                 if (name != "label")
                 {
                     reader.Skip();
-                    return Fail(name ?? "body", $"'{name}' is not a property of a topic: the only one is \"label\". {Example}");
+                    return Fail(name ?? "body", $"'{name}' is not a property of a topic: they are \"label\" and \"presence\". {Example}");
                 }
                 if (reader.TokenType == JsonTokenType.Null)
                 {
@@ -100,7 +114,7 @@ internal sealed class CreateTopicRequest : ILabelledRequest
         {
             return Fail("label", error);
         }
-        return label is null ? Unlabelled : new CreateTopicRequest(label, null, null);
+        return label is null && !presence ? Unlabelled : new CreateTopicRequest(label, null, null, presence);
     }
 
     private static CreateTopicRequest Fail(string parameter, string error) => new(null, parameter, error);

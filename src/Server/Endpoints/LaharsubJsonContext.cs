@@ -6,7 +6,13 @@ namespace Laharsub.Server.Endpoints;
 // The answers of the topic endpoints, which the JSON context below serializes without reflection.
 
 /// <summary>Answer to <c>POST /ps/topics</c>.</summary>
-internal sealed record CreatedTopic(long TopicId, string Epoch, [property: JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] string? Label = null);
+internal sealed record CreatedTopic(long TopicId, string Epoch, [property: JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] string? Label = null,
+    [property: JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] bool? Presence = null,
+    [property: JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] long? PresenceTopicId = null)
+{
+    public static CreatedTopic From(TopicInfo topic) =>
+        new(topic.TopicId, topic.Epoch, topic.Label, topic.PresenceTopicId is null ? null : true, topic.PresenceTopicId);
+}
 
 /// <summary>Answer to a publish.</summary>
 internal sealed record PublishedMessage(long TopicId, long MessageId, string Epoch);
@@ -30,11 +36,24 @@ internal sealed record TopicResource(
     int RetainedMessages,
     long RetainedBytes,
     int WaitingPolls,
-    [property: JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] string? Label)
+    [property: JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] string? Label,
+    [property: JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] bool? Presence = null,
+    [property: JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] long? PresenceTopicId = null,
+    [property: JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] long? PresenceOf = null)
 {
     public static TopicResource From(TopicInfo topic, int waitingPolls) => new(topic.TopicId, topic.Epoch, topic.CreatedAt,
-        topic.LastMessageId, topic.FirstRetainedMessageId, topic.RetainedMessages, topic.RetainedBytes, waitingPolls, topic.Label);
+        topic.LastMessageId, topic.FirstRetainedMessageId, topic.RetainedMessages, topic.RetainedBytes, waitingPolls, topic.Label,
+        topic.PresenceTopicId is null ? null : true, topic.PresenceTopicId, topic.PresenceOf);
 }
+
+/// <summary>A member in <c>GET /ps/topics/{id}/presence</c>; <see cref="Data"/> is the member's JSON object, written as it is.</summary>
+internal sealed record PresenceMemberResource(string Member, JsonElement? Data);
+
+/// <summary>Answer to <c>GET /ps/topics/{id}/presence</c>: a page of members; <see cref="Next"/> is the <c>after</c> of the next page, null on the last.</summary>
+internal sealed record PresenceResource(long TopicId, int Occupancy, IReadOnlyList<PresenceMemberResource> Members, string? Next);
+
+/// <summary>Answer to <c>GET /ps/topics/{id}/presence</c> for a caller that may see the occupancy only (Jwt mode, <c>subscribe</c> without <c>presence</c>).</summary>
+internal sealed record PresenceOccupancy(long TopicId, int Occupancy);
 
 /// <summary>One page of <c>GET /ps/topics</c>; <see cref="Next"/> is the next page's URL when more may follow.</summary>
 internal sealed record TopicPage(IReadOnlyList<TopicResource> Topics, [property: JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] string? Next);
@@ -46,4 +65,6 @@ internal sealed record TopicPage(IReadOnlyList<TopicResource> Topics, [property:
 [JsonSerializable(typeof(RefusedTopic[]))]
 [JsonSerializable(typeof(TopicResource))]
 [JsonSerializable(typeof(TopicPage))]
+[JsonSerializable(typeof(PresenceResource))]
+[JsonSerializable(typeof(PresenceOccupancy))]
 internal sealed partial class LaharsubJsonContext : JsonSerializerContext;

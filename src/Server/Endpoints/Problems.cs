@@ -16,6 +16,24 @@ internal static class Problems
         statusCode: StatusCodes.Status404NotFound,
         extensions: new Dictionary<string, object?> { ["topicId"] = topicId });
 
+    /// <summary>A write a presence companion topic refuses: only the server publishes its events, and it goes with its topic.</summary>
+    public static ProblemHttpResult PresenceTopic(long topicId, string what) => TypedResults.Problem(
+        title: "Presence topic",
+        detail: $"Topic {topicId} is a presence companion topic: {what}",
+        statusCode: StatusCodes.Status409Conflict,
+        extensions: new Dictionary<string, object?> { ["topicId"] = topicId });
+
+    /// <summary>The refusal of a publish to a presence companion topic.</summary>
+    public static ProblemHttpResult PresenceTopicPublish(long topicId) =>
+        PresenceTopic(topicId, "only the server publishes to it (presence events). Subscribe to it to receive them.");
+
+    /// <summary>A topic without presence asked for its members.</summary>
+    public static ProblemHttpResult NoPresence(long topicId) => TypedResults.Problem(
+        title: "Topic has no presence",
+        detail: $"Topic {topicId} was not created with presence; create a topic with {{\"presence\":true}} to have it.",
+        statusCode: StatusCodes.Status409Conflict,
+        extensions: new Dictionary<string, object?> { ["topicId"] = topicId });
+
     public static ProblemHttpResult Status(int statusCode, string title, string detail) =>
         TypedResults.Problem(title: title, detail: detail, statusCode: statusCode);
 

@@ -53,14 +53,15 @@ internal static partial class SubscriptionEndpoints
         if (services.Access.CarriesToken(context))
         {
             // Copied now: the list is this thread's, reused by the next poll once this returns.
-            return StreamUntilExpiryAsync(context, services, [.. subscriptions], query.Conflation);
+            return StreamUntilExpiryAsync(context, services, [.. subscriptions], query.Conflation, PresenceOf(context, services, query));
         }
         var wait = new SubscriptionWait(services.Streams.HeartbeatInterval, services.TimeProvider, context.RequestAborted, services.Lifetime.ApplicationStopping);
         services.Metrics.PollStarted();
         var target = new ResponseEventStream(context);
         var deadline = WriteDeadline(target, services);
         var running = services.Runner.RunAsync(CollectionsMarshal.AsSpan(subscriptions), services.Wire.JsonAnswerBytes, wait,
-            new EventStreamSink(target, services, new StreamCursors(), deadline, CancellationToken.None), StreamPacing(services, query.Conflation));
+            new EventStreamSink(target, services, new StreamCursors(), deadline, CancellationToken.None), StreamPacing(services, query.Conflation),
+            PresenceOf(context, services, query));
         return EndAsync(running, deadline);
     }
 
@@ -84,7 +85,8 @@ internal static partial class SubscriptionEndpoints
         });
 
     /// <summary>A stream opened with a token (Jwt mode): it ends, saying so, when the token expires.</summary>
-    private static async Task StreamUntilExpiryAsync(HttpContext context, PollServices services, Subscription[] subscriptions, Conflation conflation)
+    private static async Task StreamUntilExpiryAsync(HttpContext context, PollServices services, Subscription[] subscriptions, Conflation conflation,
+        PresenceIdentity? member)
     {
         var expiresAt = await services.Access.TokenExpiryAsync(context).ConfigureAwait(false);
         var left = expiresAt is { } at ? at - services.TimeProvider.GetUtcNow() : Timeout.InfiniteTimeSpan;
@@ -95,7 +97,7 @@ internal static partial class SubscriptionEndpoints
         var target = new ResponseEventStream(context);
         using var deadline = WriteDeadline(target, services);
         await services.Runner.RunAsync(subscriptions, services.Wire.JsonAnswerBytes, wait,
-            new EventStreamSink(target, services, new StreamCursors(), deadline, expired.Token), StreamPacing(services, conflation)).ConfigureAwait(false);
+            new EventStreamSink(target, services, new StreamCursors(), deadline, expired.Token), StreamPacing(services, conflation), member).ConfigureAwait(false);
     }
 
     /// <summary>

@@ -26,10 +26,10 @@ internal static partial class SubscriptionEndpoints
     /// <summary>How long a socket the server closed waits for the client's close frame (a browser answers at once).</summary>
     private static readonly TimeSpan CloseHandshakeWait = TimeSpan.FromSeconds(2);
 
-    private static async Task RunWebSocketAsync(HttpContext context, PollServices services, Subscription[] initial, Conflation conflation)
+    private static async Task RunWebSocketAsync(HttpContext context, PollServices services, Subscription[] initial, Conflation conflation, PresenceIdentity? member)
     {
         // The URL's conflation holds for the socket's whole life, whatever topics its frames add.
-        using var session = new SocketSession(context, services, StreamPacing(services, conflation));
+        using var session = new SocketSession(context, services, StreamPacing(services, conflation), member);
         await session.RunAsync(initial).ConfigureAwait(false);
     }
 
@@ -38,7 +38,7 @@ internal static partial class SubscriptionEndpoints
     /// and a receive loop for the client's frames. Sends are serialized; nothing is queued per socket
     /// (a run waits for its writes, and a slow reader reads later from retention).
     /// </summary>
-    private sealed class SocketSession(HttpContext context, PollServices services, Pacing pacing) : IDisposable
+    private sealed class SocketSession(HttpContext context, PollServices services, Pacing pacing, PresenceIdentity? member) : IDisposable
     {
         private static ReadOnlySpan<byte> MessageStart => "{\"type\":\"message\",\"message\":"u8;
         private static ReadOnlySpan<byte> NoticeStart => "{\"type\":\"notice\",\"notice\":"u8;
@@ -114,7 +114,7 @@ internal static partial class SubscriptionEndpoints
                     else
                     {
                         var wait = new SubscriptionWait(Timeout.InfiniteTimeSpan, services.TimeProvider, run.Token, stopping);
-                        await services.Runner.RunAsync(subscriptions, services.Wire.JsonAnswerBytes, wait, new SocketSink(this), pacing).ConfigureAwait(false);
+                        await services.Runner.RunAsync(subscriptions, services.Wire.JsonAnswerBytes, wait, new SocketSink(this), pacing, member).ConfigureAwait(false);
                     }
                     lock (_changesLock)
                     {
@@ -417,6 +417,8 @@ internal static partial class SubscriptionEndpoints
                     return null;
                 case PublishStatus.TopicNotFound:
                     return Problems.TopicNotFound(topicId).ProblemDetails;
+                case PublishStatus.PresenceTopic:
+                    return Problems.PresenceTopicPublish(topicId).ProblemDetails;
                 case PublishStatus.EpochMismatch:
                     var mismatch = Problems.Status(StatusCodes.Status412PreconditionFailed, "Topic is another incarnation",
                         $"Topic {topicId} now has epoch '{result.Epoch}', not '{frame.IfEpoch}': it was deleted and created again since you learned its epoch. Nothing was published.").ProblemDetails;

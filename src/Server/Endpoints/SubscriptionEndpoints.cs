@@ -78,7 +78,7 @@ internal static partial class SubscriptionEndpoints
     /// <summary>The topics a poll names, for access control; false when the query is invalid.</summary>
     private static bool ReadTopics(HttpContext context, PollServices services, List<long> topicIds)
     {
-        var query = SubscriptionQuery.Parse(context.Request.QueryString.Value, services.Options);
+        var query = SubscriptionQuery.Parse(context.Request.QueryString.Value, services.Options, [], services.IdentityFromToken);
         if (query.Error is not null)
         {
             return false;
@@ -104,7 +104,19 @@ internal static partial class SubscriptionEndpoints
         public LaharsubMetrics Metrics { get; } = services.GetRequiredService<LaharsubMetrics>();
         public TimeProvider TimeProvider { get; } = services.GetRequiredService<TimeProvider>();
         public ClientRateLimit RateLimit { get; } = services.GetRequiredService<ClientRateLimit>();
+
+        /// <summary>Jwt mode: a subscriber's presence identity is its token's subject (docs/protocol.md, "Identity").</summary>
+        public bool IdentityFromToken { get; } = services.GetRequiredService<IOptions<LaharsubAuthOptions>>().Value.Mode == LaharsubAuthMode.Jwt;
     }
+
+    /// <summary>
+    /// Who a subscription is for presence: the query's <c>client</c> in Open mode, the token's subject (which
+    /// access control authenticated) in Jwt mode; null for an anonymous observer.
+    /// </summary>
+    internal static PresenceIdentity? PresenceOf(HttpContext context, PollServices services, SubscriptionQuery query) =>
+        !services.IdentityFromToken ? query.Presence
+        : context.User.Identity is LaharsubIdentity { Subject: { Length: > 0 } subject } ? new PresenceIdentity(subject, query.MemberData)
+        : null;
 
     /// <remarks>
     /// Not async: it validates, then returns the runner's own task, in whose state machine
@@ -119,7 +131,7 @@ internal static partial class SubscriptionEndpoints
         var subscriptions = t_subscriptions ??= [];
         try
         {
-            return StartPoll(context, services, SubscriptionQuery.Parse(context.Request.QueryString.Value, services.Options, subscriptions));
+            return StartPoll(context, services, SubscriptionQuery.Parse(context.Request.QueryString.Value, services.Options, subscriptions, services.IdentityFromToken));
         }
         finally
         {
@@ -134,7 +146,7 @@ internal static partial class SubscriptionEndpoints
         if (context.WebSockets.IsWebSocketRequest && (query.Error is null || query.NamesNoTopic))
         {
             // Copied now: the query's list is this thread's, reused by the next poll once this returns.
-            return RunWebSocketAsync(context, services, query.Error is null ? [.. query.Subscriptions] : [], query.Conflation);
+            return RunWebSocketAsync(context, services, query.Error is null ? [.. query.Subscriptions] : [], query.Conflation, PresenceOf(context, services, query));
         }
         if (query.Error is not null)
         {
@@ -157,7 +169,7 @@ internal static partial class SubscriptionEndpoints
         services.Metrics.PollStarted();
         return services.Runner.RunAsync(CollectionsMarshal.AsSpan(query.Subscriptions),
             format == PollFormat.Json ? services.Wire.JsonAnswerBytes : services.Wire.MultipartAnswerBytes, wait,
-            new PollAnswer(context, services, format, activity), PollPacing(query));
+            new PollAnswer(context, services, format, activity), PollPacing(query), PresenceOf(context, services, query));
     }
 
     /// <summary>

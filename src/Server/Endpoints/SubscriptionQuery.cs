@@ -12,7 +12,7 @@ namespace Laharsub.Server.Endpoints;
 /// </summary>
 internal readonly struct SubscriptionQuery
 {
-    private const string Usage = "Use subs[N][topicid], subs[N][from] and subs[N][epoch], or topics=ID[:FROM][~EPOCH],..., plus optional timeout, conflate and latest.";
+    private const string Usage = "Use subs[N][topicid], subs[N][from] and subs[N][epoch], or topics=ID[:FROM][~EPOCH],..., plus optional timeout, conflate, latest, client and member.";
 
     /// <summary>The parameter naming a conflation interval in milliseconds.</summary>
     public const string ConflateParameter = "conflate";
@@ -21,17 +21,33 @@ internal readonly struct SubscriptionQuery
     public const string LatestParameter = "latest";
     private const int MaxEpochLength = EpochText.MaxLength;
 
-    private SubscriptionQuery(List<Subscription> subscriptions, TimeSpan timeout, Conflation conflation)
+    private SubscriptionQuery(List<Subscription> subscriptions, TimeSpan timeout, Conflation conflation, PresenceIdentity? presence, string? memberData)
     {
         Subscriptions = subscriptions;
         Timeout = timeout;
         Conflation = conflation;
+        Presence = presence;
+        MemberData = memberData;
     }
 
-    private SubscriptionQuery(string errorParameter, string error, Conflation conflation = default)
+    /// <summary>The parameter naming the subscriber for presence in Open mode.</summary>
+    public const string ClientParameter = "client";
+
+    /// <summary>The parameter carrying the subscriber's presence data, a JSON object.</summary>
+    public const string MemberParameter = "member";
+
+    /// <summary>Who the subscriber is for presence in Open mode, from <c>client</c> and <c>member</c>; null for an anonymous observer (and in Jwt mode, where the token's subject is the identity).</summary>
+    public PresenceIdentity? Presence { get; }
+
+    /// <summary>The <c>member</c> data, validated; in Jwt mode it goes with the token's subject.</summary>
+    public string? MemberData { get; }
+
+    private SubscriptionQuery(string errorParameter, string error, Conflation conflation = default, PresenceIdentity? presence = null, string? memberData = null)
     {
         Subscriptions = [];
         Conflation = conflation;
+        Presence = presence;
+        MemberData = memberData;
         ErrorParameter = errorParameter;
         Error = error;
     }
@@ -66,7 +82,13 @@ internal readonly struct SubscriptionQuery
     /// about 0.5 KB of dictionary and strings for the GC to copy. Names compare as
     /// <c>HttpRequest.Query</c> compares them: ignoring case, '+' and percent-escapes decoded.
     /// </remarks>
-    public static SubscriptionQuery Parse(string? queryString, LaharsubDeliveryOptions options, List<Subscription> into)
+    /// <param name="queryString">The raw query string.</param>
+    /// <param name="options">The delivery settings.</param>
+    /// <param name="into">The list the subscriptions are parsed into.</param>
+    /// <param name="identityFromToken">
+    /// Jwt mode: the identity is the token's subject, so <c>client</c> is refused and <c>member</c> needs no <c>client</c>.
+    /// </param>
+    public static SubscriptionQuery Parse(string? queryString, LaharsubDeliveryOptions options, List<Subscription> into, bool identityFromToken = false)
     {
         into.Clear();
         // Slot N holds subs[N]'s values; N is bounded by MaxSubscriptionsPerPoll, so a list beats a dictionary.
@@ -76,6 +98,7 @@ internal readonly struct SubscriptionQuery
         var timeout = options.DefaultPollTimeout;
         int? conflate = null;
         bool? latest = null;
+        string? client = null, member = null;
 
         foreach (var pair in new QueryStringEnumerable(queryString))
         {
@@ -122,6 +145,22 @@ internal readonly struct SubscriptionQuery
                 }
                 latest = wanted;
             }
+            else if (key.Equals(ClientParameter, StringComparison.OrdinalIgnoreCase) || key.Equals(MemberParameter, StringComparison.OrdinalIgnoreCase))
+            {
+                var isClient = key.Equals(ClientParameter, StringComparison.OrdinalIgnoreCase);
+                if ((isClient ? client : member) is not null)
+                {
+                    return GivenTwice(name.ToString());
+                }
+                if (isClient)
+                {
+                    client = value.ToString();
+                }
+                else
+                {
+                    member = value.ToString();
+                }
+            }
             else if (key.Equals("topics", StringComparison.OrdinalIgnoreCase))
             {
                 if (compact is not null)
@@ -166,12 +205,25 @@ internal readonly struct SubscriptionQuery
         var error = indexed is not null ? ParseIndexed(indexed, options, into)
             : compact is not null ? ParseCompact(compact.Value, options, into)
             : (NoSubscriptionParameter, $"No subscription: name at least one topic, e.g. ?topics=14 or ?subs[0][topicid]=14. {Usage}");
+        PresenceIdentity? presence = null;
+        if (client is not null || member is not null)
+        {
+            if (identityFromToken && client is not null)
+            {
+                return Fail(ClientParameter, "With tokens (Jwt mode) the identity for presence is the token's subject: leave client out.");
+            }
+            if (PresenceParameters.Validate(client, member, options.Presence.MaxMemberDataBytes, identityFromToken) is { } invalid)
+            {
+                return Fail(invalid.Parameter, invalid.Message);
+            }
+            presence = client is null ? null : new PresenceIdentity(client, member);
+        }
         if (error is { } failure)
         {
             // Kept for a WebSocket that starts with no topic (NamesNoTopic): its conflation still stands.
-            return new SubscriptionQuery(failure.Parameter, failure.Message, new Conflation(conflate ?? 0, latest ?? false));
+            return new SubscriptionQuery(failure.Parameter, failure.Message, new Conflation(conflate ?? 0, latest ?? false), presence, member);
         }
-        return new SubscriptionQuery(into, timeout, new Conflation(conflate ?? 0, latest ?? false));
+        return new SubscriptionQuery(into, timeout, new Conflation(conflate ?? 0, latest ?? false), presence, member);
     }
 
     /// <summary>

@@ -119,6 +119,7 @@ internal static partial class TopicEndpoints
             PublishStatus.TopicNotFound when single => Problems.TopicNotFound(targets[0].TopicId),
             PublishStatus.EpochMismatch when single => EpochMismatch(context, targets[0].TopicId, targets[0].IfEpoch!, result.Topics[0].Epoch!),
             PublishStatus.TopicNotFound or PublishStatus.EpochMismatch => TopicsRefused(targets, result),
+            PublishStatus.PresenceTopic => Problems.PresenceTopicPublish(targets[result.Topics.ToList().FindIndex(static topic => topic.Status == PublishStatus.PresenceTopic)].TopicId),
             PublishStatus.StorageFull => StorageFull(context, services.Options, services.Logger, targets[0].TopicId, result.RetryAfter),
             PublishStatus.InvalidContentType => InvalidContentType($"'{contentType}' is not a content type a message may have (no control characters)."),
             PublishStatus.IdempotencyKeyMismatch => KeyProblem(StatusCodes.Status422UnprocessableEntity, "Idempotency-Key reused",

@@ -38,6 +38,7 @@ internal static partial class TopicEndpoints
         // HEAD wherever GET: a client may check a topic exists without its body (Kestrel drops the body of a HEAD answer).
         topics.MapMethods("/", ReadMethods, ListTopics).RequireAccess(AccessRule.ListTopics).DescribeListTopics();
         topics.MapMethods("/{topicId}", ReadMethods, GetTopic).RequireAccess(AccessRule.TopicInfo).DescribeGetTopic();
+        topics.MapGet("/{topicId}/presence", GetPresence).RequireAccess(AccessRule.Presence).DescribeGetPresence();
         // Every state change shares the conventions of changing state: refused while the instance stops, and rate limited.
         var changes = topics.MapGroup("").RefuseWhileStopping();
         changes.MapPost("/", CreateTopic).RequireAccess(AccessRule.CreateTopic).DescribeCreateTopic();
@@ -70,7 +71,19 @@ internal static partial class TopicEndpoints
         {
             return Problems.Invalid(body.ErrorParameter!, body.Error);
         }
-        var topic = await store.CreateTopicAsync(body.Label, cancellationToken).ConfigureAwait(false);
+        TopicInfo? topic;
+        if (body.Presence)
+        {
+            if (store is not IPresenceStore presence)
+            {
+                return Problems.Invalid("presence", "This server's store does not keep presence: create the topic without it.");
+            }
+            topic = await presence.CreateTopicWithPresenceAsync(body.Label, cancellationToken).ConfigureAwait(false);
+        }
+        else
+        {
+            topic = await store.CreateTopicAsync(body.Label, cancellationToken).ConfigureAwait(false);
+        }
         if (topic is null)
         {
             Log.TopicLimitReached(Logger(loggers), options.Value.MaxTopics);
@@ -79,7 +92,7 @@ internal static partial class TopicEndpoints
         }
         Log.TopicCreated(Logger(loggers), topic.TopicId);
         request.HttpContext.Response.Headers.ETag = EntityTag(topic.Epoch);
-        return TypedResults.Created($"{CollectionUrl(request)}/{topic.TopicId}", new CreatedTopic(topic.TopicId, topic.Epoch, topic.Label));
+        return TypedResults.Created($"{CollectionUrl(request)}/{topic.TopicId}", CreatedTopic.From(topic));
     }
 
     private static async Task<Results<Ok<TopicPage>, ValidationProblem>> ListTopics(
@@ -130,6 +143,10 @@ internal static partial class TopicEndpoints
         if (!Problems.TryParseId(topicId, out var id))
         {
             return Problems.Invalid("topicId", Problems.NotAnId(topicId, "topic id"));
+        }
+        if (store is IPresenceStore && (await store.GetTopicAsync(id, cancellationToken).ConfigureAwait(false))?.PresenceOf is { } owner)
+        {
+            return Problems.PresenceTopic(id, $"it goes with topic {owner}, when that is deleted.");
         }
         if (!await store.DeleteTopicAsync(id, cancellationToken).ConfigureAwait(false))
         {
@@ -224,6 +241,7 @@ internal static partial class TopicEndpoints
             PublishStatus.TopicNotFound => Problems.TopicNotFound(id),
             PublishStatus.StorageFull => StorageFull(context, services.Options, services.Logger, id, result.RetryAfter),
             PublishStatus.EpochMismatch => EpochMismatch(context, id, ifEpoch!, result.Epoch!),
+            PublishStatus.PresenceTopic => Problems.PresenceTopicPublish(id),
             PublishStatus.InvalidContentType => InvalidContentType($"'{contentType}' is not a content type a message may have (no control characters)."),
             _ when bodyLength == 0 => Problems.Invalid("body", "The message body is empty: publish at least one byte."),
             _ => TooLarge(maxBytes),

@@ -401,7 +401,7 @@ internal sealed class FastPathConnection : IHttpRequestLineHandler, IHttpHeaders
             _state.Metrics.PollStarted();
             return _state.Runner.RunAsync(CollectionsMarshal.AsSpan(subscriptions), _state.Wire.JsonAnswerBytes, wait,
                 new SubscriptionEndpoints.EventStreamSink(target, _state.Poll, new StreamCursors(), stream.Deadline, CancellationToken.None),
-                SubscriptionEndpoints.StreamPacing(_state.Poll, query.Conflation));
+                SubscriptionEndpoints.StreamPacing(_state.Poll, query.Conflation), query.Presence);
         }
         finally
         {
@@ -448,7 +448,7 @@ internal sealed class FastPathConnection : IHttpRequestLineHandler, IHttpHeaders
             var wait = new SubscriptionWait(query.Timeout, _state.Clock, _connection.ConnectionClosed, _state.Lifetime.ApplicationStopping);
             _state.Metrics.PollStarted();
             return _state.Runner.RunAsync(CollectionsMarshal.AsSpan(subscriptions), _state.Wire.JsonAnswerBytes, wait, answer,
-                SubscriptionEndpoints.PollPacing(query));
+                SubscriptionEndpoints.PollPacing(query), query.Presence);
         }
         finally
         {

@@ -84,4 +84,7 @@ public sealed class LaharsubOptions
 
     /// <summary>The per-client limit on publishing, creating and deleting topics (off by default).</summary>
     public LaharsubRateLimitOptions RateLimit { get; set; } = new();
+
+    /// <summary>Presence on the topics created with it (<c>Laharsub:Presence</c>): the grace period, member data, the webhook.</summary>
+    public LaharsubPresenceOptions Presence { get => Delivery.Presence; set => Delivery.Presence = value; }
 }

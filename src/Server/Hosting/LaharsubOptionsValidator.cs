@@ -33,6 +33,12 @@ internal sealed class LaharsubOptionsValidator : IValidateOptions<LaharsubOption
         Validate(options.Delivery, "Laharsub:", failures);
         Validate(options.RateLimit, "Laharsub:RateLimit:", failures);
         Validate(options.Streams, "Laharsub:Streams:", failures);
+        Validate(options.Presence, "Laharsub:Presence:", failures);
+        Validate(options.Presence.Webhook, "Laharsub:Presence:Webhook:", failures);
+        if (options.Presence.Webhook.Problem() is { } webhookProblem)
+        {
+            failures.Add(webhookProblem);
+        }
         return failures.Count == 0 ? ValidateOptionsResult.Success : ValidateOptionsResult.Fail(failures);
     }
 

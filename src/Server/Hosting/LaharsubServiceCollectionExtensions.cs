@@ -56,6 +56,7 @@ public static class LaharsubServiceCollectionExtensions
         services.TryAddSingleton<IOptions<LaharsubRateLimitOptions>>(static services => Part(services, static options => options.RateLimit));
         services.TryAddSingleton<IOptions<LaharsubStreamOptions>>(static services => Part(services, static options => options.Streams));
         services.TryAddSingleton<IOptions<LaharsubFastPathOptions>>(static services => Part(services, static options => options.FastPath));
+        services.TryAddSingleton<IOptions<LaharsubPresenceOptions>>(static services => Part(services, static options => options.Delivery.Presence));
         services.AddClientLimits();
         services.TryAddSingleton<FastPathConnectionHandler>();
         services.TryAddEnumerable(ServiceDescriptor.Singleton<IPostConfigureOptions<KestrelServerOptions>, ConnectionMiddlewareSetup>());
@@ -66,6 +67,13 @@ public static class LaharsubServiceCollectionExtensions
         services.TryAddSingleton<ITopicSignals>(static services => services.GetRequiredService<TopicSignals>());
         services.TryAddSingleton<ILaharsubStore, InMemoryStore>();
         services.TryAddSingleton<SubscriptionRunner>();
+        services.TryAddSingleton<PresenceMetrics>();
+        services.TryAddSingleton<PresenceWebhook>();
+        services.TryAddSingleton<PresenceEvents>();
+        services.TryAddSingleton<PresenceLeases>();
+        services.TryAddSingleton<PresenceSweeper>();
+        services.AddHostedService(static services => services.GetRequiredService<PresenceWebhook>());
+        services.AddHostedService(static services => services.GetRequiredService<PresenceSweeper>());
         services.AddExceptionHandler<StoreUnavailableHandler>();
 
         services.AddMetrics();

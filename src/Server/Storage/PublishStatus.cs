@@ -29,4 +29,10 @@ public enum PublishStatus
     IdempotencyKeyInProgress,
     /// <summary><see cref="LaharsubStoreOptions.MaxIdempotencyKeys"/> keys are recorded already; nothing stored.</summary>
     TooManyIdempotencyKeys,
+
+    /// <summary>
+    /// The topic is a presence companion topic (<see cref="TopicInfo.PresenceOf"/>), which only the server
+    /// writes, through <see cref="IPresenceStore.PublishEventAsync"/>; nothing stored.
+    /// </summary>
+    PresenceTopic,
 }

@@ -9,6 +9,8 @@ namespace Laharsub.Server.Storage;
 /// <param name="RetainedMessages">How many messages are retained.</param>
 /// <param name="RetainedBytes">The body bytes of the retained messages.</param>
 /// <param name="Label">The label given at creation (a human name that access patterns such as <c>orders-*</c> match), or <see langword="null"/>.</param>
+/// <param name="PresenceTopicId">For a topic created with presence (<see cref="IPresenceStore"/>), its companion topic, where presence events are published; otherwise <see langword="null"/>.</param>
+/// <param name="PresenceOf">For a companion topic, the topic whose presence events it holds; otherwise <see langword="null"/>.</param>
 public sealed record TopicInfo(
     long TopicId,
     string Epoch,
@@ -17,4 +19,6 @@ public sealed record TopicInfo(
     long FirstRetainedMessageId,
     int RetainedMessages,
     long RetainedBytes,
-    string? Label = null);
+    string? Label = null,
+    long? PresenceTopicId = null,
+    long? PresenceOf = null);

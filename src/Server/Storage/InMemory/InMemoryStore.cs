@@ -8,7 +8,7 @@ namespace Laharsub.Server.Storage.InMemory;
 /// Keeps topics and messages in this process: fast and simple, but everything is lost when the
 /// process stops, and every server instance has its own topics. The default store.
 /// </summary>
-internal sealed class InMemoryStore : ILaharsubStore, IRetentionBudget, IDisposable
+internal sealed partial class InMemoryStore : ILaharsubStore, IPresenceStore, IRetentionBudget, IDisposable
 {
     private readonly LaharsubStoreOptions _options;
     private readonly ITopicSignals _signals;
@@ -100,29 +100,42 @@ internal sealed class InMemoryStore : ILaharsubStore, IRetentionBudget, IDisposa
         Interlocked.Add(ref _retainedBytes, -topic.Delete());
         Interlocked.Decrement(ref _topicCount);
         _signals.Signal(topicId);
+        if (topic.PresenceTopicId is { } companion)
+        {
+            // Its members go without events: the companion that would carry them goes too.
+            _rooms.TryRemove(topicId, out _);
+            _ = DeleteTopicAsync(companion, cancellationToken);
+        }
         return ValueTask.FromResult(true);
     }
 
     /// <inheritdoc/>
     public ValueTask<PublishResult> PublishAsync(long topicId, ReadOnlyMemory<byte> body, string contentType, string? ifEpoch = null,
-        CancellationToken cancellationToken = default)
+        CancellationToken cancellationToken = default) =>
+        ValueTask.FromResult(Publish(topicId, body, contentType, ifEpoch, presenceEvent: false));
+
+    private PublishResult Publish(long topicId, ReadOnlyMemory<byte> body, string contentType, string? ifEpoch, bool presenceEvent)
     {
         ArgumentNullException.ThrowIfNull(contentType);
         if (body.Length == 0 || body.Length > _options.MaxMessageBytes)
         {
-            return ValueTask.FromResult(new PublishResult(PublishStatus.InvalidSize));
+            return new PublishResult(PublishStatus.InvalidSize);
         }
         if (!Message.IsValidContentType(contentType))
         {
-            return ValueTask.FromResult(new PublishResult(PublishStatus.InvalidContentType));
+            return new PublishResult(PublishStatus.InvalidContentType);
         }
         if (!_topics.TryGetValue(topicId, out var topic))
         {
-            return ValueTask.FromResult(new PublishResult(PublishStatus.TopicNotFound));
+            return new PublishResult(PublishStatus.TopicNotFound);
         }
         if (ifEpoch is not null && ifEpoch != topic.Epoch)
         {
-            return ValueTask.FromResult(new PublishResult(PublishStatus.EpochMismatch, Epoch: topic.Epoch));
+            return new PublishResult(PublishStatus.EpochMismatch, Epoch: topic.Epoch);
+        }
+        if (topic.PresenceOf is not null && !presenceEvent)
+        {
+            return new PublishResult(PublishStatus.PresenceTopic);
         }
         // Reserve the cost first: when the server is full the message is refused, never stored and
         // later dropped.
@@ -130,17 +143,17 @@ internal sealed class InMemoryStore : ILaharsubStore, IRetentionBudget, IDisposa
         var cost = RetainedCost.Of(body.Length, body.Length, contentType.Length, topic.Epoch.Length, traced: traceContext != default);
         if (!TryReserveOrSweep(cost))
         {
-            return ValueTask.FromResult(new PublishResult(PublishStatus.StorageFull, RetryAfter: UntilOldestExpires()));
+            return new PublishResult(PublishStatus.StorageFull, RetryAfter: UntilOldestExpires());
         }
         var messageId = topic.Publish(contentType, body.ToArray(), traceContext, _timeProvider.GetUtcNow(), ExpiryThreshold(),
             _options.MaxMessagesPerTopic, this, ref _retainedBytes);
         if (messageId == 0)
         {
             Interlocked.Add(ref _retainedBytes, -cost);
-            return ValueTask.FromResult(new PublishResult(PublishStatus.TopicNotFound));
+            return new PublishResult(PublishStatus.TopicNotFound);
         }
         _signals.Signal(topicId);
-        return ValueTask.FromResult(new PublishResult(PublishStatus.Published, messageId, topic.Epoch));
+        return new PublishResult(PublishStatus.Published, messageId, topic.Epoch);
     }
 
     /// <inheritdoc/>
@@ -291,7 +304,12 @@ internal sealed class InMemoryStore : ILaharsubStore, IRetentionBudget, IDisposa
             else if (targets[i].IfEpoch is { } epoch && epoch != topic.Epoch)
             {
                 results[i] = new PublishResult(PublishStatus.EpochMismatch, Epoch: topic.Epoch);
-                status = status == PublishStatus.TopicNotFound ? status : PublishStatus.EpochMismatch;
+                status = status is PublishStatus.TopicNotFound or PublishStatus.PresenceTopic ? status : PublishStatus.EpochMismatch;
+            }
+            else if (topic.PresenceOf is not null)
+            {
+                results[i] = new PublishResult(PublishStatus.PresenceTopic);
+                status = status == PublishStatus.TopicNotFound ? status : PublishStatus.PresenceTopic;
             }
             else
             {
@@ -330,9 +348,10 @@ internal sealed class InMemoryStore : ILaharsubStore, IRetentionBudget, IDisposa
         // Enumerating the dictionary itself takes no lock and copies nothing (.Values would do both).
         foreach (var (id, topic) in _topics)
         {
-            if (topic.LastUsedTicks < idleBefore)
+            if (topic.LastUsedTicks < idleBefore && topic.PresenceOf is null)
             {
-                // No message and no poll for longer than any poll may wait: nobody is reading it.
+                // No message and no poll for longer than any poll may wait: nobody is reading it. A presence
+                // companion goes with its topic only: its subscribers' use does not show on the topic.
                 _ = DeleteTopicAsync(id);
             }
             else if (topic.MayHoldMessages)

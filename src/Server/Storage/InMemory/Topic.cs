@@ -6,7 +6,7 @@ namespace Laharsub.Server.Storage.InMemory;
 /// One topic of the in-memory store: its message log and last id, guarded by the topic's own lock.
 /// There is no lock wider than a topic on the publish or read path.
 /// </summary>
-internal sealed class Topic(long id, string epoch, DateTimeOffset createdAt, string? label = null)
+internal sealed class Topic(long id, string epoch, DateTimeOffset createdAt, string? label = null, long? presenceTopicId = null, long? presenceOf = null)
 {
     private readonly Lock _lock = new();
     private readonly MessageLog _log = new();
@@ -19,6 +19,12 @@ internal sealed class Topic(long id, string epoch, DateTimeOffset createdAt, str
     public DateTimeOffset CreatedAt { get; } = createdAt;
 
     public string? Label { get; } = label;
+
+    /// <summary>The companion topic of a topic with presence.</summary>
+    public long? PresenceTopicId { get; } = presenceTopicId;
+
+    /// <summary>For a companion topic, the topic whose presence it holds.</summary>
+    public long? PresenceOf { get; } = presenceOf;
 
     /// <summary>Whether the topic holds messages; read without the lock, so only a hint for sweeping.</summary>
     public bool MayHoldMessages => _log.Count > 0;
@@ -34,7 +40,7 @@ internal sealed class Topic(long id, string epoch, DateTimeOffset createdAt, str
         lock (_lock)
         {
             ExpireLocked(expiredAtOrBeforeTicks, ref retainedBytes);
-            return new TopicInfo(Id, Epoch, CreatedAt, _lastMessageId, FirstRetainedIdLocked(), _log.Count, _log.Bytes, Label: Label);
+            return new TopicInfo(Id, Epoch, CreatedAt, _lastMessageId, FirstRetainedIdLocked(), _log.Count, _log.Bytes, Label, PresenceTopicId, PresenceOf);
         }
     }
 
