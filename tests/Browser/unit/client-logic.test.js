@@ -55,6 +55,40 @@ for (const version of Object.keys(paths.jqueryVersions)) {
       $.laharsub('/ps', { conflate: 60000, latest: true }).close();
     });
 
+    test('clientId and member are checked as the server checks them', () => {
+      assert.throws(() => $.laharsub('/ps', { clientId: '' }), /clientId is 1 to 64 characters/);
+      assert.throws(() => $.laharsub('/ps', { clientId: 'a b' }), /clientId is 1 to 64 characters/);
+      assert.throws(() => $.laharsub('/ps', { clientId: 'a'.repeat(65) }), /clientId is 1 to 64 characters/);
+      assert.throws(() => $.laharsub('/ps', { member: 'Alice' }), /member must be a plain object/);
+      assert.throws(() => $.laharsub('/ps').createTopic({ presence: 'yes' }), /presence must be true or false/);
+      assert.throws(() => $.laharsub('/ps').getPresence(1, { limit: 1001 }), /limit is 1 to 1000/);
+      assert.throws(() => $.laharsub('/ps').getPresence(1, { after: '' }), /after must be a member id/);
+      $.laharsub('/ps', { clientId: 'alice@example.com:tab-1', member: { name: 'Alice' } }).close();
+    });
+
+    test('every transport sends clientId and member as the client and member query parameters', async () => {
+      const identity = { clientId: 'alice', member: { name: 'Alice' } };
+      const stream = new URL($.laharsub._internal.streamUrl('/ps', [{ topicId: 7, cursor: 1 }], null, { client: 'alice', member: '{"name":"Alice"}' }), 'http://x/');
+      assert.equal(stream.searchParams.get('client'), 'alice');
+      assert.equal(stream.searchParams.get('member'), '{"name":"Alice"}');
+
+      newClient(Object.assign({ transports: ['longpoll'] }, identity));
+      client.subscribe(7, { from: 1 });
+      const poll = new URL((await network.nextPoll()).url, 'http://x/');
+      assert.equal(poll.searchParams.get('client'), 'alice');
+      assert.deepEqual(JSON.parse(poll.searchParams.get('member')), { name: 'Alice' });
+    });
+
+    test('presenceEvent reads joins and leaves and nothing else', () => {
+      same($.laharsub.presenceEvent({ data: { type: 'join', member: 'a', data: { name: 'A' }, occupancy: 1 } }),
+        { type: 'join', member: 'a', data: { name: 'A' }, occupancy: 1 });
+      same($.laharsub.presenceEvent({ data: { type: 'leave', member: 'a', data: null, occupancy: 0 } }),
+        { type: 'leave', member: 'a', data: null, occupancy: 0 });
+      assert.equal($.laharsub.presenceEvent({ data: { type: 'occupied', member: 'a', occupancy: 1 } }), null);
+      assert.equal($.laharsub.presenceEvent({ data: 'join' }), null);
+      assert.equal($.laharsub.presenceEvent({ data: { type: 'join', occupancy: 1 } }), null);
+    });
+
     test('three subscriptions share one poll, and a fourth replaces it with one naming all four', async () => {
       newClient();
       const received = [];
