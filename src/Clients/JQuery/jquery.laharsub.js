@@ -727,6 +727,17 @@
       return watchPresence(this, toId(topicId, 'topicId'), $.extend({ onChange: null, onError: null }, callbacks));
     },
 
+    /**
+     * Changes the `member` data (a plain object, or null for none) this client is present with; it is
+     * sent from the next poll or connection on (a change of data alone makes no presence event).
+     */
+    setMember: function (member) {
+      if (member != null && !$.isPlainObject(member)) {
+        fail('member must be a plain object such as { name: \'Alice\' } (got ' + String(member) + ').');
+      }
+      this.options.member = member == null ? null : $.extend({}, member);
+    },
+
     /** Resolves with the topic's info (epoch, lastMessageId, firstRetainedMessageId, ...). */
     getTopic: function (topicId) {
       var id = toId(topicId, 'topicId');
