@@ -320,7 +320,7 @@
   }
 
   /** The poll's query string, in the indexed form that $.param produces: subs[i][topicid], [from], [epoch]. */
-  function pollQuery(subscriptions, timeout, conflation) {
+  function pollQuery(subscriptions, timeout, extra) {
     return $.param($.extend({
       subs: $.map(subscriptions, function (sub) {
         var entry = { topicid: sub.topicId };
@@ -333,7 +333,7 @@
         return entry;
       }),
       timeout: timeout
-    }, conflation));
+    }, extra));
   }
 
   /**
@@ -357,9 +357,9 @@
    * A stream's URL: the subscription URL with the topics in the compact form, and the token as
    * `access_token` (an EventSource or a WebSocket cannot send Authorization).
    */
-  function streamUrl(baseUrl, subscriptions, token, conflation) {
+  function streamUrl(baseUrl, subscriptions, token, extra) {
     var query = subscriptions.length ? 'topics=' + compactTopics(subscriptions) : '';
-    query += conflationSuffix(conflation || {});
+    query += extraQuerySuffix(extra || {});
     if (token) {
       query += '&access_token=' + encodeURIComponent(token);
     }
@@ -367,7 +367,7 @@
   }
 
   /** `&name=value...` for extra query parameters, or nothing. */
-  function conflationSuffix(query) {
+  function extraQuerySuffix(query) {
     var text = $.param(query);
     return text ? '&' + text : '';
   }
@@ -1347,7 +1347,7 @@
       // The stream's own token, not a fresh one: a 401 here says that it was the token that was refused;
       // and the stream's query form, so that a query the server refuses is refused here too.
       this._poll = authorizedAjax(conn.token, $.extend({}, this.options.ajax, {
-        url: this.baseUrls[address] + '/subscriptions?topics=' + compactTopics(subs) + '&timeout=0' + conflationSuffix(this._extraQuery()),
+        url: this.baseUrls[address] + '/subscriptions?topics=' + compactTopics(subs) + '&timeout=0' + extraQuerySuffix(this._extraQuery()),
         type: 'GET',
         dataType: 'json',
         timeout: this.options.requestTimeout

@@ -89,6 +89,28 @@ for (const version of Object.keys(paths.jqueryVersions)) {
       assert.equal($.laharsub.presenceEvent({ data: { type: 'join', occupancy: 1 } }), null);
     });
 
+    test('watchPresence applies a join that arrives while the list is read after the list, not under it', async () => {
+      newClient({ transports: ['longpoll'] });
+      const changes = [];
+      const watch = client.watchPresence(7, { onChange: (members, event) => changes.push([Object.keys(members).sort().join(), event && event.type]) });
+      (await network.next((r) => r.url.endsWith('/topics/7'))).respond(200, { topicId: 7, epoch: 'e7', lastMessageId: 0, presence: true, presenceTopicId: 8 });
+      (await network.next((r) => r.url.endsWith('/topics/8'))).respond(200, { topicId: 8, epoch: 'e8', lastMessageId: 4, presenceOf: 7 });
+      const list = await network.next((r) => /\/topics\/7\/presence\?/.test(r.url));
+      const poll = await network.nextPoll();
+      assert.deepEqual(poll.poll.subs, [[8, 5]]);
+
+      poll.respond(200, { notices: [], messages: [message(8, 5, JSON.stringify({ type: 'join', member: 'bob', data: { name: 'Bob' }, occupancy: 2 }), 'application/json')] });
+      await network.nextPoll();
+      assert.deepEqual(changes, [], 'nothing is shown before the list is in');
+      list.respond(200, { topicId: 7, occupancy: 1, members: [{ member: 'alice', data: { name: 'Alice' } }], next: null });
+      await until(() => changes.length === 2, 2000, 'the list and the join');
+
+      assert.deepEqual(changes, [['alice', null], ['alice,bob', 'join']]);
+      same(watch.members(), { alice: { name: 'Alice' }, bob: { name: 'Bob' } });
+      assert.equal(watch.occupancy(), 2);
+      watch.stop();
+    });
+
     test('three subscriptions share one poll, and a fourth replaces it with one naming all four', async () => {
       newClient();
       const received = [];
