@@ -79,6 +79,36 @@ public sealed class PresenceClientTests
     }
 
     [Fact]
+    public async Task AMemberOnTwoTabsStaysPresentWhenOneClosesAndLeavesWhenBothHave()
+    {
+        await using var server = await LaharsubTestServer.StartAsync(settings: ShortGrace);
+        await using var client = server.CreateLaharsubClient(LaharsubTransport.WebSocket);
+        var room = await client.CreateTopicWithPresenceAsync().WaitAsync(TestSupport.Timeout);
+        await using var observer = new EventReader(client.Subscribe([new(room.PresenceTopicId!.Value, 1)]));
+        var first = client.Subscribe([new(room.TopicId, 1)]);
+        var second = client.Subscribe([new(room.TopicId, 1)]);
+        first.ClientId = second.ClientId = "alice";
+        var firstTab = new EventReader(first);
+        await using var secondTab = new EventReader(second);
+        _ = firstTab.PendingStep;
+        var joined = await NextPresenceEventAsync(observer);
+        // A message that reaches the second tab shows that its stream is open, so it holds the lease too.
+        await client.PublishAsync(room.TopicId, "hello").WaitAsync(TestSupport.Timeout);
+        Assert.Equal("hello", (await secondTab.NextAsync()).Text());
+
+        await firstTab.DisposeAsync();
+        // Well past the grace period (1 s) and several sweeps: the other tab still holds the lease.
+        await observer.AssertQuietForAsync(TimeSpan.FromSeconds(3));
+        var during = await client.GetPresenceAsync(room.TopicId).WaitAsync(TestSupport.Timeout);
+        await secondTab.DisposeAsync();
+        var left = await NextPresenceEventAsync(observer);
+
+        Assert.Equal((PresenceEventType.Join, "alice", 1), (joined.Type, joined.Member, joined.Occupancy));
+        Assert.Equal(["alice"], during.Members.Select(member => member.Member));
+        Assert.Equal((PresenceEventType.Leave, "alice", 0), (left.Type, left.Member, left.Occupancy));
+    }
+
+    [Fact]
     public async Task TheMemberListIsPagedByMemberIdAndListAllReadsEveryPage()
     {
         await using var server = await LaharsubTestServer.StartAsync();

@@ -3,7 +3,7 @@
 const { describe, test, before, after } = require('node:test');
 const assert = require('node:assert/strict');
 const { startServer, api } = require('../support/server');
-const { launchBrowser, newPage, eventually } = require('../support/browser');
+const { launchBrowser, openDemoAs, eventually } = require('../support/browser');
 
 /** Waits until the page lists exactly `expected` (sorted names, comma-separated) as in the room. */
 function showsMembers(page, expected, what) {
@@ -34,14 +34,8 @@ describe('presence in the demo chat', () => {
   });
 
   test('two people in a room see each other by the names they typed, and one who leaves disappears', async () => {
-    const alice = await newPage(browser);
-    const bob = await newPage(browser);
-    await alice.goto(`${server.url}/demo/`);
-    await bob.goto(`${server.url}/demo/`);
-    await alice.locator('#nickname').fill('Alice');
-    await alice.locator('#nickname').blur();
-    await bob.locator('#nickname').fill('Bob');
-    await bob.locator('#nickname').blur();
+    const alice = await openDemoAs(browser, `${server.url}/demo/`, 'Alice');
+    const bob = await openDemoAs(browser, `${server.url}/demo/`, 'Bob');
 
     await alice.locator('#welcome-create').click();
     const title = await eventually(async () => /Room #(\d+)/.exec(await alice.locator('#room-title').textContent()), 'the new room');
