@@ -183,6 +183,39 @@ public sealed class PresenceClientTests
         Assert.Equal(HttpStatusCode.Conflict, error.StatusCode);
     }
 
+    [Fact]
+    public async Task InJwtModeTheTokenSubjectIsTheMemberAndSubscribeAloneShowsTheOccupancyOnly()
+    {
+        await using var server = await LaharsubTestServer.StartAsync(settings: TestTokens.JwtSettings());
+        LaharsubClient ClientWith(string claim, string subject)
+        {
+            var options = TestSupport.Options(transport: LaharsubTransport.WebSocket);
+            var token = TestTokens.Grant(claim, subject);
+            options.AccessTokenProvider = _ => ValueTask.FromResult<string?>(token);
+            return new LaharsubClient(server.ApiAddress, options);
+        }
+        await using var admin = ClientWith("""{"create":true,"subscribe":true,"presence":true}""", "admin");
+        await using var bob = ClientWith("""{"subscribe":true}""", "bob");
+        var room = await admin.CreateTopicWithPresenceAsync().WaitAsync(TestSupport.Timeout);
+        await using var observer = new EventReader(admin.Subscribe([new(room.PresenceTopicId!.Value, 1)]));
+        var subscription = bob.Subscribe([new(room.TopicId, 1)]);
+        subscription.MemberData = """{"name":"Bob"}""";
+        await using var bobReader = new EventReader(subscription);
+        _ = bobReader.PendingStep;
+
+        var joined = await NextPresenceEventAsync(observer);
+        var full = await admin.GetPresenceAsync(room.TopicId).WaitAsync(TestSupport.Timeout);
+        var occupancyOnly = await bob.GetPresenceAsync(room.TopicId).WaitAsync(TestSupport.Timeout);
+
+        Assert.Equal((PresenceEventType.Join, "bob"), (joined.Type, joined.Member));
+        Assert.Equal("Bob", joined.Data!.Value.GetProperty("name").GetString());
+        Assert.Equal(["bob"], full.Members.Select(member => member.Member));
+        Assert.True(full.MembersShown);
+        Assert.Equal(1, occupancyOnly.Occupancy);
+        Assert.False(occupancyOnly.MembersShown);
+        Assert.Empty(occupancyOnly.Members);
+    }
+
     [Theory]
     [InlineData("""{"type":"join","member":"a","data":null,"occupancy":1}""", true)]
     [InlineData("""{"type":"leave","member":"a","data":{"name":"A"},"occupancy":0}""", true)]
