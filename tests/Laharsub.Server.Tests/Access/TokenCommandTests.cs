@@ -23,7 +23,7 @@ public sealed class TokenCommandTests
         { "configuration after a repeated grant", ["--publish", "14", "--publish", "15", "CONFIG"], """{"publish":["14","15"]}""" },
         { "configuration first", ["CONFIG", "--subscribe", "orders-*,42", "--create", "orders-*"], """{"create":["orders-*"],"subscribe":["orders-*","42"]}""" },
         { "configuration between grants", ["--subscribe", "*", "CONFIG", "--list", "news-*"], """{"subscribe":["*"],"list":["news-*"]}""" },
-        { "every operation, admin included", ["--all", "CONFIG"], """{"create":["*"],"publish":["*"],"subscribe":["*"],"list":["*"],"delete":["*"],"admin":["*"]}""" },
+        { "every operation, admin included", ["--all", "CONFIG"], """{"create":["*"],"publish":["*"],"subscribe":["*"],"list":["*"],"delete":["*"],"presence":["*"],"admin":["*"]}""" },
         { "an operator of the admin page", ["--admin", "*", "--list", "*", "CONFIG"], """{"list":["*"],"admin":["*"]}""" },
     };
 
