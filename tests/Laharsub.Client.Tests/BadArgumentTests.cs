@@ -45,6 +45,20 @@ public sealed class BadArgumentTests
         { "Add(cursor 0)", c => Do(() => c.Subscribe().Add(1, 0)) },
         { "Add(cursor -5)", c => Do(() => c.Subscribe().Add(1, -5)) },
         { "AddAsync(topic 0)", c => c.Subscribe().AddAsync(0) },
+        { "CreateTopicWithPresenceAsync(empty label)", c => c.CreateTopicWithPresenceAsync("") },
+        { "GetPresenceAsync(topic 0)", c => c.GetPresenceAsync(0) },
+        { "GetPresenceAsync(empty after)", c => c.GetPresenceAsync(1, "") },
+        { "GetPresenceAsync(limit 0)", c => c.GetPresenceAsync(1, limit: 0) },
+        { "GetPresenceAsync(limit 1001)", c => c.GetPresenceAsync(1, limit: 1001) },
+        { "ListAllPresenceAsync(topic 0)", c => c.ListAllPresenceAsync(0).ToListAsync().AsTask() },
+        { "ListAllPresenceAsync(pageSize 0)", c => c.ListAllPresenceAsync(1, 0).ToListAsync().AsTask() },
+        { "ClientId empty", c => Do(() => c.Subscribe().ClientId = "") },
+        { "ClientId with a space", c => Do(() => c.Subscribe().ClientId = "a b") },
+        { "ClientId of 65 characters", c => Do(() => c.Subscribe().ClientId = new string('a', 65)) },
+        { "MemberData not JSON", c => Do(() => c.Subscribe().MemberData = "name=Alice") },
+        { "MemberData a JSON array", c => Do(() => c.Subscribe().MemberData = "[1]") },
+        { "MemberData a JSON string", c => Do(() => c.Subscribe().MemberData = "\"Alice\"") },
+        { "MemberData above 4096 bytes", c => Do(() => c.Subscribe().MemberData = $"{{\"n\":\"{new string('a', 4100)}\"}}") },
     };
 
     public static TheoryData<string, Action<Uri>> Constructions => new()

@@ -13,4 +13,13 @@ public sealed record CreatedTopic(long TopicId)
 
     /// <summary>The topic's label, given when it was created; <see langword="null"/> for a topic without one.</summary>
     public string? Label { get; init; }
+
+    /// <summary>Whether the topic was created with presence (<see cref="LaharsubClient.CreateTopicWithPresenceAsync"/>).</summary>
+    public bool Presence { get; init; }
+
+    /// <summary>
+    /// The companion topic that carries this topic's join and leave events: subscribe to it and read them
+    /// with <see cref="PresenceEvent.TryParse"/>. <see langword="null"/> without presence.
+    /// </summary>
+    public long? PresenceTopicId { get; init; }
 }

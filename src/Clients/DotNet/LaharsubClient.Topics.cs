@@ -84,10 +84,7 @@ public sealed partial class LaharsubClient
     private async Task<TopicPage> ListTopicsCoreAsync(string? labelPattern, long afterTopicId, int limit, CancellationToken cancellationToken)
     {
         ArgumentOutOfRangeException.ThrowIfNegative(afterTopicId);
-        if (limit is < 1 or > MaxPageSize)
-        {
-            throw new ArgumentOutOfRangeException(nameof(limit), limit, $"The page size must be from 1 to {MaxPageSize}.");
-        }
+        CheckedPageSize(limit);
         var path = string.Create(CultureInfo.InvariantCulture, $"topics?after={afterTopicId}&limit={limit}");
         if (labelPattern is not null)
         {
@@ -135,8 +132,8 @@ public sealed partial class LaharsubClient
     }
 
     // Checked before the iterator starts, so that a bad size throws at the call.
-    private static int CheckedPageSize(int pageSize) => pageSize is < 1 or > MaxPageSize
-        ? throw new ArgumentOutOfRangeException(nameof(pageSize), pageSize, $"The page size must be from 1 to {MaxPageSize}.")
+    private static int CheckedPageSize(int pageSize, [CallerArgumentExpression(nameof(pageSize))] string? parameterName = null) => pageSize is < 1 or > MaxPageSize
+        ? throw new ArgumentOutOfRangeException(parameterName, pageSize, $"The page size must be from 1 to {MaxPageSize}.")
         : pageSize;
 
     private async IAsyncEnumerable<TopicInfo> ListAllTopicsCoreAsync(string? labelPattern, int pageSize, [EnumeratorCancellation] CancellationToken cancellationToken)

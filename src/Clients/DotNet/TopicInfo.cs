@@ -26,4 +26,13 @@ public sealed record TopicInfo(
 
     /// <summary>The topic's label, given when it was created; <see langword="null"/> for a topic without one.</summary>
     public string? Label { get; init; }
+
+    /// <summary>Whether the topic was created with presence (<see cref="LaharsubClient.CreateTopicWithPresenceAsync"/>).</summary>
+    public bool Presence { get; init; }
+
+    /// <summary>The companion topic that carries this topic's join and leave events (see <see cref="PresenceEvent"/>); <see langword="null"/> without presence.</summary>
+    public long? PresenceTopicId { get; init; }
+
+    /// <summary>On a companion topic: the topic whose presence events it carries; otherwise <see langword="null"/>.</summary>
+    public long? PresenceOf { get; init; }
 }

@@ -57,6 +57,14 @@
     // comes to the subscription's onConflated as a `conflated` notice, and the cursor moves past it.
     conflate: 0,
     latest: false,
+    // Presence (docs/protocol.md, "Presence"), for every subscription of the client, since they share one
+    // connection: `clientId` (1 to 64 characters of A-Z a-z 0-9 _ . : @ -; Open mode only, where it is
+    // unauthenticated; in Jwt mode the token's subject is the identity) makes the client a member of the
+    // topics with presence it subscribes to; `member` is a plain object shown with it (e.g. { name: 'Alice' },
+    // at most the server's Presence:MaxMemberDataBytes, 256 bytes of JSON by default). Without either the
+    // client is an anonymous observer.
+    clientId: null,
+    member: null,
     // Client-wide callbacks: onError(error) for failures no subscription owns; onStatus(status, info)
     // with status 'connecting' | 'connected' | 'retrying' | 'idle' | 'closed'; onTransport(transport,
     // info) when the connection in use starts on another transport than before.
@@ -89,6 +97,8 @@
   var maxPublishFrameLength = 320 * 1024;
   // The protocol's epochs: opaque tokens of 1 to 32 characters from [0-9A-Za-z_-].
   var epochPattern = /^[0-9A-Za-z_-]{1,32}$/;
+  // The protocol's client ids (presence in Open mode).
+  var clientIdPattern = /^[A-Za-z0-9_.:@-]{1,64}$/;
 
   function fail(message) {
     throw new Error('$.laharsub: ' + message);
@@ -160,6 +170,12 @@
     }
     if (typeof settings.latest !== 'boolean') {
       fail('option latest must be true or false (got ' + String(settings.latest) + ').');
+    }
+    if (settings.clientId != null && (typeof settings.clientId !== 'string' || !clientIdPattern.test(settings.clientId))) {
+      fail('option clientId is 1 to 64 characters of A-Z a-z 0-9 _ . : @ - (got ' + String(settings.clientId) + ').');
+    }
+    if (settings.member != null && !$.isPlainObject(settings.member)) {
+      fail('option member must be a plain object such as { name: \'Alice\' } (got ' + String(settings.member) + ').');
     }
     checkCallback(settings, 'onError');
     checkCallback(settings, 'onStatus');
@@ -305,7 +321,7 @@
   }
 
   /** The poll's query string, in the indexed form that $.param produces: subs[i][topicid], [from], [epoch]. */
-  function pollQuery(subscriptions, timeout, conflation) {
+  function pollQuery(subscriptions, timeout, extra) {
     return $.param($.extend({
       subs: $.map(subscriptions, function (sub) {
         var entry = { topicid: sub.topicId };
@@ -318,7 +334,7 @@
         return entry;
       }),
       timeout: timeout
-    }, conflation));
+    }, extra));
   }
 
   /**
@@ -342,9 +358,9 @@
    * A stream's URL: the subscription URL with the topics in the compact form, and the token as
    * `access_token` (an EventSource or a WebSocket cannot send Authorization).
    */
-  function streamUrl(baseUrl, subscriptions, token, conflation) {
+  function streamUrl(baseUrl, subscriptions, token, extra) {
     var query = subscriptions.length ? 'topics=' + compactTopics(subscriptions) : '';
-    query += conflationSuffix(conflation || {});
+    query += extraQuerySuffix(extra || {});
     if (token) {
       query += '&access_token=' + encodeURIComponent(token);
     }
@@ -352,7 +368,7 @@
   }
 
   /** `&name=value...` for extra query parameters, or nothing. */
-  function conflationSuffix(query) {
+  function extraQuerySuffix(query) {
     var text = $.param(query);
     return text ? '&' + text : '';
   }
@@ -638,17 +654,27 @@
      * createTopic({ label: 'orders-eu' }). A label (a letter, then letters, digits and - _ . : /; up to
      * 100 characters; not unique) names the topic for people and for listTopics({ label: 'orders-*' }).
      * The server checks it: a bad one rejects with status 400 and problem.errors.label.
+     * createTopic({ presence: true }) creates it with presence: the answer's presenceTopicId is the
+     * companion topic that carries its join and leave events (see watchPresence, getPresence).
      */
     createTopic: function (options) {
       var label = options && options.label;
-      if (label == null) {
+      var presence = options && options.presence;
+      if (presence != null && typeof presence !== 'boolean') {
+        fail('presence must be true or false (got ' + String(presence) + ').');
+      }
+      if (label == null && !presence) {
         return this._request('POST', '/topics', 'create topic');
       }
-      if (typeof label !== 'string' || label === '') {
+      if (label != null && (typeof label !== 'string' || label === '')) {
         fail('label must be a non-empty string (got ' + String(label) + ').');
       }
-      return this._request('POST', '/topics', 'create topic ' + label, {
-        data: JSON.stringify({ label: label }),
+      var description = label == null ? {} : { label: label };
+      if (presence) {
+        description.presence = true;
+      }
+      return this._request('POST', '/topics', 'create topic ' + (label == null ? '' : label), {
+        data: JSON.stringify(description),
         contentType: 'application/json',
         processData: false
       });
@@ -671,6 +697,50 @@
         var after = page.next && /[?&]after=([0-9]+)/.exec(page.next);
         return after ? { topics: page.topics, next: Number(after[1]) } : { topics: page.topics };
       });
+    },
+
+    /**
+     * Reads one page of a presence topic's member list, ordered by member id; resolves with
+     * { topicId, occupancy, members: [{ member, data }], next } where `next` (null on the last page) is the
+     * `after` to pass for the next page. Options: after (a member id), limit (1 to 1000, default 100).
+     * A topic without presence rejects with status 409.
+     */
+    getPresence: function (topicId, options) {
+      var id = toId(topicId, 'topicId');
+      var settings = $.extend({ limit: 100 }, options);
+      var query = { limit: toId(settings.limit, 'limit') };
+      if (query.limit > 1000) {
+        fail('limit is 1 to 1000 (got ' + query.limit + ').');
+      }
+      if (settings.after != null) {
+        if (typeof settings.after !== 'string' || settings.after === '') {
+          fail('after must be a member id (got ' + String(settings.after) + ').');
+        }
+        query.after = settings.after;
+      }
+      return this._request('GET', '/topics/' + id + '/presence?' + $.param(query), 'get presence of topic ' + id);
+    },
+
+    /**
+     * Keeps a live member list of a topic with presence: reads the list, subscribes to its companion
+     * topic, and applies joins and leaves (reading the list again after a gap or a reset). Callbacks:
+     * onChange(members, event) with members an object member id -> data and event the join or leave
+     * that changed it (null for a fresh list); onError(error). Returns a handle with members(),
+     * occupancy(), stop() and `ready`, resolved once the first list is in.
+     */
+    watchPresence: function (topicId, callbacks) {
+      return watchPresence(this, toId(topicId, 'topicId'), $.extend({ onChange: null, onError: null }, callbacks));
+    },
+
+    /**
+     * Changes the `member` data (a plain object, or null for none) this client is present with; it is
+     * sent from the next poll or connection on (a change of data alone makes no presence event).
+     */
+    setMember: function (member) {
+      if (member != null && !$.isPlainObject(member)) {
+        fail('member must be a plain object such as { name: \'Alice\' } (got ' + String(member) + ').');
+      }
+      this.options.member = member == null ? null : $.extend({}, member);
     },
 
     /** Resolves with the topic's info (epoch, lastMessageId, firstRetainedMessageId, ...). */
@@ -1091,7 +1161,7 @@
         this._setStatus('connecting');
       }
       this._poll = authorizedAjax(this.options.accessToken, $.extend({}, this.options.ajax, {
-        url: this.baseUrls[address] + '/subscriptions?' + pollQuery(subs, timeout, this._conflation()),
+        url: this.baseUrls[address] + '/subscriptions?' + pollQuery(subs, timeout, this._extraQuery()),
         type: 'GET',
         dataType: 'json',
         timeout: (timeout + this.options.pollTimeoutMargin) * 1000
@@ -1297,7 +1367,7 @@
       // The stream's own token, not a fresh one: a 401 here says that it was the token that was refused;
       // and the stream's query form, so that a query the server refuses is refused here too.
       this._poll = authorizedAjax(conn.token, $.extend({}, this.options.ajax, {
-        url: this.baseUrls[address] + '/subscriptions?topics=' + compactTopics(subs) + '&timeout=0' + conflationSuffix(this._conflation()),
+        url: this.baseUrls[address] + '/subscriptions?topics=' + compactTopics(subs) + '&timeout=0' + extraQuerySuffix(this._extraQuery()),
         type: 'GET',
         dataType: 'json',
         timeout: this.options.requestTimeout
@@ -1343,7 +1413,7 @@
       var socket;
       $.each(subs, function (i, sub) { conn.topics[sub.topicId] = { sub: sub, pending: 0 }; });
       try {
-        socket = new WebSocket(socketUrl(streamUrl(this.baseUrls[conn.address], subs, conn.token, this._conflation())), subprotocol);
+        socket = new WebSocket(socketUrl(streamUrl(this.baseUrls[conn.address], subs, conn.token, this._extraQuery())), subprotocol);
       } catch (e) {
         this._conn = null;
         this._streamFailedToOpen(conn);
@@ -1629,7 +1699,7 @@
       var client = this;
       var source;
       try {
-        source = new EventSource(streamUrl(this.baseUrls[conn.address], subs, conn.token, this._conflation()));
+        source = new EventSource(streamUrl(this.baseUrls[conn.address], subs, conn.token, this._extraQuery()));
       } catch (e) {
         this._conn = null;
         this._streamFailedToOpen(conn);
@@ -1767,9 +1837,15 @@
       });
     },
 
-    /** The conflation the client asks for, as query parameters (none when off). */
-    _conflation: function () {
+    /** The conflation and presence identity the client asks for, as query parameters (none when off). */
+    _extraQuery: function () {
       var query = {};
+      if (this.options.clientId != null) {
+        query.client = this.options.clientId;
+      }
+      if (this.options.member != null) {
+        query.member = JSON.stringify(this.options.member);
+      }
       if (this.options.conflate > 0) {
         query.conflate = this.options.conflate;
       }
@@ -1816,12 +1892,120 @@
     }
   };
 
+  /**
+   * The presence event a message of a companion topic carries, { type: 'join' | 'leave', member, data,
+   * occupancy }, or null when the message is not one.
+   */
+  function presenceEvent(message) {
+    var event = message && message.data;
+    if (!$.isPlainObject(event) || (event.type !== 'join' && event.type !== 'leave')
+      || typeof event.member !== 'string' || typeof event.occupancy !== 'number') {
+      return null;
+    }
+    return { type: event.type, member: event.member, data: $.isPlainObject(event.data) ? event.data : null, occupancy: event.occupancy };
+  }
+
+  /** Every page of a topic's member list, as an object member id -> data. */
+  function readAllPresence(client, topicId) {
+    var members = {};
+    function page(after) {
+      return client.getPresence(topicId, after == null ? { limit: 1000 } : { after: after, limit: 1000 }).then(function (answer) {
+        $.each(answer.members || [], function (i, entry) {
+          members[entry.member] = entry.data;
+        });
+        return answer.next != null && answer.next !== after ? page(answer.next) : members;
+      });
+    }
+    return page(null);
+  }
+
+  function watchPresence(client, topicId, callbacks) {
+    checkCallback(callbacks, 'onChange');
+    checkCallback(callbacks, 'onError');
+    var ready = $.Deferred();
+    var members = {};
+    var stopped = false;
+    var subscription = null;
+    // Events that come while the list is read are applied after it: one already in the list changes nothing.
+    var pending = null;
+    function apply(event) {
+      if (event.type === 'join') {
+        members[event.member] = event.data;
+      } else {
+        delete members[event.member];
+      }
+      report(callbacks.onChange, handle, [members, event]);
+    }
+    function failed(error) {
+      ready.reject(error);
+      report(callbacks.onError, handle, [error]);
+    }
+    function reload() {
+      pending = [];
+      readAllPresence(client, topicId).then(function (list) {
+        if (stopped) {
+          return;
+        }
+        members = list;
+        var events = pending;
+        pending = null;
+        report(callbacks.onChange, handle, [members, null]);
+        $.each(events, function (i, event) { apply(event); });
+        ready.resolve(handle);
+      }, failed);
+    }
+    var handle = {
+      topicId: topicId,
+      ready: ready.promise(),
+      members: function () { return members; },
+      occupancy: function () { return Object.keys(members).length; },
+      stop: function () {
+        stopped = true;
+        if (subscription) {
+          subscription.unsubscribe();
+        }
+      }
+    };
+    client.getTopic(topicId).then(function (info) {
+      if (stopped) {
+        return;
+      }
+      if (!info.presenceTopicId) {
+        failed(new Error('$.laharsub: topic ' + topicId + ' has no presence: create it with createTopic({ presence: true }).'));
+        return;
+      }
+      // Subscribed first and read second, so that no change falls between the list and the events.
+      subscription = client.subscribe(info.presenceTopicId, {
+        onMessage: function (message) {
+          var event = presenceEvent(message);
+          if (event && !stopped) {
+            if (pending) {
+              pending.push(event);
+            } else {
+              apply(event);
+            }
+          }
+        },
+        onGap: function () { reload(); },
+        onReset: function () { reload(); },
+        onTopicDeleted: function () {
+          members = {};
+          report(callbacks.onChange, handle, [members, null]);
+        },
+        onError: function (error) { report(callbacks.onError, handle, [error]); }
+      });
+      subscription.ready.then(reload, failed);
+    }, failed);
+    return handle;
+  }
+
   /** Creates a client for the Laharsub API at `baseUrl` (e.g. "/ps"), or at several instances' roots (an array). */
   $.laharsub = function (baseUrl, options) {
     return new Client(baseUrl, options);
   };
   $.laharsub.defaults = defaults;
   $.laharsub.Client = Client;
+  $.laharsub.presenceEvent = presenceEvent;
   // Pure helpers, exposed for the client's unit tests; not a stable API.
   $.laharsub._internal = {
     backoffDelay: backoffDelay,

@@ -3,7 +3,7 @@
 const { describe, test, before, after } = require('node:test');
 const assert = require('node:assert/strict');
 const { startServer, api } = require('../support/server');
-const { launchBrowser, newPage, screenshot, eventually } = require('../support/browser');
+const { launchBrowser, newPage, openDemoAs, screenshot, eventually } = require('../support/browser');
 
 const versions = { 3: '3.7.1', 4: '4.0.0' };
 
@@ -30,15 +30,9 @@ describe('the demo chat', () => {
 
   for (const [switchValue, version] of Object.entries(versions)) {
     test(`two people chat both ways in one room with jQuery ${version}, and a late joiner sees the history`, async () => {
-      const alice = await newPage(browser);
-      const bob = await newPage(browser);
-      await alice.goto(`${server.url}/demo/?jquery=${switchValue}`);
-      await bob.goto(`${server.url}/demo/?jquery=${switchValue}`);
+      const alice = await openDemoAs(browser, `${server.url}/demo/?jquery=${switchValue}`, 'Alice');
+      const bob = await openDemoAs(browser, `${server.url}/demo/?jquery=${switchValue}`, 'Bob');
       assert.equal(await alice.locator('#jquery-version').textContent(), version);
-      await alice.locator('#nickname').fill('Alice');
-      await alice.locator('#nickname').blur();
-      await bob.locator('#nickname').fill('Bob');
-      await bob.locator('#nickname').blur();
 
       await alice.locator('#welcome-create').click();
       const title = await eventually(async () => /Room #(\d+)/.exec(await alice.locator('#room-title').textContent()), 'the new room');

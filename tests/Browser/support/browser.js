@@ -126,6 +126,15 @@ function trackPolls(page) {
   return { outstanding: () => outstanding.size, started: () => started, urls: () => [...outstanding].map((r) => r.url()) };
 }
 
+/** A new page on the demo chat at `url`, with `nickname` typed in (and committed by leaving the field). */
+async function openDemoAs(browser, url, nickname) {
+  const page = await newPage(browser);
+  await page.goto(url);
+  await page.locator('#nickname').fill(nickname);
+  await page.locator('#nickname').blur();
+  return page;
+}
+
 /** Waits until `condition` (async) is truthy; fails with `what` after timeoutMs. */
 async function eventually(condition, what, timeoutMs = 15000) {
   const deadline = Date.now() + timeoutMs;
@@ -146,4 +155,4 @@ async function eventually(condition, what, timeoutMs = 15000) {
   }
 }
 
-module.exports = { launchBrowser, newPage, openHarness, harnessHtml, serveHarness, screenshot, trackPolls, eventually };
+module.exports = { launchBrowser, newPage, openDemoAs, openHarness, harnessHtml, serveHarness, screenshot, trackPolls, eventually };

@@ -55,6 +55,62 @@ for (const version of Object.keys(paths.jqueryVersions)) {
       $.laharsub('/ps', { conflate: 60000, latest: true }).close();
     });
 
+    test('clientId and member are checked as the server checks them', () => {
+      assert.throws(() => $.laharsub('/ps', { clientId: '' }), /clientId is 1 to 64 characters/);
+      assert.throws(() => $.laharsub('/ps', { clientId: 'a b' }), /clientId is 1 to 64 characters/);
+      assert.throws(() => $.laharsub('/ps', { clientId: 'a'.repeat(65) }), /clientId is 1 to 64 characters/);
+      assert.throws(() => $.laharsub('/ps', { member: 'Alice' }), /member must be a plain object/);
+      assert.throws(() => $.laharsub('/ps').createTopic({ presence: 'yes' }), /presence must be true or false/);
+      assert.throws(() => $.laharsub('/ps').getPresence(1, { limit: 1001 }), /limit is 1 to 1000/);
+      assert.throws(() => $.laharsub('/ps').getPresence(1, { after: '' }), /after must be a member id/);
+      $.laharsub('/ps', { clientId: 'alice@example.com:tab-1', member: { name: 'Alice' } }).close();
+    });
+
+    test('every transport sends clientId and member as the client and member query parameters', async () => {
+      const identity = { clientId: 'alice', member: { name: 'Alice' } };
+      const stream = new URL($.laharsub._internal.streamUrl('/ps', [{ topicId: 7, cursor: 1 }], null, { client: 'alice', member: '{"name":"Alice"}' }), 'http://x/');
+      assert.equal(stream.searchParams.get('client'), 'alice');
+      assert.equal(stream.searchParams.get('member'), '{"name":"Alice"}');
+
+      newClient(Object.assign({ transports: ['longpoll'] }, identity));
+      client.subscribe(7, { from: 1 });
+      const poll = new URL((await network.nextPoll()).url, 'http://x/');
+      assert.equal(poll.searchParams.get('client'), 'alice');
+      assert.deepEqual(JSON.parse(poll.searchParams.get('member')), { name: 'Alice' });
+    });
+
+    test('presenceEvent reads joins and leaves and nothing else', () => {
+      same($.laharsub.presenceEvent({ data: { type: 'join', member: 'a', data: { name: 'A' }, occupancy: 1 } }),
+        { type: 'join', member: 'a', data: { name: 'A' }, occupancy: 1 });
+      same($.laharsub.presenceEvent({ data: { type: 'leave', member: 'a', data: null, occupancy: 0 } }),
+        { type: 'leave', member: 'a', data: null, occupancy: 0 });
+      assert.equal($.laharsub.presenceEvent({ data: { type: 'occupied', member: 'a', occupancy: 1 } }), null);
+      assert.equal($.laharsub.presenceEvent({ data: 'join' }), null);
+      assert.equal($.laharsub.presenceEvent({ data: { type: 'join', occupancy: 1 } }), null);
+    });
+
+    test('watchPresence applies a join that arrives while the list is read after the list, not under it', async () => {
+      newClient({ transports: ['longpoll'] });
+      const changes = [];
+      const watch = client.watchPresence(7, { onChange: (members, event) => changes.push([Object.keys(members).sort().join(), event && event.type]) });
+      (await network.next((r) => r.url.endsWith('/topics/7'))).respond(200, { topicId: 7, epoch: 'e7', lastMessageId: 0, presence: true, presenceTopicId: 8 });
+      (await network.next((r) => r.url.endsWith('/topics/8'))).respond(200, { topicId: 8, epoch: 'e8', lastMessageId: 4, presenceOf: 7 });
+      const list = await network.next((r) => /\/topics\/7\/presence\?/.test(r.url));
+      const poll = await network.nextPoll();
+      assert.deepEqual(poll.poll.subs, [[8, 5]]);
+
+      poll.respond(200, { notices: [], messages: [message(8, 5, JSON.stringify({ type: 'join', member: 'bob', data: { name: 'Bob' }, occupancy: 2 }), 'application/json')] });
+      await network.nextPoll();
+      assert.deepEqual(changes, [], 'nothing is shown before the list is in');
+      list.respond(200, { topicId: 7, occupancy: 1, members: [{ member: 'alice', data: { name: 'Alice' } }], next: null });
+      await until(() => changes.length === 2, 2000, 'the list and the join');
+
+      assert.deepEqual(changes, [['alice', null], ['alice,bob', 'join']]);
+      same(watch.members(), { alice: { name: 'Alice' }, bob: { name: 'Bob' } });
+      assert.equal(watch.occupancy(), 2);
+      watch.stop();
+    });
+
     test('three subscriptions share one poll, and a fourth replaces it with one naming all four', async () => {
       newClient();
       const received = [];

@@ -455,7 +455,7 @@ public sealed partial class LaharsubSubscription : IAsyncDisposable
             {
                 query += "&latest=true";
             }
-            return (query, _changed.Token);
+            return (query + PresenceQuery(), _changed.Token);
         }
     }
 

@@ -12,7 +12,13 @@ jQuery(function ($) {
   // A server in Jwt mode needs a token: open the page with ?token=... (e.g. from the token command).
   // ?transports=sse,longpoll chooses the transports to try (default: websocket, sse, longpoll).
   var transportNames = { websocket: 'WebSocket', sse: 'Server-Sent Events', longpoll: 'long poll' };
+  // Presence: this tab is a member of the rooms it is in (clientId; in Jwt mode the token names it
+  // instead), shown to the others with the nickname typed in the sidebar.
   var options = { onStatus: showStatus, onTransport: showTransport, accessToken: params.get('token') };
+  if (!options.accessToken) {
+    options.clientId = 'tab-' + sender;
+  }
+  options.member = { name: storedNick() };
   var chosen = $.grep(String(params.get('transports') || '').split(','), function (name) { return transportNames.hasOwnProperty(name); });
   if (chosen.length) {
     options.transports = chosen;
@@ -23,10 +29,12 @@ jQuery(function ($) {
   var $nickname = $('#nickname');
 
   $('#jquery-version').text($.fn.jquery);
-  $nickname.val(storedNick()).on('change blur', function () {
+  $nickname.val(options.member.name).on('change blur', function () {
     var nick = String($nickname.val()).trim();
     $nickname.val(nick || storedNick());
     safeStore('laharsub.nick', $nickname.val());
+    // Others see the new name from this tab's next connection and their next look at the member list.
+    client.setMember({ name: $nickname.val() });
     paintAvatar($('#my-avatar'), $nickname.val());
   });
   paintAvatar($('#my-avatar'), $nickname.val());
@@ -88,7 +96,7 @@ jQuery(function ($) {
   }
 
   function createRoom() {
-    client.createTopic().then(function (created) {
+    client.createTopic({ presence: true }).then(function (created) {
       joinRoom(created.topicId, true);
     }, function (error) {
       showJoinError('Could not create a room: ' + error.message);
@@ -137,6 +145,16 @@ jQuery(function ($) {
           renderRooms();
         }
       });
+      if (info.presenceTopicId) {
+        room.presence = client.watchPresence(id, {
+          onChange: function (members) {
+            room.members = members;
+            if (current === id) {
+              renderMembers(room);
+            }
+          }
+        });
+      }
       if (info.retainedMessages === 0) {
         addNotice(id, 'info', isNew ? 'Room #' + id + ' is ready. Share its invite link and say hello.' :
           'No recent messages here. New ones appear as they are sent.');
@@ -154,6 +172,9 @@ jQuery(function ($) {
   function leaveRoom(id) {
     var room = rooms[id];
     room.handle.unsubscribe();
+    if (room.presence) {
+      room.presence.stop();
+    }
     delete rooms[id];
     order = $.grep(order, function (each) { return each !== id; });
     $messages.children('[data-room="' + id + '"]').remove();
@@ -168,6 +189,7 @@ jQuery(function ($) {
     $messages.prop('hidden', !room);
     $('#composer').prop('hidden', !room);
     $('#room-actions').prop('hidden', !room);
+    renderMembers(room);
     if (!room) {
       $('#room-title').text('Welcome');
       $('#room-subtitle').text('Create a room or join one by its number.');
@@ -225,6 +247,31 @@ jQuery(function ($) {
     }
   }
 
+  /** Who is in the room, live: rooms created before presence existed (or without it) show nobody. */
+  function renderMembers(room) {
+    var $members = $('#room-members');
+    if (!room || !room.members) {
+      $members.prop('hidden', true).empty();
+      return;
+    }
+    var ids = Object.keys(room.members).sort(function (a, b) {
+      return memberName(room.members, a).localeCompare(memberName(room.members, b));
+    });
+    $members.prop('hidden', false).empty().append($('<span class="members-title">').text('In the room (' + ids.length + '):'));
+    $.each(ids, function (i, member) {
+      var name = memberName(room.members, member);
+      $('<span class="member">').attr('data-member', member)
+        .append(paintAvatar($('<span class="avatar small">'), name))
+        .append($('<span class="member-name">').text(member === options.clientId ? name + ' (you)' : name))
+        .appendTo($members);
+    });
+  }
+
+  function memberName(members, member) {
+    var data = members[member];
+    return data && typeof data.name === 'string' && data.name ? data.name : member;
+  }
+
   function renderRooms() {
     var $list = $('#room-list').empty();
     $.each(order, function (i, id) {
@@ -241,7 +288,8 @@ jQuery(function ($) {
     if (!order.length) {
       $('<li class="empty">').text('You have not joined any room yet.').appendTo($list);
     }
-    var live = client.topics().length;
+    // Counted by room: a room with presence also subscribes to its companion topic on the same connection.
+    var live = $.grep(order, function (id) { return rooms[id].handle.active(); }).length;
     $('#connection-meta').text(live ? live + (live === 1 ? ' room' : ' rooms') + ' live over 1 connection' : 'No rooms yet');
   }
 
