@@ -139,7 +139,7 @@ internal sealed class InMemoryStore : ILaharsubStore, IRetentionBudget, IDisposa
             Interlocked.Add(ref _retainedBytes, -cost);
             return ValueTask.FromResult(new PublishResult(PublishStatus.TopicNotFound));
         }
-        _signals.Signal(topicId);
+        _signals.SignalFromPublisher(topicId);
         return ValueTask.FromResult(new PublishResult(PublishStatus.Published, messageId, topic.Epoch));
     }
 
@@ -268,7 +268,7 @@ internal sealed class InMemoryStore : ILaharsubStore, IRetentionBudget, IDisposa
         }
         foreach (var target in targets)
         {
-            _signals.Signal(target.TopicId);
+            _signals.SignalFromPublisher(target.TopicId);
         }
         return new MultiPublishResult(PublishStatus.Published, results);
     }
