@@ -22,12 +22,20 @@ namespace Laharsub.Server.Delivery;
 /// </remarks>
 internal sealed class PollWaiter : IValueTaskSource
 {
-    private const int Closed = 0, Waiting = 1, Waking = 2, Woken = 3;
+    // The state's low bits; the rest count the waits (Open), so that a wake's last step cannot touch a later wait.
+    private const int Closed = 0, Waiting = 1, Waking = 2, Woken = 3, StateBits = 3;
 
-    // Continuations run on the thread pool, so a publisher signalling thousands of waiters only queues
-    // work and never writes a poll's response inline.
+    // Continuations run on the thread pool unless the wake asks otherwise (WakeInline), so a publisher
+    // signalling thousands of waiters only queues work and never writes their responses itself.
     private ManualResetValueTaskSourceCore<bool> _core = new() { RunContinuationsAsynchronously = true };
     private int _state = Closed;
+
+    /// <summary>
+    /// A wake running the waiter's continuation on its own thread: the state it set and the thread, so that the
+    /// continuation may close the wait being completed. Both, since the thread may be running a later wait's
+    /// owner (a reused waiter) while it is still inside this wake.
+    /// </summary>
+    private long _inlineWake;
 
     public PollWaiter(int topicCount)
     {
@@ -45,37 +53,71 @@ internal sealed class PollWaiter : IValueTaskSource
     public void Open()
     {
         _core.Reset();
-        Volatile.Write(ref _state, Waiting);
+        _core.RunContinuationsAsynchronously = true;
+        var next = (Volatile.Read(ref _state) & ~StateBits) + StateBits + 1;
+        Volatile.Write(ref _state, next | Waiting);
     }
 
     /// <summary>Ends the wait, woken or not: later wakes are ignored until the next <see cref="Open"/>.</summary>
     public void Close()
     {
         // A wake that has begun completing finishes first, so that it cannot complete the next wait too
-        // (a second completion of one wait would throw in the publisher's thread).
+        // (a second completion of one wait would throw in the publisher's thread); unless this thread is that
+        // wake's, running the continuation: the completion is done, and waiting for it would never end.
         var spinner = new SpinWait();
         while (true)
         {
             var state = Volatile.Read(ref _state);
-            if (state != Waking && Interlocked.CompareExchange(ref _state, Closed, state) == state)
+            if ((state & StateBits) == Waking && Volatile.Read(ref _inlineWake) != InlineWake(state, Environment.CurrentManagedThreadId))
+            {
+                spinner.SpinOnce();
+                continue;
+            }
+            if (Interlocked.CompareExchange(ref _state, state & ~StateBits, state) == state)
             {
                 return;
             }
-            spinner.SpinOnce();
         }
     }
 
     /// <summary>Completes when woken; awaited at most once per <see cref="Open"/>.</summary>
     public ValueTask WaitAsync() => new(this, _core.Version);
 
-    public void Wake()
+    /// <summary>Wakes the wait; its continuation runs on the thread pool.</summary>
+    public void Wake() => WakeCore(inline: false);
+
+    /// <summary>
+    /// Wakes the wait and runs its continuation (the subscription's read and delivery, up to its next wait) on
+    /// this thread, saving a thread-pool hop: for a caller that holds no lock and whose thread may write.
+    /// </summary>
+    public void WakeInline() => WakeCore(inline: true);
+
+    private void WakeCore(bool inline)
     {
-        if (Interlocked.CompareExchange(ref _state, Waking, Waiting) == Waiting)
+        var state = Volatile.Read(ref _state);
+        var waking = (state & ~StateBits) | Waking;
+        if ((state & StateBits) != Waiting || Interlocked.CompareExchange(ref _state, waking, state) != state)
         {
-            _core.SetResult(true);
-            Volatile.Write(ref _state, Woken);
+            return;
         }
+        var mark = 0L;
+        if (inline)
+        {
+            mark = InlineWake(waking, Environment.CurrentManagedThreadId);
+            _core.RunContinuationsAsynchronously = false;
+            Volatile.Write(ref _inlineWake, mark);
+        }
+        _core.SetResult(true);
+        if (inline)
+        {
+            // Only this wake's mark: the continuation may have opened another wait that another thread now wakes.
+            Interlocked.CompareExchange(ref _inlineWake, 0, mark);
+        }
+        // Only if this wait is still the one woken (an inline continuation may have closed it and opened the next).
+        Interlocked.CompareExchange(ref _state, (state & ~StateBits) | Woken, waking);
     }
+
+    private static long InlineWake(int state, int thread) => ((long)state << 32) | (uint)thread;
 
     void IValueTaskSource.GetResult(short token) => _core.GetResult(token);
 

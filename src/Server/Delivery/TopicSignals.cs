@@ -30,8 +30,45 @@ internal sealed class TopicSignals : ITopicSignals
         }
     }
 
+    /// <summary>
+    /// How many of a publish's woken subscriptions its own thread answers (<see cref="SignalFromPublisher"/>):
+    /// enough for a chat room's few, few enough that a broadcast's publisher hands nearly all of its
+    /// subscribers to the thread pool, which answers them in parallel.
+    /// </summary>
+    internal const int InlineWakes = 4;
+
     /// <summary>Wakes every poll of this process that waits on <paramref name="topicId"/>.</summary>
-    public void Signal(long topicId)
+    public void Signal(long topicId) => Signal(topicId, inlineWakes: 0);
+
+    /// <summary>
+    /// As <see cref="Signal(long)"/>, from the publisher's thread, which holds no lock: the last
+    /// <see cref="InlineWakes"/> woken subscriptions read and deliver on this thread, without a thread-pool
+    /// hop each, after the others have been queued to the pool.
+    /// </summary>
+    public void SignalFromPublisher(long topicId)
+    {
+        // Not within another publish's inline deliveries (a woken connection that went on to a publish it had
+        // already received): one level keeps the publisher's stack and latency bounded.
+        if (t_inlineDepth > 0)
+        {
+            Signal(topicId, inlineWakes: 0);
+            return;
+        }
+        t_inlineDepth++;
+        try
+        {
+            Signal(topicId, InlineWakes);
+        }
+        finally
+        {
+            t_inlineDepth--;
+        }
+    }
+
+    [ThreadStatic]
+    private static int t_inlineDepth;
+
+    private void Signal(long topicId, int inlineWakes)
     {
         var stripe = StripeOf(topicId);
         PollWaiter[] woken;
@@ -55,9 +92,14 @@ internal sealed class TopicSignals : ITopicSignals
                 node = next;
             }
         }
-        foreach (var waiter in woken.AsSpan(0, count))
+        var queued = Math.Max(0, count - inlineWakes);
+        foreach (var waiter in woken.AsSpan(0, queued))
         {
             waiter.Wake();
+        }
+        foreach (var waiter in woken.AsSpan(queued, count - queued))
+        {
+            waiter.WakeInline();
         }
         ArrayPool<PollWaiter>.Shared.Return(woken, clearArray: true);
     }

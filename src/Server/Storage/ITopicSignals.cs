@@ -11,6 +11,13 @@ public interface ITopicSignals
     /// <summary>Wakes every subscription of this process that waits on <paramref name="topicId"/>.</summary>
     void Signal(long topicId);
 
+    /// <summary>
+    /// As <see cref="Signal"/>, called on the thread that made the change, holding no lock, right after it: a
+    /// few of the woken subscriptions may read and deliver on this thread, saving them a thread hop each. A store
+    /// that learns of changes on a thread it must not hold up (a client library's) calls <see cref="Signal"/>.
+    /// </summary>
+    void SignalFromPublisher(long topicId) => Signal(topicId);
+
     /// <summary>Wakes every waiting subscription of this process (a store that lost track of changes, for example after reconnecting).</summary>
     void SignalAll();
 }

@@ -114,4 +114,78 @@ public sealed class PollWaiterTests
         // A waker that threw ends faulted, and this rethrows it.
         await Task.WhenAll(wakers).WaitAsync(Bound);
     }
+
+    /// <summary>
+    /// An inline wake (a publisher answering a few of its subscribers itself) runs the wait's continuation on
+    /// the waker's thread; the continuation closes the wait it is being woken from (which must not wait for
+    /// that wake to finish: it is that wake) and opens the next, which a later wake completes.
+    /// </summary>
+    [Fact]
+    public async Task AnInlineWakeRunsTheContinuationOnTheWakersThreadWhichClosesAndWaitsAgain()
+    {
+        var waiter = new PollWaiter(1);
+        waiter.Open();
+        var continuedOn = 0;
+        async Task OwnerAsync()
+        {
+            await waiter.WaitAsync().ConfigureAwait(false);
+            continuedOn = Environment.CurrentManagedThreadId;
+            waiter.Close();
+            waiter.Open();
+            await waiter.WaitAsync().ConfigureAwait(false);
+            waiter.Close();
+        }
+        var owner = OwnerAsync();
+        var wakerThread = 0;
+        var waker = new Thread(() =>
+        {
+            wakerThread = Environment.CurrentManagedThreadId;
+            waiter.WakeInline();
+        });
+        waker.Start();
+        Assert.True(waker.Join(Bound), "the inline wake must return once the continuation waits again");
+        Assert.Equal(wakerThread, continuedOn);
+        Assert.False(owner.IsCompleted, "the second wait waits for its own wake");
+
+        waiter.WakeInline();
+
+        await owner.WaitAsync(Bound);
+    }
+
+    [Fact]
+    public async Task InlineAndQueuedWakesRacingCloseAndOpenNeverThrowOrHang()
+    {
+        var waiter = new PollWaiter(1);
+        using var stop = new CancellationTokenSource();
+        var wakers = Enumerable.Range(0, 2).Select(inline => Task.Run(() =>
+        {
+            while (!stop.IsCancellationRequested)
+            {
+                if (inline == 1)
+                {
+                    waiter.WakeInline();
+                }
+                else
+                {
+                    waiter.Wake();
+                }
+            }
+        })).ToArray();
+
+        try
+        {
+            for (var round = 0; round < 2000; round++)
+            {
+                waiter.Open();
+                await waiter.WaitAsync().AsTask().WaitAsync(Bound);
+                waiter.Close();
+            }
+        }
+        finally
+        {
+            await stop.CancelAsync();
+        }
+
+        await Task.WhenAll(wakers).WaitAsync(Bound);
+    }
 }

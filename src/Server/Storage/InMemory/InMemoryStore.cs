@@ -152,7 +152,16 @@ internal sealed partial class InMemoryStore : ILaharsubStore, IPresenceStore, IR
             Interlocked.Add(ref _retainedBytes, -cost);
             return new PublishResult(PublishStatus.TopicNotFound);
         }
-        _signals.Signal(topicId);
+        // A client's publish answers a few of the subscriptions it wakes on its own thread; a presence event
+        // is published from a lease renewal or the sweeper, which keep theirs to themselves.
+        if (presenceEvent)
+        {
+            _signals.Signal(topicId);
+        }
+        else
+        {
+            _signals.SignalFromPublisher(topicId);
+        }
         return new PublishResult(PublishStatus.Published, messageId, topic.Epoch);
     }
 
@@ -281,7 +290,7 @@ internal sealed partial class InMemoryStore : ILaharsubStore, IPresenceStore, IR
         }
         foreach (var target in targets)
         {
-            _signals.Signal(target.TopicId);
+            _signals.SignalFromPublisher(target.TopicId);
         }
         return new MultiPublishResult(PublishStatus.Published, results);
     }
