@@ -72,6 +72,7 @@ describe('the OpenAPI document', () => {
       'GET /ps/subscriptions poll',
       'GET /ps/topics listTopics',
       'GET /ps/topics/{topicId} getTopic',
+      'GET /ps/topics/{topicId}/presence getPresence',
       'HEAD /ps/topics headTopics',
       'HEAD /ps/topics/{topicId} headTopic',
       'POST /ps/topics createTopic',

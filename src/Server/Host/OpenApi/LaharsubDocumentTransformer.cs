@@ -62,6 +62,9 @@ internal sealed class LaharsubDocumentTransformer(IOptions<LaharsubOptions> opti
                         AddHeader(operation, "200", "ETag", "The topic's epoch in quotes.");
                         DescribeHead(operation, method.Method);
                         break;
+                    case (_, "GET") when path.EndsWith("/topics/{topicId}/presence", StringComparison.Ordinal):
+                        DescribeTopicId(operation, "getPresence");
+                        break;
                     case (_, "DELETE") when path.EndsWith("/topics/{topicId}", StringComparison.Ordinal):
                         DescribeTopicId(operation, "deleteTopic");
                         break;
