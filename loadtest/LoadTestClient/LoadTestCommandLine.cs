@@ -48,7 +48,7 @@ internal sealed class LoadTestCommandLine
             """);
         Option[] all =
         [
-            Preset, Topics, Sweep, ClientsPerTopic, PublishersPerTopic, Interval, TopicsPerClient, MessageSize, Conflate, Format, Transport,
+            Preset, Topics, Sweep, ClientsPerTopic, PublishersPerTopic, Interval, TopicsPerClient, MessageSize, Conflate, Format, Transport, LongPollPercent, Presence,
             Warmup, Duration, PollTimeout, Processes, SourceAddresses, PublishConnections, MaxScheduleLag, Target, Compare,
             FindMax, FindMaxSteps, FindMaxFactor, Url, Servers, Redis, NoBuild, ServerPid, ServerSetting, ServerEnv, ServerCpus, ClientCpus, Out, Worker,
         ];
@@ -127,6 +127,14 @@ internal sealed class LoadTestCommandLine
             "websocket" => TransportKind.WebSocket,
             var other => Refuse<TransportKind>(result, $"--transport '{other}' is not a transport: use longpoll, sse or websocket."),
         },
+    };
+
+    public Option<int> LongPollPercent { get; } = Whole("--long-poll-percent", "PERCENT", 0, 100,
+        "With --transport sse or websocket: this percentage of the clients long poll instead (every fifth at 20), so that one run mixes both.", fallback: 0);
+
+    public Option<bool> Presence { get; } = new("--presence")
+    {
+        Description = "Laharsub: create the topics with presence and subscribe each client as a member (client=lt{N}), to measure what presence costs.",
     };
 
     public Option<double> Warmup { get; } = Number("--warmup", "SECONDS", 0, "Warm-up before measuring.", fallback: 10);

@@ -65,6 +65,12 @@ internal sealed record LoadTestOptions
     public int ConflateMilliseconds { get; init; }
     public WireFormatKind Format { get; init; } = WireFormatKind.Json;
     public TransportKind Transport { get; init; } = TransportKind.LongPoll;
+
+    /// <summary>With a stream transport, the percentage of clients that long poll instead; 0 for none.</summary>
+    public int LongPollPercent { get; init; }
+
+    /// <summary>Whether topics are created with presence and every client subscribes as a member.</summary>
+    public bool Presence { get; init; }
     public TimeSpan Warmup { get; init; } = TimeSpan.FromSeconds(10);
     public TimeSpan Duration { get; init; } = TimeSpan.FromSeconds(30);
     public int PollTimeoutSeconds { get; init; } = 30;
@@ -139,6 +145,8 @@ internal sealed record LoadTestOptions
             ConflateMilliseconds = parsed.GetValue(line.Conflate),
             Format = Given(line.Format) ? parsed.GetValue(line.Format) : WireFormatKind.Json,
             Transport = transport,
+            LongPollPercent = parsed.GetValue(line.LongPollPercent),
+            Presence = parsed.GetValue(line.Presence),
             Warmup = TimeSpan.FromSeconds(parsed.GetValue(line.Warmup)),
             Duration = TimeSpan.FromSeconds(parsed.GetValue(line.Duration)),
             PollTimeoutSeconds = parsed.GetValue(line.PollTimeout),
@@ -241,6 +249,10 @@ internal sealed record LoadTestOptions
     {
         if (options.Transport == TransportKind.LongPoll)
         {
+            if (options.LongPollPercent > 0)
+            {
+                throw new UsageException("--long-poll-percent mixes long polls into a run of streams; add --transport sse or --transport websocket.");
+            }
             return;
         }
         var transport = Transports.Name(options.Transport);
@@ -249,7 +261,7 @@ internal sealed record LoadTestOptions
             throw new UsageException($"--format chooses the long poll's answer format; --transport {transport} delivers each message as a "
                 + (options.Transport == TransportKind.Sse ? "JSON event" : "JSON frame") + " (nchan: as it was published), so it takes no --format.");
         }
-        if (pollTimeoutGiven)
+        if (pollTimeoutGiven && options.LongPollPercent == 0)
         {
             throw new UsageException($"--poll-timeout is the long poll's timeout; --transport {transport} holds one stream open per client "
                 + "for the whole run, so it takes no --poll-timeout.");
@@ -262,6 +274,11 @@ internal sealed record LoadTestOptions
         if (options.Compare && options.Url is not null)
         {
             throw new UsageException("--compare starts each server itself; to measure servers you started, run --target T --url URL once for each.");
+        }
+        if (options.Presence && !options.Targets.All(target => target.SpeaksLaharsub()))
+        {
+            throw new UsageException("--presence measures Laharsub's presence; " + string.Join(", ", options.Targets.Where(t => !t.SpeaksLaharsub()).Select(RunSpec.TargetName))
+                + " has none, so run --presence with --target laharsub.");
         }
         if (options.Targets.Contains(TargetKind.Floor))
         {

@@ -1,5 +1,6 @@
 using System.Globalization;
 using System.Net.Http.Json;
+using System.Text;
 using System.Text.Json;
 using Laharsub.LoadTestClient.Hosting;
 using Laharsub.LoadTestClient.Load;
@@ -110,7 +111,7 @@ internal sealed class RunExecutor(LoadTestOptions options, TextWriter output, st
             // nchan's channels need no creating: each run reads and writes channels of its own, fresh names.
             var apis = instances.Select(root => spec.Target.SpeaksLaharsub() ? new Uri(root, "ps/") : root).ToArray();
             var topicIds = spec.Target.SpeaksLaharsub()
-                ? await CreateTopicsAsync(apis, spec.Topics, stop).ConfigureAwait(false)
+                ? await CreateTopicsAsync(apis, spec.Topics, options.Presence, stop).ConfigureAwait(false)
                 : Enumerable.Range(1, spec.Topics).Select(i => (long)i).ToArray();
             var plan = new LoadPlan
             {
@@ -118,6 +119,8 @@ internal sealed class RunExecutor(LoadTestOptions options, TextWriter output, st
                 InstanceAddresses = apis.Length > 1 ? apis : [],
                 Target = spec.Target,
                 Transport = spec.Transport,
+                LongPollPercent = options.LongPollPercent,
+                Presence = options.Presence,
                 ChannelPrefix = $"lt{Guid.NewGuid():N}"[..10] + "-",
                 TopicIds = topicIds,
                 ClientsPerTopic = spec.ClientsPerTopic,
@@ -295,6 +298,8 @@ internal sealed class RunExecutor(LoadTestOptions options, TextWriter output, st
             MessageSize = plan.MessageSize,
             Format = FormatName(spec),
             Transport = Transports.Name(spec.Transport),
+            LongPollPercent = plan.LongPollPercent,
+            Presence = plan.Presence,
             PublishVia = Transports.PublishesOnSocket(spec.Target, spec.Transport) ? "websocket" : "http",
             WarmupSeconds = plan.Warmup.TotalSeconds,
             DurationSeconds = plan.Duration.TotalSeconds,
@@ -414,13 +419,14 @@ internal sealed class RunExecutor(LoadTestOptions options, TextWriter output, st
     }
 
     /// <summary>Creates the run's topics round robin over the instances: a topic is not tied to the instance it was created on.</summary>
-    private static async Task<long[]> CreateTopicsAsync(Uri[] apis, int count, CancellationToken cancellationToken)
+    private static async Task<long[]> CreateTopicsAsync(Uri[] apis, int count, bool presence, CancellationToken cancellationToken)
     {
         using var client = new HttpClient { Timeout = TimeSpan.FromSeconds(30) };
         var ids = new long[count];
         await Parallel.ForAsync(0, count, new ParallelOptions { MaxDegreeOfParallelism = 16, CancellationToken = cancellationToken }, async (i, token) =>
         {
-            using var response = await client.PostAsync(new Uri(apis[i % apis.Length], "topics"), null, token).ConfigureAwait(false);
+            using var body = presence ? new StringContent("""{"presence":true}""", Encoding.UTF8, "application/json") : null;
+            using var response = await client.PostAsync(new Uri(apis[i % apis.Length], "topics"), body, token).ConfigureAwait(false);
             if (!response.IsSuccessStatusCode)
             {
                 throw new InvalidOperationException($"Creating topic {i + 1} of {count} failed: {(int)response.StatusCode} {await response.Content.ReadAsStringAsync(token).ConfigureAwait(false)}");

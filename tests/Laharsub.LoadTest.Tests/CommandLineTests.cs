@@ -67,6 +67,9 @@ public sealed class CommandLineTests
     [InlineData("--transport sse --poll-timeout 10", "--poll-timeout is the long poll's timeout; --transport sse holds one stream open per client")]
     [InlineData("--compare laharsub,nchan --transport websocket --poll-timeout 10", "--transport websocket holds one stream open per client for the whole run, so it takes no --poll-timeout")]
     [InlineData("--target nchan --transport sse --topics 4 --topics-per-client 2", "runs against nchan need --topics-per-client 1")]
+    [InlineData("--long-poll-percent 20", "--long-poll-percent mixes long polls into a run of streams; add --transport sse or --transport websocket")]
+    [InlineData("--transport sse --long-poll-percent 101", "--long-poll-percent '101' is out of range")]
+    [InlineData("--target nchan --presence", "nchan has none, so run --presence with --target laharsub")]
     public async Task ABadOptionIsRefusedWithAClearMessage(string arguments, string message)
     {
         var (exit, _, error) = await RunAsync(arguments.Split(' '));

@@ -1,7 +1,9 @@
 using System.Diagnostics;
+using System.Diagnostics.Metrics;
 using System.Text.Json;
 using Laharsub.LoadTestClient;
 using Laharsub.Testing;
+using Microsoft.Extensions.DependencyInjection;
 
 namespace Laharsub.LoadTest.Tests;
 
@@ -71,6 +73,31 @@ public sealed class SmokeRunTests : IDisposable
     }
 
     [Fact]
+    public async Task ARunCanMixLongPollsIntoStreamsAndSubscribeEveryClientAsAPresenceMember()
+    {
+        await using var server = await LaharsubTestServer.StartAsync().WaitAsync(LoadRuns.Timeout);
+        using var joins = new JoinCounter(server);
+        using var output = new StringWriter();
+
+        var exit = await LoadTestCommand.RunAsync(
+            ["--url", server.BaseAddress.ToString(), "--transport", "sse", "--long-poll-percent", "25", "--presence", "--topics", "4", "--clients-per-topic", "2",
+             "--interval", "0.2", "--warmup", "1", "--duration", "3", "--max-schedule-lag", "1000", "--out", _out],
+            output, output, CancellationToken.None).WaitAsync(LoadRuns.Timeout);
+
+        Assert.True(exit == 0, $"exit code {exit}:\n{output}");
+        var run = ReadRun("custom-4t-sse");
+        Assert.Equal((25, true), (run.GetProperty("longPollPercent").GetInt32(), run.GetProperty("presence").GetBoolean()));
+        LoadRuns.AssertEveryMessageDeliveredOnce(run, 8 * 5 * 3 * 2);
+        var totals = run.GetProperty("totals");
+        // Clients 3 and 7 of 8 long poll; the other six hold one stream each.
+        Assert.Equal(6L, totals.GetProperty("streamsOpened").GetInt64());
+        Assert.True(totals.GetProperty("polls").GetInt64() > 0, "the long-polling clients answered no poll");
+        // Every client became a member of its topic, on either transport, and once only.
+        Assert.Equal(8, joins.Count);
+        Assert.Contains("25% long polling, every client a presence member", output.ToString());
+    }
+
+    [Fact]
     public async Task ARunSpreadOverTwoProcessesMergesTheirResults()
     {
         await using var server = await LaharsubTestServer.StartAsync().WaitAsync(LoadRuns.Timeout);
@@ -122,6 +149,31 @@ public sealed class SmokeRunTests : IDisposable
         Assert.Equal(1, exit);
         Assert.Contains("INVALID: the generator fell behind its own schedule", output.ToString());
         Assert.False(ReadRun("custom-2t").GetProperty("valid").GetBoolean());
+    }
+
+    /// <summary>Counts one server's <c>laharsub.presence.joins</c>.</summary>
+    private sealed class JoinCounter : IDisposable
+    {
+        private readonly MeterListener _listener = new();
+        private long _count;
+
+        public JoinCounter(LaharsubTestServer server)
+        {
+            var meters = server.Services.GetRequiredService<IMeterFactory>();
+            _listener.InstrumentPublished = (instrument, listener) =>
+            {
+                if (instrument.Name == "laharsub.presence.joins" && ReferenceEquals(instrument.Meter.Scope, meters))
+                {
+                    listener.EnableMeasurementEvents(instrument);
+                }
+            };
+            _listener.SetMeasurementEventCallback<long>((_, value, _, _) => Interlocked.Add(ref _count, value));
+            _listener.Start();
+        }
+
+        public long Count => Interlocked.Read(ref _count);
+
+        public void Dispose() => _listener.Dispose();
     }
 
     private JsonElement ReadRun(string name) => JsonDocument.Parse(File.ReadAllText(Path.Combine(_out, name + ".json"))).RootElement;

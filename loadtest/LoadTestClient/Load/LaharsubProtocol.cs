@@ -1,5 +1,6 @@
 using System.Buffers;
 using System.Buffers.Text;
+using System.Globalization;
 using System.Text;
 using System.Text.Json;
 using Laharsub.LoadTestClient.Measurement;
@@ -38,20 +39,24 @@ internal sealed class LaharsubProtocol(LoadPlan plan) : TargetProtocol
         throw new JsonException("The publish answer has no messageId.");
     }
 
-    public override IPollWire CreatePollWire(IReadOnlyList<DeliveryVerifier> topics) => new Wire(topics, plan.PollTimeoutSeconds, plan.Format, plan.ConflateMilliseconds);
+    public override IPollWire CreatePollWire(IReadOnlyList<DeliveryVerifier> topics, int client = 0) => new Wire(topics, plan.PollTimeoutSeconds, plan.Format, QuerySuffix(client));
 
-    public override IEventStreamWire CreateEventStreamWire(IReadOnlyList<DeliveryVerifier> topics) => new EventStreamWire(topics, plan.ConflateMilliseconds);
+    public override IEventStreamWire CreateEventStreamWire(IReadOnlyList<DeliveryVerifier> topics, int client = 0) => new EventStreamWire(topics, QuerySuffix(client));
 
-    public override IWebSocketWire CreateWebSocketWire(IReadOnlyList<DeliveryVerifier> topics) => new SocketWire(topics, plan.ConflateMilliseconds);
+    public override IWebSocketWire CreateWebSocketWire(IReadOnlyList<DeliveryVerifier> topics, int client = 0) => new SocketWire(topics, QuerySuffix(client));
+
+    /// <summary>
+    /// What every subscription of <paramref name="client"/> adds after its topics: <c>&amp;conflate=MS</c> when the run
+    /// asks for conflation, and <c>&amp;client=lt{client}</c> when it measures presence (each client a member).
+    /// </summary>
+    private byte[] QuerySuffix(int client) => Encoding.ASCII.GetBytes(
+        (plan.ConflateMilliseconds == 0 ? "" : "&conflate=" + plan.ConflateMilliseconds.ToString(CultureInfo.InvariantCulture))
+        + (plan.Presence ? "&client=lt" + client.ToString(CultureInfo.InvariantCulture) : ""));
 
     /// <summary>
     /// <c>topics=14:3~9f3c0a1b2c3d4e5f,15:9</c>: every subscribed topic with its cursor and, once the
     /// server has named it, its epoch. A stream (re)opened with it resumes exactly where the client is.
     /// </summary>
-    /// <summary><c>&amp;conflate=MS</c> when the run asks for conflation, nothing otherwise.</summary>
-    internal static bool TryWriteConflation(Span<byte> destination, ref int written, int conflateMilliseconds) =>
-        conflateMilliseconds == 0 || (Append(destination, ref written, "&conflate="u8) && Append(destination, ref written, conflateMilliseconds));
-
     internal static bool TryWriteTopics(Span<byte> destination, ref int written, IReadOnlyList<DeliveryVerifier> topics)
     {
         if (!Append(destination, ref written, "topics="u8))
@@ -100,7 +105,7 @@ internal sealed class LaharsubProtocol(LoadPlan plan) : TargetProtocol
     /// an <c>event: notice</c>. The events' ids (the stream's cursors) are not needed: the client keeps
     /// the same cursors itself and reopens the stream with them in the query.
     /// </summary>
-    private sealed class EventStreamWire(IReadOnlyList<DeliveryVerifier> topics, int conflateMilliseconds) : IEventStreamWire
+    private sealed class EventStreamWire(IReadOnlyList<DeliveryVerifier> topics, byte[] querySuffix) : IEventStreamWire
     {
         private byte[] _scratch = new byte[64];
 
@@ -109,7 +114,7 @@ internal sealed class LaharsubProtocol(LoadPlan plan) : TargetProtocol
         public bool TryWriteQuery(Span<byte> destination, out int written)
         {
             written = 0;
-            return TryWriteTopics(destination, ref written, topics) && TryWriteConflation(destination, ref written, conflateMilliseconds);
+            return TryWriteTopics(destination, ref written, topics) && Append(destination, ref written, querySuffix);
         }
 
         public bool TryWriteHeaders(Span<byte> destination, out int written)
@@ -145,7 +150,7 @@ internal sealed class LaharsubProtocol(LoadPlan plan) : TargetProtocol
     /// <c>message</c> or <c>notice</c> frame each; <c>publish</c> frames are answered <c>published</c>
     /// or <c>problem</c>, in the order they were sent.
     /// </summary>
-    private sealed class SocketWire(IReadOnlyList<DeliveryVerifier> topics, int conflateMilliseconds) : IWebSocketWire
+    private sealed class SocketWire(IReadOnlyList<DeliveryVerifier> topics, byte[] querySuffix) : IWebSocketWire
     {
         private byte[] _scratch = new byte[64];
 
@@ -157,7 +162,7 @@ internal sealed class LaharsubProtocol(LoadPlan plan) : TargetProtocol
         {
             var query = new byte[64 + topics.Count * 64];
             var written = 0;
-            while (!TryWriteTopics(query, ref written, topics) || !TryWriteConflation(query, ref written, conflateMilliseconds))
+            while (!TryWriteTopics(query, ref written, topics) || !Append(query, ref written, querySuffix))
             {
                 query = new byte[query.Length * 2];
                 written = 0;
@@ -302,7 +307,7 @@ internal sealed class LaharsubProtocol(LoadPlan plan) : TargetProtocol
     /// <c>timeout=30&amp;topics=14:3~9f3c0a1b2c3d4e5f,15:9</c>: every subscribed topic with its cursor and,
     /// once an answer has named it, its epoch, in the compact form (as the .NET client sends them).
     /// </summary>
-    private sealed class Wire(IReadOnlyList<DeliveryVerifier> topics, int pollTimeoutSeconds, WireFormatKind format, int conflateMilliseconds) : IPollWire
+    private sealed class Wire(IReadOnlyList<DeliveryVerifier> topics, int pollTimeoutSeconds, WireFormatKind format, byte[] querySuffix) : IPollWire
     {
         private byte[] _scratch = new byte[64];
 
@@ -315,7 +320,7 @@ internal sealed class LaharsubProtocol(LoadPlan plan) : TargetProtocol
             written = 0;
             return Append(destination, ref written, "timeout="u8) && Append(destination, ref written, pollTimeoutSeconds)
                 && Append(destination, ref written, "&"u8) && TryWriteTopics(destination, ref written, topics)
-                && TryWriteConflation(destination, ref written, conflateMilliseconds);
+                && Append(destination, ref written, querySuffix);
         }
 
         public bool TryWriteHeaders(Span<byte> destination, out int written)

@@ -56,7 +56,7 @@ internal sealed class LoadEngine : IDisposable
             // Interleave the publishers of one topic across the interval rather than bunching them.
             var slot = (long)(g % plan.ClientsPerTopic) * plan.TopicIds.Length + home;
             var publishes = g % plan.ClientsPerTopic < plan.PublishersOfEachTopic;
-            _clients[g - plan.FirstClient] = new SimulatedClient(this, plan.ApiAddressFor(g), plan.TopicIds[home], subscribed,
+            _clients[g - plan.FirstClient] = new SimulatedClient(this, g, plan.ApiAddressFor(g), plan.TopicIds[home], subscribed,
                 publishes ? slot * interval / plan.TotalPublishers : 0, publishes);
         }
     }

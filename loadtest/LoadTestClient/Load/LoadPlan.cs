@@ -36,6 +36,19 @@ internal sealed record LoadPlan
     /// <summary>How the clients receive: long polls, a Server-Sent Events stream or a WebSocket each.</summary>
     public TransportKind Transport { get; init; } = TransportKind.LongPoll;
 
+    /// <summary>
+    /// With a stream <see cref="Transport"/>: the percentage of clients that long poll instead, spread evenly
+    /// (every fifth client at 20), so that one run mixes both; 0 (the default) for none.
+    /// </summary>
+    public int LongPollPercent { get; init; }
+
+    /// <summary>How client <paramref name="client"/> receives: every client of the run the same way, except the <see cref="LongPollPercent"/>.</summary>
+    public TransportKind TransportOf(int client) =>
+        LongPollPercent > 0 && (long)(client + 1) * LongPollPercent / 100 > (long)client * LongPollPercent / 100 ? TransportKind.LongPoll : Transport;
+
+    /// <summary>Laharsub only: topics are created with presence and each client subscribes as a member (<c>client=lt{g}</c>).</summary>
+    public bool Presence { get; init; }
+
     /// <summary>nchan only: channel names are this prefix and the topic id, fresh for each run.</summary>
     public string ChannelPrefix { get; init; } = "";
 

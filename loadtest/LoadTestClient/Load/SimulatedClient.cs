@@ -23,7 +23,7 @@ internal sealed class SimulatedClient : IPollResponseSink, IRawPollHandler, IEve
     private readonly SocketSubscriber? _socket;
     private long _receivedAt;
 
-    public SimulatedClient(LoadEngine engine, Uri apiAddress, long homeTopicId, IReadOnlyList<long> subscribedTopicIds, long phaseMicroseconds, bool publishes = true)
+    public SimulatedClient(LoadEngine engine, int client, Uri apiAddress, long homeTopicId, IReadOnlyList<long> subscribedTopicIds, long phaseMicroseconds, bool publishes = true)
     {
         _engine = engine;
         HomeTopicId = homeTopicId;
@@ -33,23 +33,27 @@ internal sealed class SimulatedClient : IPollResponseSink, IRawPollHandler, IEve
         Publishes = publishes;
         _topics = subscribedTopicIds.Select(id => new DeliveryVerifier(id, engine.Protocol.ConsecutiveMessageIds)).ToArray();
         _byTopicId = _topics.Length > 4 ? _topics.ToDictionary(t => t.TopicId) : null;
-        _wire = engine.Protocol.CreatePollWire(_topics);
+        _wire = engine.Protocol.CreatePollWire(_topics, client);
         var subscriptionAddress = engine.Protocol.PollAddressAt(apiAddress);
-        switch (engine.Plan.Transport)
+        Transport = engine.Plan.TransportOf(client);
+        switch (Transport)
         {
             case TransportKind.Sse:
-                _eventWire = engine.Protocol.CreateEventStreamWire(_topics);
+                _eventWire = engine.Protocol.CreateEventStreamWire(_topics, client);
                 _eventStream = new RawEventStream(engine.Http, subscriptionAddress);
                 break;
             case TransportKind.WebSocket:
-                _socket = new SocketSubscriber(engine.Http, subscriptionAddress, engine.Protocol.CreateWebSocketWire(_topics), this);
-                PublishSocket = Transports.PublishesOnSocket(engine.Plan.Target, engine.Plan.Transport) ? _socket : null;
+                _socket = new SocketSubscriber(engine.Http, subscriptionAddress, engine.Protocol.CreateWebSocketWire(_topics, client), this);
+                PublishSocket = Transports.PublishesOnSocket(engine.Plan.Target, Transport) ? _socket : null;
                 break;
             default:
                 _poller = new RawPoller(engine.Http, subscriptionAddress, _wire.Accept);
                 break;
         }
     }
+
+    /// <summary>How this client receives (the run's transport, or long poll for its share of long pollers).</summary>
+    public TransportKind Transport { get; }
 
     public long HomeTopicId { get; }
     public Uri PublishUri { get; }

@@ -60,14 +60,14 @@ internal abstract class TargetProtocol
     /// </summary>
     public abstract long ReadPublishedId(ReadOnlySpan<byte> answer);
 
-    /// <summary>One client's poll requests and the reading of their answers.</summary>
-    public abstract IPollWire CreatePollWire(IReadOnlyList<Measurement.DeliveryVerifier> topics);
+    /// <summary>Client <paramref name="client"/>'s poll requests and the reading of their answers.</summary>
+    public abstract IPollWire CreatePollWire(IReadOnlyList<Measurement.DeliveryVerifier> topics, int client = 0);
 
-    /// <summary>One client's Server-Sent Events stream (<c>--transport sse</c>): its request and the reading of its events.</summary>
-    public abstract IEventStreamWire CreateEventStreamWire(IReadOnlyList<Measurement.DeliveryVerifier> topics);
+    /// <summary>Client <paramref name="client"/>'s Server-Sent Events stream (<c>--transport sse</c>): its request and the reading of its events.</summary>
+    public abstract IEventStreamWire CreateEventStreamWire(IReadOnlyList<Measurement.DeliveryVerifier> topics, int client = 0);
 
-    /// <summary>One client's WebSocket (<c>--transport websocket</c>): its address and the reading of its frames.</summary>
-    public abstract IWebSocketWire CreateWebSocketWire(IReadOnlyList<Measurement.DeliveryVerifier> topics);
+    /// <summary>Client <paramref name="client"/>'s WebSocket (<c>--transport websocket</c>): its address and the reading of its frames.</summary>
+    public abstract IWebSocketWire CreateWebSocketWire(IReadOnlyList<Measurement.DeliveryVerifier> topics, int client = 0);
 }
 
 /// <summary>What a stream's event or frame meant for the stream itself, beyond the deliveries it held.</summary>

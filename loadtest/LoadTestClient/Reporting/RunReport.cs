@@ -46,6 +46,12 @@ internal sealed record RunReport
     /// <summary>How the clients received: longpoll, sse or websocket.</summary>
     public string Transport { get; init; } = "longpoll";
 
+    /// <summary>With a stream transport, the percentage of clients that long polled instead.</summary>
+    public int LongPollPercent { get; init; }
+
+    /// <summary>Whether the topics had presence and every client subscribed as a member.</summary>
+    public bool Presence { get; init; }
+
     /// <summary>Where publishes went: http (REST requests) or websocket (each client's own socket).</summary>
     public string PublishVia { get; init; } = "http";
     public required double WarmupSeconds { get; init; }
