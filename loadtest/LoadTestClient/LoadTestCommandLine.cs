@@ -200,8 +200,8 @@ internal sealed class LoadTestCommandLine
 
     public Option<string> Redis { get; } = new("--redis")
     {
-        HelpName = "HOST:PORT",
-        Description = "With --servers: use this Redis instead of a private one (each run uses a key prefix of its own).",
+        HelpName = "HOST:PORT[,OPTIONS]",
+        Description = "With --servers: use this Redis instead of a private one (each run uses a key prefix of its own); StackExchange.Redis options may follow, e.g. 127.0.0.1:7101,asyncTimeout=30000.",
         CustomParser = result => ParseRedis(result, result.Tokens[0].Value),
     };
 
@@ -381,10 +381,12 @@ internal sealed class LoadTestCommandLine
 
     private static string ParseRedis(ArgumentResult result, string text)
     {
-        var colon = text.LastIndexOf(':');
-        return colon > 0 && int.TryParse(text.AsSpan(colon + 1), NumberStyles.None, CultureInfo.InvariantCulture, out var port) && port is >= 1 and <= 65535
+        // HOST:PORT first; StackExchange.Redis options may follow it (127.0.0.1:7101,asyncTimeout=30000).
+        var endpoint = text.Split(',')[0];
+        var colon = endpoint.LastIndexOf(':');
+        return colon > 0 && int.TryParse(endpoint.AsSpan(colon + 1), NumberStyles.None, CultureInfo.InvariantCulture, out var port) && port is >= 1 and <= 65535
             ? text
-            : Refuse<string>(result, $"--redis '{text}' is not HOST:PORT, e.g. --redis 127.0.0.1:6379.");
+            : Refuse<string>(result, $"--redis '{text}' is not HOST:PORT (optionally followed by StackExchange.Redis options), e.g. --redis 127.0.0.1:6379 or --redis 127.0.0.1:7101,asyncTimeout=30000.");
     }
 
     private static Dictionary<string, string> ParseEnvironment(ArgumentResult result)

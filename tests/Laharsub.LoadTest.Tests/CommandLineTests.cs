@@ -41,7 +41,7 @@ public sealed class CommandLineTests
     [InlineData("--servers 17", "--servers '17' is out of range")]
     [InlineData("--servers", "Option --servers needs a value, e.g. --servers 2")]
     [InlineData("--redis 127.0.0.1:6379", "--redis names the Redis that the servers started with --servers share; add --servers N")]
-    [InlineData("--servers 2 --redis localhost", "--redis 'localhost' is not HOST:PORT, e.g. --redis 127.0.0.1:6379")]
+    [InlineData("--servers 2 --redis localhost", "--redis 'localhost' is not HOST:PORT (optionally followed by StackExchange.Redis options)")]
     [InlineData("--servers 2 --redis localhost:99999", "--redis 'localhost:99999' is not HOST:PORT")]
     [InlineData("--servers 2 --url http://127.0.0.1:1/", "Give either --servers N (this tool starts N servers on one Redis) or --url URL")]
     [InlineData("--servers 2 --target nchan", "--servers starts Laharsub servers on Redis; it cannot be combined with --target nchan, --target floor or --compare")]
@@ -276,7 +276,7 @@ public sealed class CommandLineTests
         Assert.Contains("--compare <T,T>", help);
         Assert.Contains("--find-max", help);
         Assert.Contains("--servers <N>", help);
-        Assert.Contains("--redis <HOST:PORT>", help);
+        Assert.Contains("--redis <HOST:PORT[,OPTIONS]>", help);
         Assert.Contains("--transport <longpoll|sse|websocket>", help);
         Assert.Contains("Against nchan, publishes stay REST (POST /pub) on every transport", System.Text.RegularExpressions.Regex.Replace(help, @"\s+", " "));
         Assert.Contains("--compare laharsub,nchan --transport sse", help);

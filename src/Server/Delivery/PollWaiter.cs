@@ -37,6 +37,10 @@ internal sealed class PollWaiter : IValueTaskSource
     /// </summary>
     private long _inlineWake;
 
+    // 1 once a topic has signalled this waiter since it last registered (Signal, SignalInline): its registrations
+    // may be unlinked, so its wait cannot go on without registering again. See ReopenUnlessSignaled.
+    private int _signaled;
+
     public PollWaiter(int topicCount)
     {
         Registrations = new Registration[topicCount];
@@ -83,8 +87,45 @@ internal sealed class PollWaiter : IValueTaskSource
     /// <summary>Completes when woken; awaited at most once per <see cref="Open"/>.</summary>
     public ValueTask WaitAsync() => new(this, _core.Version);
 
-    /// <summary>Wakes the wait; its continuation runs on the thread pool.</summary>
+    /// <summary>Wakes the wait; its continuation runs on the thread pool. For the wait's own causes (its timer, the client gone, stopping).</summary>
     public void Wake() => WakeCore(inline: false);
+
+    /// <summary>A topic's signal (<see cref="TopicSignals"/>): marks the waiter signalled, then wakes it as <see cref="Wake"/> does.</summary>
+    public void Signal()
+    {
+        // A full fence between the mark and WakeCore's read of the state, mirroring ReopenUnlessSignaled's.
+        Interlocked.Exchange(ref _signaled, 1);
+        WakeCore(inline: false);
+    }
+
+    /// <summary>A topic's signal, woken as <see cref="WakeInline"/> does.</summary>
+    public void SignalInline()
+    {
+        Interlocked.Exchange(ref _signaled, 1);
+        WakeCore(inline: true);
+    }
+
+    /// <summary>Whether a topic signalled since <see cref="ForgetSignals"/>.</summary>
+    public bool WasSignaled => Volatile.Read(ref _signaled) != 0;
+
+    /// <summary>Called before registering on the topics: from now on a topic's signal marks the waiter.</summary>
+    public void ForgetSignals() => Volatile.Write(ref _signaled, 0);
+
+    /// <summary>
+    /// Ends the wait and starts another on the same registrations, unless a topic has signalled since they were
+    /// made (then it returns false, and the caller registers again and reads). Without a signal every registration
+    /// still stands, so nothing the wait follows has changed since it registered, and a quiet interval (a
+    /// stream's heartbeat) costs no read.
+    /// </summary>
+    public bool ReopenUnlessSignaled()
+    {
+        Close();
+        Open();
+        // Waiting is published before the mark is read, as Signal marks before it reads the state: of a signal
+        // racing this, either this sees its mark or its wake sees this wait.
+        Interlocked.MemoryBarrier();
+        return Volatile.Read(ref _signaled) == 0;
+    }
 
     /// <summary>
     /// Wakes the wait and runs its continuation (the subscription's read and delivery, up to its next wait) on

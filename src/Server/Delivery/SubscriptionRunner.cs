@@ -118,9 +118,30 @@ internal sealed partial class SubscriptionRunner(ILaharsubStore store, TopicSign
                 }
                 if (result is null && wait.Ended == WaitEnd.None)
                 {
-                    using (wait.Arm(run.Waiter, run.Timer))
+                    while (true)
                     {
-                        await run.Waiter.WaitAsync().ConfigureAwait(false);
+                        using (wait.Arm(run.Waiter, run.Timer))
+                        {
+                            await run.Waiter.WaitAsync().ConfigureAwait(false);
+                        }
+                        // A quiet interval: no topic signalled, so nothing changed since the last read and every
+                        // registration stands. The sink ends the poll (204) or writes a heartbeat without a read, and
+                        // a stream waits on, registered; on Redis a read is a script, and idle streams' heartbeats were most of them.
+                        if (wait.Ended != WaitEnd.TimedOut || run.Waiter.WasSignaled)
+                        {
+                            break;
+                        }
+                        inSink = true;
+                        if (!await sink.WaitEndedAsync(WaitEnd.TimedOut).ConfigureAwait(false))
+                        {
+                            return;
+                        }
+                        inSink = false;
+                        wait = wait.Restarted();
+                        if (!run.Waiter.ReopenUnlessSignaled())
+                        {
+                            break;
+                        }
                     }
                     Unregister(run);
                     registered = false;
@@ -230,6 +251,7 @@ internal sealed partial class SubscriptionRunner(ILaharsubStore store, TopicSign
 
     private void Register(RunState poll)
     {
+        poll.Waiter.ForgetSignals();
         poll.Waiter.Open();
         for (var i = 0; i < poll.Count; i++)
         {

@@ -95,11 +95,11 @@ internal sealed class TopicSignals : ITopicSignals
         var queued = Math.Max(0, count - inlineWakes);
         foreach (var waiter in woken.AsSpan(0, queued))
         {
-            waiter.Wake();
+            waiter.Signal();
         }
         foreach (var waiter in woken.AsSpan(queued, count - queued))
         {
-            waiter.WakeInline();
+            waiter.SignalInline();
         }
         ArrayPool<PollWaiter>.Shared.Return(woken, clearArray: true);
     }
