@@ -127,7 +127,7 @@ internal sealed partial class SubscriptionRunner(ILaharsubStore store, TopicSign
                         // A quiet interval: no topic signalled, so nothing changed since the last read and every
                         // registration stands. The sink ends the poll (204) or writes a heartbeat without a read, and
                         // a stream waits on, registered; on Redis a read is a script, and idle streams' heartbeats were most of them.
-                        if (wait.Ended != WaitEnd.TimedOut || run.Waiter.WasSignaled)
+                        if (wait.Ended is not (WaitEnd.TimedOut or WaitEnd.None) || !wait.IsDue || run.Waiter.WasSignaled)
                         {
                             break;
                         }

@@ -43,6 +43,14 @@ internal readonly struct SubscriptionWait
         : !IsEndless && Remaining <= TimeSpan.Zero ? WaitEnd.TimedOut
         : WaitEnd.None;
 
+    /// <summary>
+    /// Whether the interval has passed, or so nearly that its timer, woken by a clock coarser than this
+    /// one (Linux's timer ticks run up to a few milliseconds ahead of the precise clock), meant it to.
+    /// </summary>
+    public bool IsDue => !IsEndless && Remaining <= TimeSpan.FromTicks(Math.Min(TimerSlack.Ticks, Timeout.Ticks / 10));
+
+    private static readonly TimeSpan TimerSlack = TimeSpan.FromMilliseconds(20);
+
     /// <summary>The same wait, its interval counted from now (a stream's next heartbeat).</summary>
     public SubscriptionWait Restarted() => new(Timeout, _clock, ClientGone, Stopping);
 
