@@ -18,6 +18,7 @@ namespace Laharsub.Server.Redis;
 /// <c>era</c> (hash: the replication id of the primary that wrote the bucket's history, and a generation,
 /// see <c>era_gen</c>), <c>t:{id}</c> (hash: epoch, created, last, bytes, body) and <c>t:{id}:m</c> (list of
 /// messages, oldest first); changes are announced on the bucket's shard channel <c>changes</c> (SPUBLISH).
+/// Presence adds <c>presence</c>/<c>presenceOf</c> to the hash and three keys per bucket (<see cref="RedisPresenceScripts"/>).
 /// Topic ids come from one counter, <c>{prefix}{0}topic-ids</c>, so they grow in creation order. Every
 /// script declares the keys it touches in KEYS. A key prefix that holds a hash tag itself puts every
 /// bucket in one slot.
