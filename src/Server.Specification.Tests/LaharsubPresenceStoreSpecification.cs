@@ -44,18 +44,7 @@ public abstract class LaharsubPresenceStoreSpecification : IAsyncLifetime
     /// <summary>Runs after each fact: disposes the stores it created. An override that frees more calls this too.</summary>
     public virtual async Task DisposeAsync()
     {
-        foreach (var store in _stores.Distinct())
-        {
-            switch (store)
-            {
-                case IAsyncDisposable asyncDisposable:
-                    await asyncDisposable.DisposeAsync().ConfigureAwait(false);
-                    break;
-                case IDisposable disposable:
-                    disposable.Dispose();
-                    break;
-            }
-        }
+        await CreatedStores.DisposeAsync(_stores.Distinct()).ConfigureAwait(false);
         _stores.Clear();
     }
 
