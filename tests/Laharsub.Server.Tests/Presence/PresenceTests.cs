@@ -1,5 +1,8 @@
 using System.Net;
+using System.Reflection;
 using System.Text;
+using Laharsub.Server.Storage;
+using Laharsub.Server.Storage.InMemory;
 using Laharsub.Server.Tests.Support;
 using Laharsub.Testing;
 using Microsoft.Extensions.DependencyInjection;
@@ -159,6 +162,39 @@ public sealed class PresenceTests
         Assert.Equal((3, "adam,mia", "mia"), (first.Occupancy, string.Join(",", first.Members.Select(m => m.Member)), first.Next));
         var second = await client.MembersAsync(topic, "?limit=2&after=mia");
         Assert.Equal(("zoe", (string?)null), (string.Join(",", second.Members.Select(m => m.Member)), second.Next));
+    }
+
+    [Fact]
+    public async Task AStoreWithoutPresenceRefusesATopicWithPresenceNamingItAndCreatesNothing()
+    {
+        await using var server = await LaharsubTestServer.StartAsync(services: s =>
+            s.AddSingleton(provider => WithoutPresence.Over(ActivatorUtilities.CreateInstance<InMemoryStore>(provider))));
+        using var client = server.CreateClient();
+        Assert.False(server.Store is IPresenceStore, "the store under test must not keep presence");
+
+        var (status, problem) = await client.SendForProblemAsync(new HttpRequestMessage(HttpMethod.Post, "topics")
+        {
+            Content = new StringContent("""{"presence":true}""", Encoding.UTF8, "application/json"),
+        });
+
+        Assert.Equal(HttpStatusCode.BadRequest, status);
+        Assert.True(problem.GetProperty("errors").TryGetProperty("presence", out _), problem.ToString());
+        Assert.Equal(0, (await server.Store.GetStatisticsAsync()).TopicCount);
+    }
+
+    /// <summary>An <see cref="ILaharsubStore"/> that forwards to another and implements nothing else, so no <see cref="IPresenceStore"/>.</summary>
+    public class WithoutPresence : DispatchProxy
+    {
+        private ILaharsubStore? _inner;
+
+        public static ILaharsubStore Over(ILaharsubStore inner)
+        {
+            var proxy = Create<ILaharsubStore, WithoutPresence>();
+            ((WithoutPresence)(object)proxy)._inner = inner;
+            return proxy;
+        }
+
+        protected override object? Invoke(MethodInfo? targetMethod, object?[]? args) => targetMethod!.Invoke(_inner, args);
     }
 
     [Theory]
