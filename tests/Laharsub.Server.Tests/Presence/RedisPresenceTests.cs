@@ -5,6 +5,7 @@ using Laharsub.Server.Tests.Support;
 using Laharsub.Testing;
 using Microsoft.Extensions.DependencyInjection;
 using Microsoft.Extensions.Time.Testing;
+using Xunit.Abstractions;
 
 namespace Laharsub.Server.Tests.Presence;
 
@@ -13,7 +14,7 @@ namespace Laharsub.Server.Tests.Presence;
 /// instance is seen joining and leaving by a subscriber of the companion topic on another, and the members
 /// of an instance killed with SIGKILL leave after the grace period, announced by the instance that is left.
 /// </summary>
-public sealed class RedisPresenceTests
+public sealed class RedisPresenceTests(ITestOutputHelper output)
 {
     private static readonly TimeSpan Grace = TimeSpan.FromSeconds(15);
 
@@ -82,6 +83,7 @@ public sealed class RedisPresenceTests
         // Grace (2 s) + a sweep interval + a wide margin for a loaded machine; the poll itself waits at most 30 s.
         var left = await leaving.WaitAsync(TimeSpan.FromSeconds(40));
         var after = DateTimeOffset.UtcNow - killedAt;
+        output.WriteLine($"alice's leave came {after.TotalSeconds:F1} s after the SIGKILL (grace 2 s, sweep every 0.5 s)");
         Assert.Equal(("leave", "alice", 0), PresenceClient.Event(Assert.Single(left.Messages)));
         Assert.True(after < TimeSpan.FromSeconds(30), $"the leave came {after} after the kill");
         Assert.Empty((await onB.MembersAsync(topic)).Members);
