@@ -56,3 +56,33 @@ public sealed class RedisClusterPresenceSpecificationTests(RedisClusterFixture c
 {
     protected override string Configuration => cluster.Cluster.Configuration;
 }
+
+/// <summary>
+/// How a topic with presence gets its ids on Redis (docs/scale-out.md, "Presence on Redis"): a pair reserved
+/// together, the companion Buckets after the topic in the same bucket, and a counter that went back (a
+/// failover) skips the pairs that are taken rather than overwriting them.
+/// </summary>
+public sealed class RedisPresenceIdTests(RedisStoreSpecificationTests.PrivateRedis redis) : IClassFixture<RedisStoreSpecificationTests.PrivateRedis>
+{
+    private static readonly TimeSpan Bound = TimeSpan.FromSeconds(15);
+
+    [Fact]
+    public async Task ACompanionSharesItsTopicsBucketAndACounterThatWentBackSkipsTakenIds()
+    {
+        var prefix = $"ids-{Guid.NewGuid():N}:";
+        await using var handle = RedisStores.Create(redis.Server.Configuration, prefix, new LaharsubStoreOptions(), new NoSignals(), o => o.Buckets = 3);
+        var store = (IPresenceStore)handle.Store;
+        var first = await store.CreateTopicWithPresenceAsync("first").AsTask().WaitAsync(Bound);
+        await store.RenewAsync(first!.TopicId, "alice", null, DateTimeOffset.UtcNow.AddMinutes(1)).AsTask().WaitAsync(Bound);
+
+        await RedisCli.RunAsync(Bound, "-p", redis.Server.Port.ToString(System.Globalization.CultureInfo.InvariantCulture), "SET", prefix + "{0}topic-ids", "0");
+        var second = await store.CreateTopicWithPresenceAsync("second").AsTask().WaitAsync(Bound);
+
+        Assert.Equal((1L, (long?)4L), (first.TopicId, first.PresenceTopicId));
+        Assert.Equal((5L, (long?)8L), (second!.TopicId, second.PresenceTopicId));
+        var kept = await handle.Store.GetTopicAsync(first.TopicId).AsTask().WaitAsync(Bound);
+        Assert.Equal(("first", (long?)4L), (kept!.Label, kept.PresenceTopicId));
+        Assert.Equal(1, (await store.ListMembersAsync(first.TopicId, null, 10).AsTask().WaitAsync(Bound))!.Occupancy);
+        Assert.Equal(0, (await store.ListMembersAsync(second.TopicId, null, 10).AsTask().WaitAsync(Bound))!.Occupancy);
+    }
+}
