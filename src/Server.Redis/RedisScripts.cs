@@ -18,6 +18,7 @@ namespace Laharsub.Server.Redis;
 /// <c>era</c> (hash: the replication id of the primary that wrote the bucket's history, and a generation,
 /// see <c>era_gen</c>), <c>t:{id}</c> (hash: epoch, created, last, bytes, body) and <c>t:{id}:m</c> (list of
 /// messages, oldest first); changes are announced on the bucket's shard channel <c>changes</c> (SPUBLISH).
+/// Presence adds <c>presence</c>/<c>presenceOf</c> to the hash and three keys per bucket (<see cref="RedisPresenceScripts"/>).
 /// Topic ids come from one counter, <c>{prefix}{0}topic-ids</c>, so they grow in creation order. Every
 /// script declares the keys it touches in KEYS. A key prefix that holds a hash tag itself puts every
 /// bucket in one slot.
@@ -31,7 +32,7 @@ namespace Laharsub.Server.Redis;
 internal static class RedisScripts
 {
     /// <summary>Functions every script shares: the clock, the trimming of expired messages, and the era of a bucket's history.</summary>
-    private const string Common = """
+    internal const string Common = """
         local function now_ms()
           local t = redis.call('TIME')
           return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
@@ -127,15 +128,17 @@ internal static class RedisScripts
 
     /// <summary>
     /// KEYS: meta, msgs, retained, expiry, used, era. ARGV: if-epoch ('' for any), content type, body, max messages
-    /// per topic, max retained bytes of the bucket, ttl ms, topic id, shard channel, track use (1/0), traceparent ('' for none).
+    /// per topic, max retained bytes of the bucket, ttl ms, topic id, shard channel, track use (1/0), traceparent ('' for none),
+    /// presence event (1: the server's event to a companion topic, 0: a client's publish, which a companion refuses).
     /// Returns {id, epoch} when published, {0} when the topic does not exist, {-1, epoch} on another epoch,
-    /// {-2, ms until room} when full.
+    /// {-2, ms until room} when full, {-4} when a client publishes to a presence companion topic.
     /// </summary>
     public const string Publish = Common + """
-        local stored = redis.call('HGET', KEYS[1], 'epoch')
-        if not stored then return {0} end
-        local epoch = era_epoch(stored, era_gen(KEYS[6]))
+        local stored = redis.call('HMGET', KEYS[1], 'epoch', 'presenceOf')
+        if not stored[1] then return {0} end
+        local epoch = era_epoch(stored[1], era_gen(KEYS[6]))
         if ARGV[1] ~= '' and ARGV[1] ~= epoch then return {-1, epoch} end
+        if stored[2] and ARGV[11] ~= '1' then return {-4} end
         local now = now_ms()
         local ttl = tonumber(ARGV[6])
         trim(ARGV[7], KEYS[1], KEYS[2], KEYS[3], KEYS[4], now - ttl, ttl)
@@ -161,7 +164,7 @@ internal static class RedisScripts
     /// fingerprint ('' without a key), key lifetime ms, then id and if-epoch ('' for any) of each topic.
     /// Returns {1, id, epoch, ...} when published, {2, 'id epoch ...'} replaying the key's answer, {-11} when
     /// the key came with another fingerprint, {-3, status, epoch, ...} when topics refuse (status 0 missing,
-    /// -1 another epoch, 1 would take it), {-2, ms until room} when full. The key holds the fingerprint, a
+    /// -1 another epoch, -4 a presence companion topic, 1 would take it), {-2, ms until room} when full. The key holds the fingerprint, a
     /// line feed and the answer, and expires by itself.
     /// </summary>
     public const string PublishMany = Common + """
@@ -178,13 +181,16 @@ internal static class RedisScripts
         local n = (#KEYS - 5) / 2
         local epochs, statuses, refused = {}, {}, false
         for i = 1, n do
-          local epoch = redis.call('HGET', KEYS[4 + 2 * i], 'epoch')
+          local stored = redis.call('HMGET', KEYS[4 + 2 * i], 'epoch', 'presenceOf')
+          local epoch = stored[1]
           local wanted = ARGV[9 + 2 * i]
           if epoch then epoch = era_epoch(epoch, gen) end
           if not epoch then
             statuses[i], epochs[i], refused = 0, '', true
           elseif wanted ~= '' and wanted ~= epoch then
             statuses[i], epochs[i], refused = -1, epoch, true
+          elseif stored[2] then
+            statuses[i], epochs[i], refused = -4, epoch, true
           else
             statuses[i], epochs[i] = 1, epoch
           end
@@ -260,16 +266,17 @@ internal static class RedisScripts
 
     /// <summary>
     /// KEYS: meta, msgs, retained, expiry, (used: not touched, a look is not a use), era. ARGV: ttl ms, topic id.
-    /// Returns nil when the topic does not exist, else {epoch, created, last, retained messages, body bytes, label ('' for none)}.
+    /// Returns nil when the topic does not exist, else {epoch, created, last, retained messages, body bytes, label ('' for none),
+    /// companion topic id (0 for none), id of the topic a companion belongs to (0 for none)}.
     /// Also what the sweep runs to trim a topic whose oldest message expired.
     /// </summary>
     public const string Info = Common + """
-        local meta = redis.call('HMGET', KEYS[1], 'epoch', 'created', 'last')
+        local meta = redis.call('HMGET', KEYS[1], 'epoch', 'created', 'last', 'label', 'presence', 'presenceOf')
         if not meta[1] then return nil end
         local ttl = tonumber(ARGV[1])
         local len = trim(ARGV[2], KEYS[1], KEYS[2], KEYS[3], KEYS[4], now_ms() - ttl, ttl)
         return {era_epoch(meta[1], redis.call('HGET', KEYS[6], 'gen')), tonumber(meta[2]), tonumber(meta[3]), len,
-          tonumber(redis.call('HGET', KEYS[1], 'body')), redis.call('HGET', KEYS[1], 'label') or ''}
+          tonumber(redis.call('HGET', KEYS[1], 'body')), meta[4] or '', tonumber(meta[5] or '0'), tonumber(meta[6] or '0')}
         """;
 
     /// <summary>KEYS: topics (of one bucket). ARGV: after id, limit. Returns the ids of up to limit topics of the bucket after the given id.</summary>
@@ -278,23 +285,51 @@ internal static class RedisScripts
         """;
 
     /// <summary>
-    /// KEYS: topics, meta, msgs, retained, expiry, used. ARGV: topic id, shard channel, idle ms (0: delete in any
-    /// case; else only if the topic is still unused that long, for the idle sweep). Removes the topic, its
-    /// messages and their bytes, and announces it. Returns 1 when deleted, 0 when there was no such topic (or it was used meanwhile).
+    /// KEYS: topics, meta, msgs, retained, expiry, used, then the companion topic's meta and msgs and the bucket's
+    /// presence members, expiry and data (<see cref="RedisPresenceScripts"/>). ARGV: topic id, shard channel, idle ms
+    /// (0: delete in any case; else only if the topic is still unused that long, for the idle sweep), the id the
+    /// topic's companion would have (id + Buckets). Removes the topic, its messages and their bytes, and announces
+    /// it; a topic with presence takes its companion and its members along, without events, and the idle sweep
+    /// never deletes a companion on its own (its subscribers' use does not show on its topic).
+    /// Returns 1 when deleted, 0 when there was no such topic (or it was used meanwhile).
     /// </summary>
     public const string Delete = Common + """
+        local function drop(id, meta, msgs)
+          if redis.call('ZREM', KEYS[1], id) == 0 then return 0 end
+          local bytes = tonumber(redis.call('HGET', meta, 'bytes') or '0')
+          redis.call('DEL', meta, msgs)
+          redis.call('DECRBY', KEYS[4], bytes)
+          redis.call('ZREM', KEYS[5], id)
+          redis.call('ZREM', KEYS[6], id)
+          redis.call('SPUBLISH', ARGV[2], id)
+          return 1
+        end
         local idle = tonumber(ARGV[3])
+        local presence = redis.call('HMGET', KEYS[2], 'presence', 'presenceOf')
         if idle > 0 then
+          if presence[2] then
+            redis.call('ZREM', KEYS[6], ARGV[1])
+            return 0
+          end
           local used = redis.call('ZSCORE', KEYS[6], ARGV[1])
           if not used or tonumber(used) > now_ms() - idle then return 0 end
         end
-        if redis.call('ZREM', KEYS[1], ARGV[1]) == 0 then return 0 end
-        local bytes = tonumber(redis.call('HGET', KEYS[2], 'bytes') or '0')
-        redis.call('DEL', KEYS[2], KEYS[3])
-        redis.call('DECRBY', KEYS[4], bytes)
-        redis.call('ZREM', KEYS[5], ARGV[1])
-        redis.call('ZREM', KEYS[6], ARGV[1])
-        redis.call('SPUBLISH', ARGV[2], ARGV[1])
+        if presence[1] and presence[1] ~= ARGV[4] then
+          return redis.error_reply('topic ' .. ARGV[1] .. ' has companion ' .. presence[1] .. ', not ' .. ARGV[4] .. ': was Laharsub:Redis:Buckets changed?')
+        end
+        if drop(ARGV[1], KEYS[2], KEYS[3]) == 0 then return 0 end
+        if presence[1] then
+          drop(ARGV[4], KEYS[7], KEYS[8])
+          local prefix = ARGV[1] .. ':'
+          local fields = redis.call('ZRANGEBYLEX', KEYS[9], '[' .. prefix, '(' .. ARGV[1] .. ';')
+          -- In slices: unpack has a limit on how many values it spreads.
+          for i = 1, #fields, 1000 do
+            local slice = {unpack(fields, i, math.min(i + 999, #fields))}
+            redis.call('ZREM', KEYS[9], unpack(slice))
+            redis.call('ZREM', KEYS[10], unpack(slice))
+            redis.call('HDEL', KEYS[11], unpack(slice))
+          end
+        end
         return 1
         """;
 

@@ -24,7 +24,7 @@ namespace Laharsub.Server.Redis;
 /// answers 503; the multiplexer reconnects by itself, and every waiting poll then reads again, in case
 /// it missed a change meanwhile.
 /// </remarks>
-internal sealed partial class RedisStore : ILaharsubStore, IAsyncDisposable, IDisposable
+internal sealed partial class RedisStore : ILaharsubStore, IPresenceStore, IAsyncDisposable, IDisposable
 {
     private const int CachedBodyLimit = 4096;
     private const int SweepBatch = 500;
@@ -97,18 +97,37 @@ internal sealed partial class RedisStore : ILaharsubStore, IAsyncDisposable, IDi
     private IDatabase Database => _redis.GetDatabase();
 
     /// <inheritdoc/>
-    public async ValueTask<TopicInfo?> CreateTopicAsync(string? label = null, CancellationToken cancellationToken = default)
+    public ValueTask<TopicInfo?> CreateTopicAsync(string? label = null, CancellationToken cancellationToken = default) =>
+        CreateAsync(label, presence: false);
+
+    /// <summary>Creates a topic, or a topic with presence and its companion (<see cref="RedisPresenceScripts"/>' remarks), in its bucket.</summary>
+    private async ValueTask<TopicInfo?> CreateAsync(string? label, bool presence)
     {
-        var epoch = Convert.ToHexStringLower(RandomNumberGenerator.GetBytes(8));
+        var epoch = NewEpoch();
+        var companionEpoch = presence ? NewEpoch() : "";
         // One counter (a single INCR on one shard; RedisScripts' remarks), so ids grow in creation order; the
         // topic is then created in its bucket. A counter that went back in a failover hands out ids that
         // are taken: the script says so and the next id is tried.
         for (var attempt = 0; ; attempt++)
         {
-            var id = await Guard(Database.StringIncrementAsync(_topicIdsKey)).ConfigureAwait(false);
-            var bucket = BucketOf(id);
-            var result = await RunAsync(RedisScripts.CreateTopic, [bucket.Topics, bucket.Used, bucket.Era, MetaKey(id)],
-                [_maxTopicsPerBucket, epoch, TrackUse, label ?? "", id]).ConfigureAwait(false);
+            RedisResult result;
+            long id;
+            if (presence)
+            {
+                // Buckets + 1 ids: the first and the last are equal modulo Buckets, so both topics share a bucket.
+                var last = await Guard(Database.StringIncrementAsync(_topicIdsKey, _buckets.Length + 1)).ConfigureAwait(false);
+                id = last - _buckets.Length;
+                var bucket = BucketOf(id);
+                result = await RunAsync(RedisPresenceScripts.CreateTopicWithPresence, [bucket.Topics, bucket.Used, bucket.Era, MetaKey(id), MetaKey(last)],
+                    [_maxTopicsPerBucket, epoch, companionEpoch, TrackUse, label ?? "", id, last]).ConfigureAwait(false);
+            }
+            else
+            {
+                id = await Guard(Database.StringIncrementAsync(_topicIdsKey)).ConfigureAwait(false);
+                var bucket = BucketOf(id);
+                result = await RunAsync(RedisScripts.CreateTopic, [bucket.Topics, bucket.Used, bucket.Era, MetaKey(id)],
+                    [_maxTopicsPerBucket, epoch, TrackUse, label ?? "", id]).ConfigureAwait(false);
+            }
             if (result.IsNull)
             {
                 return null;
@@ -116,7 +135,8 @@ internal sealed partial class RedisStore : ILaharsubStore, IAsyncDisposable, IDi
             var created = (RedisResult[])result!;
             if ((long)created[0] > 0)
             {
-                return new TopicInfo(id, (string)created[2]!, DateTimeOffset.FromUnixTimeMilliseconds((long)created[1]), 0, 1, 0, 0, Label: label);
+                return new TopicInfo(id, (string)created[2]!, DateTimeOffset.FromUnixTimeMilliseconds((long)created[1]), 0, 1, 0, 0, Label: label,
+                    PresenceTopicId: presence ? CompanionOf(id) : null);
             }
             if (attempt == 1000)
             {
@@ -124,6 +144,8 @@ internal sealed partial class RedisStore : ILaharsubStore, IAsyncDisposable, IDi
             }
         }
     }
+
+    private static string NewEpoch() => Convert.ToHexStringLower(RandomNumberGenerator.GetBytes(8));
 
     /// <inheritdoc/>
     public async ValueTask<TopicInfo?> GetTopicAsync(long topicId, CancellationToken cancellationToken = default) =>
@@ -171,13 +193,17 @@ internal sealed partial class RedisStore : ILaharsubStore, IAsyncDisposable, IDi
     /// <inheritdoc/>
     public async ValueTask<bool> DeleteTopicAsync(long topicId, CancellationToken cancellationToken = default)
     {
-        var result = await RunAsync(RedisScripts.Delete, DeleteKeys(topicId), [topicId, BucketOf(topicId).ChangesName, 0]).ConfigureAwait(false);
+        var result = await RunAsync(RedisScripts.Delete, DeleteKeys(topicId), [topicId, BucketOf(topicId).ChangesName, 0, CompanionOf(topicId)]).ConfigureAwait(false);
         return (long)result == 1;
     }
 
     /// <inheritdoc/>
-    public async ValueTask<PublishResult> PublishAsync(long topicId, ReadOnlyMemory<byte> body, string contentType, string? ifEpoch = null,
-        CancellationToken cancellationToken = default)
+    public ValueTask<PublishResult> PublishAsync(long topicId, ReadOnlyMemory<byte> body, string contentType, string? ifEpoch = null,
+        CancellationToken cancellationToken = default) =>
+        PublishAsync(topicId, body, contentType, ifEpoch, presenceEvent: false);
+
+    /// <summary>A client's publish, or with <paramref name="presenceEvent"/> the server's event to a companion topic, which refuses a client's.</summary>
+    private async ValueTask<PublishResult> PublishAsync(long topicId, ReadOnlyMemory<byte> body, string contentType, string? ifEpoch, bool presenceEvent)
     {
         ArgumentNullException.ThrowIfNull(contentType);
         if (body.Length == 0 || body.Length > _options.MaxMessageBytes)
@@ -193,8 +219,9 @@ internal sealed partial class RedisStore : ILaharsubStore, IAsyncDisposable, IDi
         try
         {
             result = await RunAsync(RedisScripts.Publish, TopicKeys(topicId),
-                [ifEpoch ?? "", contentType, body, _options.MaxMessagesPerTopic, _maxRetainedBytesPerBucket, TtlMilliseconds, topicId, BucketOf(topicId).ChangesName, TrackUse,
-                    TraceParent(Message.PublisherTraceContext)])
+                [ifEpoch ?? "", contentType, body, _options.MaxMessagesPerTopic, _maxRetainedBytesPerBucket, TtlMilliseconds, topicId, BucketOf(topicId).ChangesName,
+                    // An event is no use of the companion: it goes with its topic only (RedisScripts.Delete).
+                    presenceEvent ? 0 : TrackUse, TraceParent(Message.PublisherTraceContext), presenceEvent ? 1 : 0])
                 .ConfigureAwait(false);
         }
         catch (RedisServerException exception) when (exception.Message.StartsWith("OOM", StringComparison.Ordinal))
@@ -213,6 +240,7 @@ internal sealed partial class RedisStore : ILaharsubStore, IAsyncDisposable, IDi
             0 => new PublishResult(PublishStatus.TopicNotFound),
             -1 => new PublishResult(PublishStatus.EpochMismatch, Epoch: (string)answer[1]!),
             -2 => new PublishResult(PublishStatus.StorageFull, RetryAfter: TimeSpan.FromMilliseconds(Math.Max(1000, (long)answer[1]))),
+            -4 => new PublishResult(PublishStatus.PresenceTopic),
             var id => new PublishResult(PublishStatus.Published, id, (string)answer[1]!),
         };
     }
@@ -308,11 +336,14 @@ internal sealed partial class RedisStore : ILaharsubStore, IAsyncDisposable, IDi
                     {
                         0 => new PublishResult(PublishStatus.TopicNotFound),
                         -1 => new PublishResult(PublishStatus.EpochMismatch, Epoch: epoch),
+                        -4 => new PublishResult(PublishStatus.PresenceTopic),
                         _ => new PublishResult(PublishStatus.NotAttempted),
                     };
-                    if (topics[i].Status == PublishStatus.TopicNotFound)
+                    // As in memory: a missing topic outranks a companion, which outranks another epoch.
+                    if (topics[i].Status == PublishStatus.TopicNotFound
+                        || (topics[i].Status == PublishStatus.PresenceTopic && status != PublishStatus.TopicNotFound))
                     {
-                        status = PublishStatus.TopicNotFound;
+                        status = topics[i].Status;
                     }
                 }
                 return new MultiPublishResult(status, topics);
@@ -543,7 +574,7 @@ internal sealed partial class RedisStore : ILaharsubStore, IAsyncDisposable, IDi
         }
         foreach (var id in unused)
         {
-            pending.Add(RunAsync(RedisScripts.Delete, DeleteKeys((long)id), [(long)id, bucket.ChangesName, idle]));
+            pending.Add(RunAsync(RedisScripts.Delete, DeleteKeys((long)id), [(long)id, bucket.ChangesName, idle, CompanionOf((long)id)]));
         }
         await Task.WhenAll(pending).ConfigureAwait(false);
         return Math.Max(expired.Length, unused.Length);
@@ -597,9 +628,12 @@ internal sealed partial class RedisStore : ILaharsubStore, IAsyncDisposable, IDi
         var values = (RedisResult[])result!;
         var last = (long)values[2];
         var retained = (int)(long)values[3];
-        var label = values.Length > 5 ? (string?)values[5] : null;
+        var label = (string?)values[5];
+        var presenceTopicId = (long)values[6];
+        var presenceOf = (long)values[7];
         return new TopicInfo(topicId, (string)values[0]!, DateTimeOffset.FromUnixTimeMilliseconds((long)values[1]), last,
-            last - retained + 1, retained, (long)values[4], Label: string.IsNullOrEmpty(label) ? null : label);
+            last - retained + 1, retained, (long)values[4], Label: string.IsNullOrEmpty(label) ? null : label,
+            PresenceTopicId: presenceTopicId == 0 ? null : presenceTopicId, PresenceOf: presenceOf == 0 ? null : presenceOf);
     }
 
     private long TtlMilliseconds => (long)_options.MessageTimeToLive.TotalMilliseconds;
@@ -626,12 +660,17 @@ internal sealed partial class RedisStore : ILaharsubStore, IAsyncDisposable, IDi
         return [meta, MessagesKey(meta), bucket.Retained, bucket.Expiry, bucket.Used, bucket.Era];
     }
 
-    /// <summary>KEYS of <see cref="RedisScripts.Delete"/>: topics, meta, msgs, retained, expiry, used.</summary>
+    /// <summary>
+    /// KEYS of <see cref="RedisScripts.Delete"/>: topics, meta, msgs, retained, expiry, used, and what goes with a
+    /// topic with presence: its companion's meta and msgs, the bucket's presence members, expiry and data.
+    /// </summary>
     private RedisKey[] DeleteKeys(long topicId)
     {
         var bucket = BucketOf(topicId);
         var meta = MetaKey(topicId);
-        return [bucket.Topics, meta, MessagesKey(meta), bucket.Retained, bucket.Expiry, bucket.Used];
+        var companion = MetaKey(CompanionOf(topicId));
+        return [bucket.Topics, meta, MessagesKey(meta), bucket.Retained, bucket.Expiry, bucket.Used, companion, MessagesKey(companion),
+            bucket.PresenceMembers, bucket.PresenceExpiry, bucket.PresenceData];
     }
 
     /// <summary>The keys and shard channel of one bucket; <paramref name="tag"/> is the key prefix and the bucket's hash tag.</summary>
@@ -644,6 +683,9 @@ internal sealed partial class RedisStore : ILaharsubStore, IAsyncDisposable, IDi
         public RedisKey Used { get; } = tag + "used";
         public RedisKey Keyspace { get; } = tag + "keyspace";
         public RedisKey Era { get; } = tag + "era";
+        public RedisKey PresenceMembers { get; } = tag + "presence:members";
+        public RedisKey PresenceExpiry { get; } = tag + "presence:expiry";
+        public RedisKey PresenceData { get; } = tag + "presence:data";
 
         /// <summary>The shard channel its scripts SPUBLISH to: in the bucket's slot, so on the bucket's shard.</summary>
         public RedisChannel Changes { get; } = RedisChannel.Sharded(tag + "changes");

@@ -64,18 +64,7 @@ public abstract partial class LaharsubStoreSpecification : IAsyncLifetime
     /// <summary>Runs after each fact: disposes the store it created. An override that frees more calls this too.</summary>
     public virtual async Task DisposeAsync()
     {
-        foreach (var store in _stores)
-        {
-            switch (store)
-            {
-                case IAsyncDisposable asyncDisposable:
-                    await asyncDisposable.DisposeAsync().ConfigureAwait(false);
-                    break;
-                case IDisposable disposable:
-                    disposable.Dispose();
-                    break;
-            }
-        }
+        await CreatedStores.DisposeAsync(_stores).ConfigureAwait(false);
         _stores.Clear();
     }
 

@@ -138,6 +138,45 @@ public sealed class RedisClusterBucketTests(RedisClusterFixture cluster) : IAsyn
 
     public Task InitializeAsync() => Task.CompletedTask;
 
+    /// <summary>
+    /// Topics with presence in every bucket: each companion shares its topic's bucket (id + Buckets), so
+    /// renewals, listings, event publishes, the sweep and the delete that takes the companion and members
+    /// along run on the shards, each in one slot, and the sweep gathers every bucket.
+    /// </summary>
+    [Fact]
+    public async Task TopicsWithPresenceKeepTheirCompanionAndMembersInTheirBucket()
+    {
+        var store = Start(new LaharsubStoreOptions());
+        var presence = (IPresenceStore)store;
+        var now = DateTimeOffset.UtcNow;
+        var topics = new List<TopicInfo>();
+        for (var i = 0; i < Buckets; i++)
+        {
+            var topic = await presence.CreateTopicWithPresenceAsync().AsTask().WaitAsync(Bound);
+            Assert.NotNull(topic);
+            Assert.Equal(topic.TopicId + Buckets, topic.PresenceTopicId);
+            topics.Add(topic);
+        }
+        Assert.Equal(Buckets, topics.Select(t => t.TopicId % Buckets).Distinct().Count());
+
+        foreach (var topic in topics)
+        {
+            var renewal = await presence.RenewAsync(topic.TopicId, "alice", null, now.AddSeconds(1)).AsTask().WaitAsync(Bound);
+            Assert.Equal(new PresenceRenewal(PresenceStatus.Done, true, 1, topic.PresenceTopicId!.Value), renewal);
+            Assert.Equal("alice", Assert.Single((await presence.ListMembersAsync(topic.TopicId, null, 10).AsTask().WaitAsync(Bound))!.Members).Member);
+            var published = await presence.PublishEventAsync(topic.PresenceTopicId.Value, Encoding.UTF8.GetBytes("{}")).AsTask().WaitAsync(Bound);
+            Assert.Equal(PublishStatus.Published, published.Status);
+            Assert.Equal(topic.TopicId, (await store.GetTopicAsync(topic.PresenceTopicId.Value).AsTask().WaitAsync(Bound))!.PresenceOf);
+        }
+        Assert.True(await store.DeleteTopicAsync(topics[0].TopicId).AsTask().WaitAsync(Bound));
+        Assert.Null(await store.GetTopicAsync(topics[0].PresenceTopicId!.Value).AsTask().WaitAsync(Bound));
+
+        var swept = await presence.SweepAsync(now.AddSeconds(2), 1000).AsTask().WaitAsync(Bound);
+
+        Assert.Equal(topics.Skip(1).Select(t => (t.TopicId, t.PresenceTopicId!.Value, "alice", 0)).Order(),
+            swept.Select(d => (d.TopicId, d.PresenceTopicId, d.Member, d.Occupancy)).Order());
+    }
+
     public async Task DisposeAsync()
     {
         foreach (var handle in _handles)

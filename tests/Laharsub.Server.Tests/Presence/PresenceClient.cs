@@ -45,12 +45,15 @@ internal static class PresenceClient
             return [];
         }
         Assert.Equal(HttpStatusCode.OK, poll.Status);
-        return poll.Messages.Select(m =>
-        {
-            Assert.Equal("application/json", m.ContentType);
-            var json = JsonDocument.Parse(m.Text).RootElement;
-            return (json.GetProperty("type").GetString()!, json.GetProperty("member").GetString()!, json.GetProperty("occupancy").GetInt32());
-        }).ToList();
+        return poll.Messages.Select(Event).ToList();
+    }
+
+    /// <summary>A presence event's type, member and occupancy.</summary>
+    public static (string Type, string Member, int Occupancy) Event(ReceivedMessage message)
+    {
+        Assert.Equal("application/json", message.ContentType);
+        var json = JsonDocument.Parse(message.Text).RootElement;
+        return (json.GetProperty("type").GetString()!, json.GetProperty("member").GetString()!, json.GetProperty("occupancy").GetInt32());
     }
 
     /// <summary>

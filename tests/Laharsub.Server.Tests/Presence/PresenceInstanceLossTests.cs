@@ -8,8 +8,8 @@ namespace Laharsub.Server.Tests.Presence;
 /// <summary>
 /// An instance that goes away while its member's stream is open: the member's lease is no longer renewed and
 /// another instance sharing the store announces the leave, once, after the grace period. Two in-process
-/// servers share one in-memory store (as instances share Redis); the first is stopped, not SIGKILLed, so
-/// this stands in for the multi-process test on Redis, which is not written yet.
+/// servers share one in-memory store (as instances share Redis); the first is stopped, not SIGKILLed: the
+/// same on Redis, with two server processes and a SIGKILL, is <see cref="RedisPresenceTests"/>.
 /// </summary>
 public sealed class PresenceInstanceLossTests
 {

@@ -1,5 +1,8 @@
 using System.Net;
+using System.Reflection;
 using System.Text;
+using Laharsub.Server.Storage;
+using Laharsub.Server.Storage.InMemory;
 using Laharsub.Server.Tests.Support;
 using Laharsub.Testing;
 using Microsoft.Extensions.DependencyInjection;
@@ -19,10 +22,42 @@ public sealed class PresenceTests
     private static Task<LaharsubTestServer> StartAsync(FakeTimeProvider clock) =>
         LaharsubTestServer.StartAsync(services: s => s.AddSingleton<TimeProvider>(clock));
 
-    [Fact]
-    public async Task ATopicCreatedWithPresenceShowsItsCompanionWhichClientsCannotPublishToOrDelete()
+    /// <summary>A server on the in-memory store, or on the shared Redis under a key prefix of its own: bad input is answered alike on both.</summary>
+    private static async Task<LaharsubTestServer> StartAsync(bool onRedis, Dictionary<string, string?>? settings = null)
     {
-        await using var server = await LaharsubTestServer.StartAsync();
+        settings ??= [];
+        if (onRedis)
+        {
+            settings["Laharsub:Redis:Configuration"] = (await SharedRedis.GetAsync()).Configuration;
+            settings["Laharsub:Redis:KeyPrefix"] = SharedRedis.UniquePrefix();
+        }
+        return await LaharsubTestServer.StartAsync(settings: settings);
+    }
+
+    public static TheoryData<string, string, bool> BadParameters()
+    {
+        var data = new TheoryData<string, string, bool>();
+        string[][] cases =
+        [
+            ["client=has%20space", "client"], ["client=", "client"], ["client=" + new string('a', 65), "client"], ["member=%7B%7D", "member"],
+            ["client=dan&member=%5B1%5D", "member"], ["client=dan&member=%7Bnot", "member"], ["client=dan&client=eve", "client"],
+        ];
+        foreach (var onRedis in new[] { false, true })
+        {
+            foreach (var bad in cases)
+            {
+                data.Add(bad[0], bad[1], onRedis);
+            }
+        }
+        return data;
+    }
+
+    [Theory]
+    [InlineData(false)]
+    [InlineData(true)]
+    public async Task ATopicCreatedWithPresenceShowsItsCompanionWhichClientsCannotPublishToOrDelete(bool onRedis)
+    {
+        await using var server = await StartAsync(onRedis);
         using var client = server.CreateClient();
         var (topic, companion) = await client.CreatePresenceTopicAsync("room-1");
 
@@ -129,17 +164,44 @@ public sealed class PresenceTests
         Assert.Equal(("zoe", (string?)null), (string.Join(",", second.Members.Select(m => m.Member)), second.Next));
     }
 
-    [Theory]
-    [InlineData("client=has%20space", "client")]
-    [InlineData("client=", "client")]
-    [InlineData("client=aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", "client")]
-    [InlineData("member=%7B%7D", "member")]
-    [InlineData("client=dan&member=%5B1%5D", "member")]
-    [InlineData("client=dan&member=%7Bnot", "member")]
-    [InlineData("client=dan&client=eve", "client")]
-    public async Task BadPresenceParametersAreProblemsNamingThemAndTakeNoLease(string parameters, string named)
+    [Fact]
+    public async Task AStoreWithoutPresenceRefusesATopicWithPresenceNamingItAndCreatesNothing()
     {
-        await using var server = await LaharsubTestServer.StartAsync();
+        await using var server = await LaharsubTestServer.StartAsync(services: s =>
+            s.AddSingleton(provider => WithoutPresence.Over(ActivatorUtilities.CreateInstance<InMemoryStore>(provider))));
+        using var client = server.CreateClient();
+        Assert.False(server.Store is IPresenceStore, "the store under test must not keep presence");
+
+        var (status, problem) = await client.SendForProblemAsync(new HttpRequestMessage(HttpMethod.Post, "topics")
+        {
+            Content = new StringContent("""{"presence":true}""", Encoding.UTF8, "application/json"),
+        });
+
+        Assert.Equal(HttpStatusCode.BadRequest, status);
+        Assert.True(problem.GetProperty("errors").TryGetProperty("presence", out _), problem.ToString());
+        Assert.Equal(0, (await server.Store.GetStatisticsAsync()).TopicCount);
+    }
+
+    /// <summary>An <see cref="ILaharsubStore"/> that forwards to another and implements nothing else, so no <see cref="IPresenceStore"/>.</summary>
+    public class WithoutPresence : DispatchProxy
+    {
+        private ILaharsubStore? _inner;
+
+        public static ILaharsubStore Over(ILaharsubStore inner)
+        {
+            var proxy = Create<ILaharsubStore, WithoutPresence>();
+            ((WithoutPresence)(object)proxy)._inner = inner;
+            return proxy;
+        }
+
+        protected override object? Invoke(MethodInfo? targetMethod, object?[]? args) => targetMethod!.Invoke(_inner, args);
+    }
+
+    [Theory]
+    [MemberData(nameof(BadParameters))]
+    public async Task BadPresenceParametersAreProblemsNamingThemAndTakeNoLease(string parameters, string named, bool onRedis)
+    {
+        await using var server = await StartAsync(onRedis);
         using var client = server.CreateClient();
         var (topic, companion) = await client.CreatePresenceTopicAsync();
 
@@ -151,10 +213,12 @@ public sealed class PresenceTests
         Assert.Empty(await client.EventsAsync(companion));
     }
 
-    [Fact]
-    public async Task MemberDataOverTheConfiguredSizeIsRefusedNamingMember()
+    [Theory]
+    [InlineData(false)]
+    [InlineData(true)]
+    public async Task MemberDataOverTheConfiguredSizeIsRefusedNamingMember(bool onRedis)
     {
-        await using var server = await LaharsubTestServer.StartAsync(settings: new Dictionary<string, string?> { ["Laharsub:Presence:MaxMemberDataBytes"] = "32" });
+        await using var server = await StartAsync(onRedis, new() { ["Laharsub:Presence:MaxMemberDataBytes"] = "32" });
         using var client = server.CreateClient();
         var (topic, _) = await client.CreatePresenceTopicAsync();
         var fits = Uri.EscapeDataString("""{"name":"Ann"}""");
@@ -168,10 +232,12 @@ public sealed class PresenceTests
         Assert.Equal([("ann", """{"name":"Ann"}""")], (await client.MembersAsync(topic)).Members);
     }
 
-    [Fact]
-    public async Task ReadingPresenceRefusesBadPagingUnknownTopicsAndTopicsWithoutPresence()
+    [Theory]
+    [InlineData(false)]
+    [InlineData(true)]
+    public async Task ReadingPresenceRefusesBadPagingUnknownTopicsAndTopicsWithoutPresence(bool onRedis)
     {
-        await using var server = await LaharsubTestServer.StartAsync();
+        await using var server = await StartAsync(onRedis);
         using var client = server.CreateClient();
         var (topic, _) = await client.CreatePresenceTopicAsync();
         var plain = await client.CreateTopicAsync();
