@@ -11,7 +11,7 @@ public sealed class LaharsubPresenceOptions
     /// <summary>
     /// How long a member stays present after its last poll or stream on a topic ends: long enough to cover
     /// the gap between two long polls and a stream's reconnection, which then produce no events. Held polls
-    /// and open streams renew their leases every third of it, so an instance that dies loses its members
+    /// and open streams renew their leases at least every third of it, so an instance that dies loses its members
     /// this long after their last renewal.
     /// </summary>
     [Range(typeof(TimeSpan), "00:00:01", "01:00:00")]
@@ -22,8 +22,9 @@ public sealed class LaharsubPresenceOptions
     public int MaxMemberDataBytes { get; set; } = 256;
 
     /// <summary>
-    /// How often each instance looks for expired leases. Leaves are announced up to this late; each
-    /// expired member is announced by one instance whatever the number of instances.
+    /// How often each instance looks for expired leases and renews the leases of its held polls and streams.
+    /// Leaves are announced up to this late; each expired member is announced by one instance whatever the
+    /// number of instances. At most half of <see cref="GracePeriod"/>.
     /// </summary>
     [Range(typeof(TimeSpan), "00:00:00.010", "00:01:00")]
     public TimeSpan SweepInterval { get; set; } = TimeSpan.FromSeconds(1);

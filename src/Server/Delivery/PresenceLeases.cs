@@ -28,6 +28,12 @@ internal sealed partial class PresenceLeases
     private readonly ILogger _logger;
     private readonly ConcurrentDictionary<long, bool> _hasPresence = new();
     private readonly ConcurrentDictionary<(long TopicId, string Member), long> _renewedAt = new();
+    private readonly ConcurrentDictionary<PresenceHold, byte> _held = new(ReferenceEqualityComparer.Instance);
+    private long _heldRenewedAt;
+
+    // A run that ends within this of a renewal does not renew again: a member's busy poll loop would
+    // otherwise cost a store call per poll, for a lease that ends at most this much earlier.
+    private static readonly TimeSpan ReleaseSkip = TimeSpan.FromSeconds(1);
 
     public PresenceLeases(ILaharsubStore store, PresenceEvents events, IOptions<LaharsubPresenceOptions> options, TimeProvider clock, ILogger<PresenceLeases> logger)
     {
@@ -61,7 +67,41 @@ internal sealed partial class PresenceLeases
                 (topics ??= []).Add(subscription.TopicId);
             }
         }
-        return topics is null ? null : PresenceHold.Start(this, [.. topics], identity);
+        if (topics is null)
+        {
+            return null;
+        }
+        var hold = new PresenceHold(this, [.. topics], identity);
+        _held.TryAdd(hold, 0);
+        _ = RenewAsync(hold.Topics, identity, RenewInterval);
+        return hold;
+    }
+
+    /// <summary>A run ended: renews once more, so the grace period counts from now, unless renewed within <see cref="ReleaseSkip"/>.</summary>
+    internal void Release(PresenceHold hold)
+    {
+        _held.TryRemove(hold, out _);
+        _ = RenewAsync(hold.Topics, hold.Identity, ReleaseSkip);
+    }
+
+    /// <summary>
+    /// Renews the leases of every run still holding them (the sweeper calls it each tick): at most every half
+    /// <see cref="RenewInterval"/>, each lease at most once per half interval, so a held member is renewed at
+    /// least once per interval.
+    /// </summary>
+    internal async Task RenewHeldAsync()
+    {
+        var now = _clock.GetUtcNow().UtcTicks;
+        var half = RenewInterval / 2;
+        if (now - Volatile.Read(ref _heldRenewedAt) < half.Ticks)
+        {
+            return;
+        }
+        Volatile.Write(ref _heldRenewedAt, now);
+        foreach (var (hold, _) in _held)
+        {
+            await RenewAsync(hold.Topics, hold.Identity, half).ConfigureAwait(false);
+        }
     }
 
     /// <summary>Renews the leases of <paramref name="identity"/> on <paramref name="topics"/>, unless renewed here within <paramref name="unlessWithin"/>.</summary>
@@ -132,66 +172,28 @@ internal sealed partial class PresenceLeases
 }
 
 /// <summary>
-/// The leases of one run: renewed at its start and every <see cref="PresenceLeases.RenewInterval"/> while
-/// it runs, and once more when it ends, so that the member stays for the grace period from then.
+/// The leases of one run, from its start to its end: renewed at the start, by <see cref="PresenceLeases.RenewHeldAsync"/>
+/// while it runs, and once more when it ends (<see cref="Dispose"/>), so that the member stays for the grace period from then.
 /// </summary>
-internal sealed class PresenceHold : IDisposable
+/// <remarks>
+/// It holds no timer or cancellation source of its own: a long poll is a run, and thousands of them a second each
+/// cancelling a timer cost more than everything else a poll does (a cancelled timer's wait throws, and the exception
+/// captures its stack trace as text).
+/// </remarks>
+internal sealed class PresenceHold(PresenceLeases leases, long[] topics, PresenceIdentity identity) : IDisposable
 {
-    // A run that ends within this of a renewal does not renew again: a member's busy poll loop would
-    // otherwise cost a store call per poll, for a lease that ends at most this much earlier.
-    private static readonly TimeSpan ReleaseSkip = TimeSpan.FromSeconds(1);
+    private int _released;
 
-    private readonly PresenceLeases _leases;
-    private readonly long[] _topics;
-    private readonly PresenceIdentity _identity;
-    private readonly CancellationTokenSource _ended = new();
+    public long[] Topics => topics;
 
-    private PresenceHold(PresenceLeases leases, long[] topics, PresenceIdentity identity)
-    {
-        _leases = leases;
-        _topics = topics;
-        _identity = identity;
-    }
-
-    /// <summary>Renews for as long as the hold lasts, in the background: the run never waits for the store.</summary>
-    public Task Running { get; private set; } = Task.CompletedTask;
-
-    public static PresenceHold Start(PresenceLeases leases, long[] topics, PresenceIdentity identity)
-    {
-        var hold = new PresenceHold(leases, topics, identity);
-        hold.Running = hold.RunAsync();
-        return hold;
-    }
-
-    private async Task RunAsync()
-    {
-        try
-        {
-            await _leases.RenewAsync(_topics, _identity, _leases.RenewInterval).ConfigureAwait(false);
-            using var timer = new PeriodicTimer(_leases.RenewInterval, _leases.Clock);
-            while (await timer.WaitForNextTickAsync(_ended.Token).ConfigureAwait(false))
-            {
-                await _leases.RenewAsync(_topics, _identity, TimeSpan.Zero).ConfigureAwait(false);
-            }
-        }
-        catch (OperationCanceledException)
-        {
-            // Ended: the release below.
-        }
-        await _leases.RenewAsync(_topics, _identity, ReleaseSkip).ConfigureAwait(false);
-        _ended.Dispose();
-    }
+    public PresenceIdentity Identity => identity;
 
     /// <summary>Ends the hold: one last renewal starts the grace period.</summary>
     public void Dispose()
     {
-        try
+        if (Interlocked.Exchange(ref _released, 1) == 0)
         {
-            _ended.Cancel();
-        }
-        catch (ObjectDisposedException)
-        {
-            // Already ended.
+            leases.Release(this);
         }
     }
 }

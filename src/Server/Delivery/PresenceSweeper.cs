@@ -26,6 +26,7 @@ internal sealed partial class PresenceSweeper(ILaharsubStore store, PresenceEven
             while (await timer.WaitForNextTickAsync(stoppingToken).ConfigureAwait(false))
             {
                 await SweepAsync(presence, stoppingToken).ConfigureAwait(false);
+                await leases.RenewHeldAsync().ConfigureAwait(false);
             }
         }
         catch (OperationCanceledException) when (stoppingToken.IsCancellationRequested)

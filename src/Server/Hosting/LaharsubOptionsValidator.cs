@@ -21,6 +21,11 @@ internal sealed class LaharsubOptionsValidator : IValidateOptions<LaharsubOption
         {
             failures.Add($"Laharsub:TopicIdleTimeToLive ({options.TopicIdleTimeToLive}) must exceed Laharsub:MaxPollTimeout ({options.MaxPollTimeout}), or a topic could be deleted under a poll waiting on it; or set it to 0 to keep idle topics.");
         }
+        if (options.Presence.SweepInterval * 2 > options.Presence.GracePeriod)
+        {
+            failures.Add($"Laharsub:Presence:SweepInterval ({options.Presence.SweepInterval}) must be at most half of Laharsub:Presence:GracePeriod ({options.Presence.GracePeriod}): "
+                + "held polls and streams renew their leases on the sweep's ticks, and a longer tick would let present members expire.");
+        }
         foreach (var origin in options.Cors.AllowedOrigins ?? [])
         {
             if (origin != "*" && !Uri.TryCreate(origin, UriKind.Absolute, out _))
