@@ -31,9 +31,6 @@ internal sealed partial class PresenceLeases
     private readonly ConcurrentDictionary<PresenceHold, byte> _held = new(ReferenceEqualityComparer.Instance);
     private long _heldRenewedAt;
 
-    // A run that ends within this of a renewal does not renew again: a member's busy poll loop would
-    // otherwise cost a store call per poll, for a lease that ends at most this much earlier.
-    private static readonly TimeSpan ReleaseSkip = TimeSpan.FromSeconds(1);
 
     public PresenceLeases(ILaharsubStore store, PresenceEvents events, IOptions<LaharsubPresenceOptions> options, TimeProvider clock, ILogger<PresenceLeases> logger)
     {
@@ -77,11 +74,15 @@ internal sealed partial class PresenceLeases
         return hold;
     }
 
-    /// <summary>A run ended: renews once more, so the grace period counts from now, unless renewed within <see cref="ReleaseSkip"/>.</summary>
+    /// <summary>
+    /// A run ended: renews once more, so the grace period counts from now, unless renewed within half a
+    /// <see cref="RenewInterval"/>: a member's busy poll loop would otherwise cost a store call per poll, for a
+    /// lease that ends at most that much earlier (a sixth of the grace period).
+    /// </summary>
     internal void Release(PresenceHold hold)
     {
         _held.TryRemove(hold, out _);
-        _ = RenewAsync(hold.Topics, hold.Identity, ReleaseSkip);
+        _ = RenewAsync(hold.Topics, hold.Identity, RenewInterval / 2);
     }
 
     /// <summary>
@@ -98,16 +99,28 @@ internal sealed partial class PresenceLeases
             return;
         }
         Volatile.Write(ref _heldRenewedAt, now);
+        // Together, not one after another: on Redis each is a round trip, and the multiplexer pipelines them.
+        List<Task>? pending = null;
         foreach (var (hold, _) in _held)
         {
-            await RenewAsync(hold.Topics, hold.Identity, half).ConfigureAwait(false);
+            var renewal = RenewAsync(hold.Topics, hold.Identity, half);
+            if (!renewal.IsCompleted)
+            {
+                (pending ??= []).Add(renewal);
+            }
+        }
+        if (pending is not null)
+        {
+            await Task.WhenAll(pending).ConfigureAwait(false);
         }
     }
 
     /// <summary>Renews the leases of <paramref name="identity"/> on <paramref name="topics"/>, unless renewed here within <paramref name="unlessWithin"/>.</summary>
-    internal async Task RenewAsync(long[] topics, PresenceIdentity identity, TimeSpan unlessWithin)
+    /// <remarks>Which leases are due is decided here, without a state machine: most calls renew nothing.</remarks>
+    internal Task RenewAsync(long[] topics, PresenceIdentity identity, TimeSpan unlessWithin)
     {
         var now = _clock.GetUtcNow();
+        List<long>? due = null;
         foreach (var topicId in topics)
         {
             var key = (topicId, identity.Member);
@@ -116,6 +129,16 @@ internal sealed partial class PresenceLeases
                 continue;
             }
             _renewedAt[key] = now.UtcTicks;
+            (due ??= []).Add(topicId);
+        }
+        return due is null ? Task.CompletedTask : RenewDueAsync(due, identity, now);
+    }
+
+    private async Task RenewDueAsync(List<long> topics, PresenceIdentity identity, DateTimeOffset now)
+    {
+        foreach (var topicId in topics)
+        {
+            var key = (topicId, identity.Member);
             try
             {
                 var renewal = await _store!.RenewAsync(topicId, identity.Member, identity.Data, now + GracePeriod).ConfigureAwait(false);

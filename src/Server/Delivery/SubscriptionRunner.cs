@@ -63,20 +63,12 @@ internal sealed partial class SubscriptionRunner(ILaharsubStore store, TopicSign
     {
         // The state copies them: the request's subscription list and epoch strings are young, and the state
         // machine, which a waiting subscription keeps, holds only what its wait needs.
-        var running = RunAsync(_pool.Rent(subscriptions, answerBytes, pacing), wait, sink);
-        return member is null || presence?.Hold(subscriptions, member) is not { } hold ? running : ReleaseAfterAsync(running, hold);
+        var hold = member is null ? null : presence?.Hold(subscriptions, member);
+        return RunAsync(_pool.Rent(subscriptions, answerBytes, pacing), wait, sink, hold);
     }
 
-    /// <summary>Holds the member's leases for as long as the run lasts, on every transport; the release starts the grace period.</summary>
-    private static async Task ReleaseAfterAsync(Task running, PresenceHold hold)
-    {
-        using (hold)
-        {
-            await running.ConfigureAwait(false);
-        }
-    }
-
-    private async Task RunAsync<TSink>(RunState run, SubscriptionWait wait, TSink sink)
+    // hold: the member's presence leases, held for as long as the run lasts (on every transport); releasing it starts the grace period.
+    private async Task RunAsync<TSink>(RunState run, SubscriptionWait wait, TSink sink, PresenceHold? hold)
         where TSink : struct, ISubscriptionSink
     {
         // Registered before the first read: a change that the read misses signals the waiter.
@@ -202,6 +194,7 @@ internal sealed partial class SubscriptionRunner(ILaharsubStore store, TopicSign
                 Unregister(run);
             }
             _pool.Return(run);
+            hold?.Dispose();
         }
     }
 
