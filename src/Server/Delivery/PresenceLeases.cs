@@ -1,4 +1,5 @@
 using System.Collections.Concurrent;
+using System.Runtime.CompilerServices;
 using Laharsub.Server.Storage;
 using Microsoft.Extensions.Logging;
 using Microsoft.Extensions.Options;
@@ -68,7 +69,7 @@ internal sealed partial class PresenceLeases
         {
             return null;
         }
-        var hold = new PresenceHold(this, [.. topics], identity);
+        var hold = new PresenceHold(this, [.. topics], identity, _clock.GetUtcNow().UtcTicks);
         _held.TryAdd(hold, 0);
         _ = RenewAsync(hold.Topics, identity, RenewInterval);
         return hold;
@@ -99,20 +100,32 @@ internal sealed partial class PresenceLeases
             return;
         }
         Volatile.Write(ref _heldRenewedAt, now);
-        // Together, not one after another: on Redis each is a round trip, and the multiplexer pipelines them.
+        if (RenewHeld(now - half.Ticks, half) is { } pending)
+        {
+            await Task.WhenAll(pending).ConfigureAwait(false);
+        }
+    }
+
+    // Optimized at once: it runs every few seconds, too rarely for tiering to reach it, over every held run.
+    [MethodImpl(MethodImplOptions.AggressiveOptimization)]
+    private List<Task>? RenewHeld(long startedBefore, TimeSpan unlessWithin)
+    {
+        // Started all at once, not one after another: on Redis each is a round trip, and the multiplexer pipelines them.
         List<Task>? pending = null;
         foreach (var (hold, _) in _held)
         {
-            var renewal = RenewAsync(hold.Topics, hold.Identity, half);
+            // A run that started within the half interval renewed then: most long polls end before they are looked at.
+            if (hold.StartedTicks >= startedBefore)
+            {
+                continue;
+            }
+            var renewal = RenewAsync(hold.Topics, hold.Identity, unlessWithin);
             if (!renewal.IsCompleted)
             {
                 (pending ??= []).Add(renewal);
             }
         }
-        if (pending is not null)
-        {
-            await Task.WhenAll(pending).ConfigureAwait(false);
-        }
+        return pending;
     }
 
     /// <summary>Renews the leases of <paramref name="identity"/> on <paramref name="topics"/>, unless renewed here within <paramref name="unlessWithin"/>.</summary>
@@ -203,9 +216,12 @@ internal sealed partial class PresenceLeases
 /// cancelling a timer cost more than everything else a poll does (a cancelled timer's wait throws, and the exception
 /// captures its stack trace as text).
 /// </remarks>
-internal sealed class PresenceHold(PresenceLeases leases, long[] topics, PresenceIdentity identity) : IDisposable
+internal sealed class PresenceHold(PresenceLeases leases, long[] topics, PresenceIdentity identity, long startedTicks) : IDisposable
 {
     private int _released;
+
+    /// <summary>When the run started (UTC ticks of the leases' clock), and renewed.</summary>
+    public long StartedTicks => startedTicks;
 
     public long[] Topics => topics;
 
