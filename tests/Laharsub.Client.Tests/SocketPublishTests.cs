@@ -108,7 +108,7 @@ public sealed class SocketPublishTests
     }
 
     /// <summary>A store that, for its first keyed publish, stores it and then holds the answer until released.</summary>
-    private sealed class HoldingStore(ILaharsubStore inner) : ILaharsubStore
+    private sealed class HoldingStore(ILaharsubStore inner) : ForwardingStore(inner)
     {
         private readonly TaskCompletionSource _holding = new(TaskCreationOptions.RunContinuationsAsynchronously);
         private readonly TaskCompletionSource _released = new(TaskCreationOptions.RunContinuationsAsynchronously);
@@ -119,10 +119,10 @@ public sealed class SocketPublishTests
 
         public void Release() => _released.TrySetResult();
 
-        public async ValueTask<MultiPublishResult> PublishManyAsync(ReadOnlyMemory<PublishTarget> targets, ReadOnlyMemory<byte> body, string contentType,
+        public override async ValueTask<MultiPublishResult> PublishManyAsync(ReadOnlyMemory<PublishTarget> targets, ReadOnlyMemory<byte> body, string contentType,
             IdempotencyKey? idempotencyKey = null, CancellationToken cancellationToken = default)
         {
-            var result = await inner.PublishManyAsync(targets, body, contentType, idempotencyKey, cancellationToken);
+            var result = await Inner.PublishManyAsync(targets, body, contentType, idempotencyKey, cancellationToken);
             if (idempotencyKey is not null && Interlocked.Exchange(ref _held, 1) == 0)
             {
                 _holding.TrySetResult();
@@ -130,22 +130,5 @@ public sealed class SocketPublishTests
             }
             return result;
         }
-
-        public ValueTask<Laharsub.Server.Storage.TopicInfo?> CreateTopicAsync(string? label = null, CancellationToken cancellationToken = default) => inner.CreateTopicAsync(label, cancellationToken);
-
-        public ValueTask<Laharsub.Server.Storage.TopicInfo?> GetTopicAsync(long topicId, CancellationToken cancellationToken = default) => inner.GetTopicAsync(topicId, cancellationToken);
-
-        public ValueTask<IReadOnlyList<Laharsub.Server.Storage.TopicInfo>> ListTopicsAsync(long afterTopicId, int limit, CancellationToken cancellationToken = default) =>
-            inner.ListTopicsAsync(afterTopicId, limit, cancellationToken);
-
-        public ValueTask<bool> DeleteTopicAsync(long topicId, CancellationToken cancellationToken = default) => inner.DeleteTopicAsync(topicId, cancellationToken);
-
-        public ValueTask<PublishResult> PublishAsync(long topicId, ReadOnlyMemory<byte> body, string contentType, string? ifEpoch = null,
-            CancellationToken cancellationToken = default) => inner.PublishAsync(topicId, body, contentType, ifEpoch, cancellationToken);
-
-        public ValueTask ReadAsync(ReadOnlyMemory<TopicReadRequest> requests, Memory<TopicReadResult> results, List<Message> messages,
-            CancellationToken cancellationToken = default) => inner.ReadAsync(requests, results, messages, cancellationToken);
-
-        public ValueTask<StoreStatistics> GetStatisticsAsync(CancellationToken cancellationToken = default) => inner.GetStatisticsAsync(cancellationToken);
     }
 }

@@ -3,6 +3,7 @@ using System.Threading.Channels;
 using Laharsub.Server.Delivery;
 using Laharsub.Server.Storage;
 using Laharsub.Server.Storage.InMemory;
+using Laharsub.Testing;
 using Microsoft.Extensions.Options;
 using Microsoft.Extensions.Time.Testing;
 
@@ -150,35 +151,17 @@ public sealed class QuietIntervalTests : IDisposable
     }
 
     /// <summary>Counts the reads the runner asks of the store.</summary>
-    private sealed class CountingStore(ILaharsubStore inner) : ILaharsubStore
+    private sealed class CountingStore(ILaharsubStore inner) : ForwardingStore(inner)
     {
         private int _reads;
 
         public int Reads => Volatile.Read(ref _reads);
 
-        public ValueTask ReadAsync(ReadOnlyMemory<TopicReadRequest> requests, Memory<TopicReadResult> results, List<Message> messages,
+        public override ValueTask ReadAsync(ReadOnlyMemory<TopicReadRequest> requests, Memory<TopicReadResult> results, List<Message> messages,
             CancellationToken cancellationToken = default)
         {
             Interlocked.Increment(ref _reads);
-            return inner.ReadAsync(requests, results, messages, cancellationToken);
+            return Inner.ReadAsync(requests, results, messages, cancellationToken);
         }
-
-        public ValueTask<TopicInfo?> CreateTopicAsync(string? label = null, CancellationToken cancellationToken = default) => inner.CreateTopicAsync(label, cancellationToken);
-
-        public ValueTask<TopicInfo?> GetTopicAsync(long topicId, CancellationToken cancellationToken = default) => inner.GetTopicAsync(topicId, cancellationToken);
-
-        public ValueTask<IReadOnlyList<TopicInfo>> ListTopicsAsync(long afterTopicId, int limit, CancellationToken cancellationToken = default) =>
-            inner.ListTopicsAsync(afterTopicId, limit, cancellationToken);
-
-        public ValueTask<bool> DeleteTopicAsync(long topicId, CancellationToken cancellationToken = default) => inner.DeleteTopicAsync(topicId, cancellationToken);
-
-        public ValueTask<PublishResult> PublishAsync(long topicId, ReadOnlyMemory<byte> body, string contentType, string? ifEpoch = null,
-            CancellationToken cancellationToken = default) => inner.PublishAsync(topicId, body, contentType, ifEpoch, cancellationToken);
-
-        public ValueTask<MultiPublishResult> PublishManyAsync(ReadOnlyMemory<PublishTarget> targets, ReadOnlyMemory<byte> body, string contentType,
-            IdempotencyKey? idempotencyKey = null, CancellationToken cancellationToken = default) =>
-            inner.PublishManyAsync(targets, body, contentType, idempotencyKey, cancellationToken);
-
-        public ValueTask<StoreStatistics> GetStatisticsAsync(CancellationToken cancellationToken = default) => inner.GetStatisticsAsync(cancellationToken);
     }
 }
