@@ -15,14 +15,17 @@ namespace Laharsub.Client.Tests;
 /// <summary>
 /// A WebSocket server (Kestrel on a loopback port) that speaks just enough <c>laharsub.v1</c> to start a
 /// socket (<c>subscribed</c>), then reads the client's frames and never answers them: a server that has
-/// stopped acting on frames while it keeps the connection open.
+/// stopped acting on frames while it keeps the connection open. Started with <c>readsFrames: false</c>, it
+/// does not even read them, so a frame larger than the socket buffers cannot be sent whole.
 /// </summary>
 internal sealed class DeafSocketServer : IAsyncDisposable
 {
     private readonly WebApplication _app;
+    private readonly bool _readsFrames;
 
-    private DeafSocketServer()
+    private DeafSocketServer(bool readsFrames)
     {
+        _readsFrames = readsFrames;
         var builder = WebApplication.CreateSlimBuilder();
         builder.WebHost.UseUrls("http://127.0.0.1:0");
         builder.Logging.ClearProviders();
@@ -39,9 +42,9 @@ internal sealed class DeafSocketServer : IAsyncDisposable
     /// <summary>Every frame the clients sent.</summary>
     public Channel<string> Frames { get; } = Channel.CreateUnbounded<string>();
 
-    public static async Task<DeafSocketServer> StartAsync()
+    public static async Task<DeafSocketServer> StartAsync(bool readsFrames = true)
     {
-        var server = new DeafSocketServer();
+        var server = new DeafSocketServer(readsFrames);
         using var timeout = new CancellationTokenSource(TestSupport.Timeout);
         await server._app.StartAsync(timeout.Token);
         var address = server._app.Services.GetRequiredService<IServer>().Features.GetRequiredFeature<IServerAddressesFeature>().Addresses.First();
@@ -62,6 +65,12 @@ internal sealed class DeafSocketServer : IAsyncDisposable
         var buffer = new byte[64 * 1024];
         try
         {
+            if (!_readsFrames)
+            {
+                // Until the client goes or the server stops (without reads, a client's close goes unnoticed).
+                using var either = CancellationTokenSource.CreateLinkedTokenSource(context.RequestAborted, _app.Lifetime.ApplicationStopping);
+                await Task.Delay(Timeout.Infinite, either.Token);
+            }
             while (true)
             {
                 var received = await socket.ReceiveAsync(buffer, context.RequestAborted);

@@ -1,3 +1,4 @@
+using System.Text;
 using System.Net;
 using System.Threading.Channels;
 using Laharsub.Testing;
@@ -241,6 +242,37 @@ public sealed class StreamTests
         Assert.IsType<TimeoutException>(retry.Error);
         // Opened again from the cursors, the topic added included.
         Assert.Equal("?topics=1:1,2:1&timeout=0", await second);
+    }
+
+    [Fact]
+    public async Task AWebSocketWhoseServerStopsReadingIsGivenUpAsTimedOutWhenAFrameCannotBeSent()
+    {
+        await using var server = await DeafSocketServer.StartAsync(readsFrames: false);
+        var clock = new WatchedClock();
+        var options = TestSupport.Options(transport: LaharsubTransport.WebSocket);
+        options.TimeProvider = clock;
+        await using var client = new LaharsubClient(server.ApiAddress, options);
+        await using var subscription = client.Subscribe([new(1, 1)]);
+        var retries = Channel.CreateUnbounded<RetryingEventArgs>();
+        subscription.Retrying += (_, retry) => retries.Writer.TryWrite(retry);
+        await using var reader = new EventReader(subscription);
+        _ = reader.PendingStep;
+        await server.Connections.Reader.ReadAsync().AsTask().WaitAsync(TestSupport.Timeout);
+        await Eventually.HoldsAsync(() => Task.FromResult(subscription.Transport == LaharsubTransport.WebSocket), TestSupport.Timeout, "the socket starts");
+
+        // Far more than loopback's socket buffers hold, so the send blocks until RequestTimeout gives it up.
+        using var giveUp = new CancellationTokenSource();
+        var publish = subscription.PublishAsync(1, Encoding.UTF8.GetBytes(new string('x', 64 << 20)), "text/plain", options: null, giveUp.Token);
+        var retry = retries.Reader.ReadAsync().AsTask();
+        await clock.AdvanceThroughWaitsAsync(retry, due => due <= options.RequestTimeout);
+
+        // The reader is told why, not handed the bare cancellation of the aborted socket.
+        var error = Assert.IsType<TimeoutException>((await retry).Error);
+        Assert.Contains("did not take a frame", error.Message);
+        // The publish timed out on the socket, or went on over HTTP (which this server does not serve) until given up.
+        await giveUp.CancelAsync();
+        var published = await Record.ExceptionAsync(() => publish.WaitAsync(TestSupport.Timeout));
+        Assert.True(published is TimeoutException or OperationCanceledException, $"The publish ended with {published?.ToString() ?? "success"}.");
     }
 
     /// <summary>Tokens the provider hands out in turn; the last one repeats.</summary>

@@ -190,30 +190,25 @@ internal sealed class WebSocketSession : IStreamSession
             return false;
         }
         using var timeout = new CancellationTokenSource(_client.Options.RequestTimeout, _client.TimeProvider);
+        // The reason is recorded before the abort, so the receive loop (which the abort ends at once) reports
+        // it; a token handed to the socket's send would abort first and leave the loop a bare cancellation.
+        using var abortWhenLate = timeout.Token.UnsafeRegister(static session => ((WebSocketSession)session!).AbortForSlowSend(), this);
         try
         {
             await _sending.WaitAsync(timeout.Token).ConfigureAwait(false);
         }
         catch (OperationCanceledException)
         {
-            AbortForSlowSend();
             return false;
         }
         try
         {
-            await _socket.SendAsync(frame, WebSocketMessageType.Text, endOfMessage: true, timeout.Token).ConfigureAwait(false);
+            await _socket.SendAsync(frame, WebSocketMessageType.Text, endOfMessage: true, CancellationToken.None).ConfigureAwait(false);
             return true;
         }
         catch (Exception exception) when (exception is WebSocketException or IOException or OperationCanceledException or ObjectDisposedException or InvalidOperationException)
         {
-            if (timeout.IsCancellationRequested)
-            {
-                AbortForSlowSend();
-            }
-            else
-            {
-                _socket.Abort();
-            }
+            _socket.Abort();
             return false;
         }
         finally
