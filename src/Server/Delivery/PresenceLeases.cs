@@ -23,15 +23,24 @@ internal sealed partial class PresenceLeases
     // Bounds the topic cache, which keeps deleted topics' entries: cleared whole when it grows past this.
     private const int MaxCachedTopics = 200_000;
 
+    // Runs listed since the last prune, beyond the runs kept then, after which a run's start prunes (besides
+    // the sweeper's tick): bounds the ended runs listed when the sweeper is slow, at most two visits per run.
+    internal const int MinListedBeforePrune = 16_384;
+
     private readonly IPresenceStore? _store;
     private readonly PresenceEvents _events;
     private readonly TimeProvider _clock;
     private readonly ILogger _logger;
     private readonly ConcurrentDictionary<long, bool> _hasPresence = new();
-    private readonly ConcurrentDictionary<(long TopicId, string Member), long> _renewedAt = new();
-    private readonly ConcurrentDictionary<PresenceHold, byte> _held = new(ReferenceEqualityComparer.Instance);
+    private readonly ConcurrentDictionary<(long TopicId, string Member), MemberLease> _leases = new();
+    // The runs holding leases, linked through the holds themselves: a run's start pushes it (one CAS), its end
+    // only marks it, and PruneHeld unlinks ended runs. A dictionary's add and remove per poll, and its node
+    // living as long as the poll, cost several times more.
+    private PresenceHold? _heldHead;
+    private int _listedSincePrune;
+    private int _keptAtPrune;
+    private int _pruning;
     private long _heldRenewedAt;
-
 
     public PresenceLeases(ILaharsubStore store, PresenceEvents events, IOptions<LaharsubPresenceOptions> options, TimeProvider clock, ILogger<PresenceLeases> logger)
     {
@@ -57,22 +66,59 @@ internal sealed partial class PresenceLeases
         {
             return null;
         }
-        List<long>? topics = null;
+        var count = 0;
         foreach (var subscription in subscriptions)
         {
-            if (!_hasPresence.TryGetValue(subscription.TopicId, out var has) || has)
+            if (MayHavePresence(subscription.TopicId))
             {
-                (topics ??= []).Add(subscription.TopicId);
+                count++;
             }
         }
-        if (topics is null)
+        if (count == 0)
         {
             return null;
         }
-        var hold = new PresenceHold(this, [.. topics], identity, _clock.GetUtcNow().UtcTicks);
-        _held.TryAdd(hold, 0);
-        _ = RenewAsync(hold.Topics, identity, RenewInterval);
+        var leases = new MemberLease[count];
+        count = 0;
+        foreach (var subscription in subscriptions)
+        {
+            if (MayHavePresence(subscription.TopicId))
+            {
+                leases[count++] = _leases.GetOrAdd((subscription.TopicId, identity.Member), static key => new MemberLease(key.TopicId));
+            }
+        }
+        var hold = new PresenceHold(this, leases, identity, _clock.GetUtcNow().UtcTicks);
+        List(hold);
+        _ = RenewAsync(leases, identity, RenewInterval);
         return hold;
+    }
+
+    /// <summary>How many runs the list holds, ended ones not yet pruned included (for tests).</summary>
+    internal int CountListedRuns()
+    {
+        var count = 0;
+        for (var hold = Volatile.Read(ref _heldHead); hold is not null; hold = hold.NextListed)
+        {
+            count++;
+        }
+        return count;
+    }
+
+    private bool MayHavePresence(long topicId) => !_hasPresence.TryGetValue(topicId, out var has) || has;
+
+    private void List(PresenceHold hold)
+    {
+        PresenceHold? head;
+        do
+        {
+            head = Volatile.Read(ref _heldHead);
+            hold.NextListed = head;
+        }
+        while (Interlocked.CompareExchange(ref _heldHead, hold, head) != head);
+        if (Interlocked.Increment(ref _listedSincePrune) > Math.Max(MinListedBeforePrune, Volatile.Read(ref _keptAtPrune)))
+        {
+            PruneHeld(renewBefore: long.MinValue, TimeSpan.Zero);
+        }
     }
 
     /// <summary>
@@ -80,78 +126,108 @@ internal sealed partial class PresenceLeases
     /// <see cref="RenewInterval"/>: a member's busy poll loop would otherwise cost a store call per poll, for a
     /// lease that ends at most that much earlier (a sixth of the grace period).
     /// </summary>
-    internal void Release(PresenceHold hold)
-    {
-        _held.TryRemove(hold, out _);
-        _ = RenewAsync(hold.Topics, hold.Identity, RenewInterval / 2);
-    }
+    internal void Release(PresenceHold hold) => _ = RenewAsync(hold.Leases, hold.Identity, RenewInterval / 2);
 
     /// <summary>
-    /// Renews the leases of every run still holding them (the sweeper calls it each tick): at most every half
-    /// <see cref="RenewInterval"/>, each lease at most once per half interval, so a held member is renewed at
-    /// least once per interval.
+    /// Unlinks ended runs (the sweeper calls it each tick) and renews the leases of every run still holding
+    /// them: at most every half <see cref="RenewInterval"/>, each lease at most once per half interval, so a
+    /// held member is renewed at least once per interval.
     /// </summary>
     internal async Task RenewHeldAsync()
     {
         var now = _clock.GetUtcNow().UtcTicks;
         var half = RenewInterval / 2;
-        if (now - Volatile.Read(ref _heldRenewedAt) < half.Ticks)
+        var renewing = now - Volatile.Read(ref _heldRenewedAt) >= half.Ticks;
+        if (renewing)
         {
-            return;
+            Volatile.Write(ref _heldRenewedAt, now);
         }
-        Volatile.Write(ref _heldRenewedAt, now);
-        if (RenewHeld(now - half.Ticks, half) is { } pending)
+        if (PruneHeld(renewing ? now - half.Ticks : long.MinValue, half) is { } pending)
         {
             await Task.WhenAll(pending).ConfigureAwait(false);
         }
     }
 
-    // Optimized at once: it runs every few seconds, too rarely for tiering to reach it, over every held run.
+    /// <summary>
+    /// Takes the list of runs, drops the ended ones, renews the live ones that started before
+    /// <paramref name="renewBefore"/> (unless renewed within <paramref name="unlessWithin"/>) and puts them
+    /// back; one pruner at a time (another caller returns at once).
+    /// </summary>
+    // Optimized at once: it runs every second, too rarely for tiering to reach it, over every held run.
     [MethodImpl(MethodImplOptions.AggressiveOptimization)]
-    private List<Task>? RenewHeld(long startedBefore, TimeSpan unlessWithin)
+    private List<Task>? PruneHeld(long renewBefore, TimeSpan unlessWithin)
     {
+        if (Interlocked.Exchange(ref _pruning, 1) != 0)
+        {
+            return null;
+        }
         // Started all at once, not one after another: on Redis each is a round trip, and the multiplexer pipelines them.
         List<Task>? pending = null;
-        foreach (var (hold, _) in _held)
+        try
         {
-            // A run that started within the half interval renewed then: most long polls end before they are looked at.
-            if (hold.StartedTicks >= startedBefore)
+            Volatile.Write(ref _listedSincePrune, 0);
+            PresenceHold? kept = null, keptTail = null;
+            var keptCount = 0;
+            for (var hold = Interlocked.Exchange(ref _heldHead, null); hold is not null;)
             {
-                continue;
+                var next = hold.NextListed;
+                if (!hold.IsReleased)
+                {
+                    // A run that started within the half interval renewed then: most long polls end before they are looked at.
+                    if (hold.StartedTicks < renewBefore && RenewAsync(hold.Leases, hold.Identity, unlessWithin) is { IsCompleted: false } renewal)
+                    {
+                        (pending ??= []).Add(renewal);
+                    }
+                    hold.NextListed = kept;
+                    kept = hold;
+                    keptTail ??= hold;
+                    keptCount++;
+                }
+                hold = next;
             }
-            var renewal = RenewAsync(hold.Topics, hold.Identity, unlessWithin);
-            if (!renewal.IsCompleted)
+            Volatile.Write(ref _keptAtPrune, keptCount);
+            if (keptTail is not null)
             {
-                (pending ??= []).Add(renewal);
+                PresenceHold? head;
+                do
+                {
+                    head = Volatile.Read(ref _heldHead);
+                    keptTail.NextListed = head;
+                }
+                while (Interlocked.CompareExchange(ref _heldHead, kept, head) != head);
             }
+        }
+        finally
+        {
+            Volatile.Write(ref _pruning, 0);
         }
         return pending;
     }
 
-    /// <summary>Renews the leases of <paramref name="identity"/> on <paramref name="topics"/>, unless renewed here within <paramref name="unlessWithin"/>.</summary>
+    /// <summary>Renews <paramref name="leases"/> of <paramref name="identity"/>, but those renewed here within <paramref name="unlessWithin"/>.</summary>
     /// <remarks>Which leases are due is decided here, without a state machine: most calls renew nothing.</remarks>
-    internal Task RenewAsync(long[] topics, PresenceIdentity identity, TimeSpan unlessWithin)
+    internal Task RenewAsync(MemberLease[] leases, PresenceIdentity identity, TimeSpan unlessWithin)
     {
         var now = _clock.GetUtcNow();
-        List<long>? due = null;
-        foreach (var topicId in topics)
+        List<MemberLease>? due = null;
+        foreach (var lease in leases)
         {
-            var key = (topicId, identity.Member);
-            if (_renewedAt.TryGetValue(key, out var at) && now.UtcTicks - at < unlessWithin.Ticks)
+            // Claimed by one caller: two polls of one member ending together renew once.
+            var at = Volatile.Read(ref lease.RenewedTicks);
+            if (now.UtcTicks - at < unlessWithin.Ticks || Interlocked.CompareExchange(ref lease.RenewedTicks, now.UtcTicks, at) != at)
             {
                 continue;
             }
-            _renewedAt[key] = now.UtcTicks;
-            (due ??= []).Add(topicId);
+            (due ??= []).Add(lease);
         }
         return due is null ? Task.CompletedTask : RenewDueAsync(due, identity, now);
     }
 
-    private async Task RenewDueAsync(List<long> topics, PresenceIdentity identity, DateTimeOffset now)
+    private async Task RenewDueAsync(List<MemberLease> leases, PresenceIdentity identity, DateTimeOffset now)
     {
-        foreach (var topicId in topics)
+        foreach (var lease in leases)
         {
-            var key = (topicId, identity.Member);
+            var topicId = lease.TopicId;
             try
             {
                 var renewal = await _store!.RenewAsync(topicId, identity.Member, identity.Data, now + GracePeriod).ConfigureAwait(false);
@@ -170,32 +246,32 @@ internal sealed partial class PresenceLeases
                             _hasPresence.Clear();
                         }
                         _hasPresence[topicId] = false;
-                        _renewedAt.TryRemove(key, out _);
+                        _leases.TryRemove((topicId, identity.Member), out _);
                         break;
                     default:
                         _hasPresence.TryRemove(topicId, out _);
-                        _renewedAt.TryRemove(key, out _);
+                        _leases.TryRemove((topicId, identity.Member), out _);
                         break;
                 }
             }
             catch (Exception exception) when (exception is not OutOfMemoryException)
             {
                 // The next renewal tries again; a member whose renewals all fail leaves after the grace period.
-                _renewedAt.TryRemove(key, out _);
+                Volatile.Write(ref lease.RenewedTicks, 0);
                 Log.RenewalFailed(_logger, exception, topicId);
             }
         }
     }
 
-    /// <summary>Forgets renewal times older than the grace period (the sweeper calls it), so the map holds only current members.</summary>
+    /// <summary>Forgets leases not renewed within the grace period (the sweeper calls it), so the map holds only current members.</summary>
     internal void ForgetStale()
     {
         var before = _clock.GetUtcNow().UtcTicks - GracePeriod.Ticks;
-        foreach (var (key, at) in _renewedAt)
+        foreach (var (key, lease) in _leases)
         {
-            if (at < before)
+            if (Volatile.Read(ref lease.RenewedTicks) < before)
             {
-                _renewedAt.TryRemove(key, out _);
+                _leases.TryRemove(key, out _);
             }
         }
     }
@@ -207,6 +283,15 @@ internal sealed partial class PresenceLeases
     }
 }
 
+/// <summary>When this instance last renewed a member's lease on a topic: one per member and topic, shared by its runs.</summary>
+internal sealed class MemberLease(long topicId)
+{
+    public readonly long TopicId = topicId;
+
+    /// <summary>UTC ticks of the last renewal taken (0: never, or the last one failed).</summary>
+    public long RenewedTicks;
+}
+
 /// <summary>
 /// The leases of one run, from its start to its end: renewed at the start, by <see cref="PresenceLeases.RenewHeldAsync"/>
 /// while it runs, and once more when it ends (<see cref="Dispose"/>), so that the member stays for the grace period from then.
@@ -216,16 +301,21 @@ internal sealed partial class PresenceLeases
 /// cancelling a timer cost more than everything else a poll does (a cancelled timer's wait throws, and the exception
 /// captures its stack trace as text).
 /// </remarks>
-internal sealed class PresenceHold(PresenceLeases leases, long[] topics, PresenceIdentity identity, long startedTicks) : IDisposable
+internal sealed class PresenceHold(PresenceLeases leases, MemberLease[] memberLeases, PresenceIdentity identity, long startedTicks) : IDisposable
 {
     private int _released;
+
+    /// <summary>The next run in the leases' list (written by whoever owns the list's chain at the time).</summary>
+    internal PresenceHold? NextListed;
 
     /// <summary>When the run started (UTC ticks of the leases' clock), and renewed.</summary>
     public long StartedTicks => startedTicks;
 
-    public long[] Topics => topics;
+    public MemberLease[] Leases => memberLeases;
 
     public PresenceIdentity Identity => identity;
+
+    public bool IsReleased => Volatile.Read(ref _released) != 0;
 
     /// <summary>Ends the hold: one last renewal starts the grace period.</summary>
     public void Dispose()
