@@ -41,6 +41,7 @@ internal sealed partial class PresenceLeases
     private int _keptAtPrune;
     private int _pruning;
     private long _heldRenewedAt;
+    private long _forgotAt;
 
     public PresenceLeases(ILaharsubStore store, PresenceEvents events, IOptions<LaharsubPresenceOptions> options, TimeProvider clock, ILogger<PresenceLeases> logger)
     {
@@ -104,6 +105,9 @@ internal sealed partial class PresenceLeases
         return count;
     }
 
+    /// <summary>How many member leases are remembered (for tests).</summary>
+    internal int CountLeases() => _leases.Count;
+
     private bool MayHavePresence(long topicId) => !_hasPresence.TryGetValue(topicId, out var has) || has;
 
     private void List(PresenceHold hold)
@@ -129,20 +133,22 @@ internal sealed partial class PresenceLeases
     internal void Release(PresenceHold hold) => _ = RenewAsync(hold.Leases, hold.Identity, RenewInterval / 2);
 
     /// <summary>
-    /// Unlinks ended runs (the sweeper calls it each tick) and renews the leases of every run still holding
-    /// them: at most every half <see cref="RenewInterval"/>, each lease at most once per half interval, so a
+    /// Unlinks ended runs and renews the leases of every run still holding them (the sweeper calls it each
+    /// tick): at most every half <see cref="RenewInterval"/>, each lease at most once per half interval, so a
     /// held member is renewed at least once per interval.
     /// </summary>
     internal async Task RenewHeldAsync()
     {
         var now = _clock.GetUtcNow().UtcTicks;
         var half = RenewInterval / 2;
-        var renewing = now - Volatile.Read(ref _heldRenewedAt) >= half.Ticks;
-        if (renewing)
+        // Pruned when renewing, not every tick: the walk over every held run is most of a tick's cost, and the
+        // ended runs it would free a little earlier are bounded by the prune at a run's start anyway.
+        if (now - Volatile.Read(ref _heldRenewedAt) < half.Ticks)
         {
-            Volatile.Write(ref _heldRenewedAt, now);
+            return;
         }
-        if (PruneHeld(renewing ? now - half.Ticks : long.MinValue, half) is { } pending)
+        Volatile.Write(ref _heldRenewedAt, now);
+        if (PruneHeld(now - half.Ticks, half) is { } pending)
         {
             await Task.WhenAll(pending).ConfigureAwait(false);
         }
@@ -263,10 +269,19 @@ internal sealed partial class PresenceLeases
         }
     }
 
-    /// <summary>Forgets leases not renewed within the grace period (the sweeper calls it), so the map holds only current members.</summary>
+    /// <summary>
+    /// Forgets leases not renewed within the grace period, so the map holds only current members: the sweeper
+    /// calls it each tick, and it walks the map once per grace period (a lease goes within two of its last renewal).
+    /// </summary>
     internal void ForgetStale()
     {
-        var before = _clock.GetUtcNow().UtcTicks - GracePeriod.Ticks;
+        var now = _clock.GetUtcNow().UtcTicks;
+        if (now - Volatile.Read(ref _forgotAt) < GracePeriod.Ticks)
+        {
+            return;
+        }
+        Volatile.Write(ref _forgotAt, now);
+        var before = now - GracePeriod.Ticks;
         foreach (var (key, lease) in _leases)
         {
             if (Volatile.Read(ref lease.RenewedTicks) < before)

@@ -41,7 +41,7 @@ public sealed class PresenceLeasesTests : IDisposable
     public void Dispose() => _services.Dispose();
 
     [Fact]
-    public async Task ATickUnlinksEndedRunsAndKeepsRenewingTheLiveOnesPastManyGracePeriods()
+    public async Task ATickUnlinksEndedRunsAndKeepsRenewingTheLiveOnesPastManyGracePeriodsWhileTheEndedOnesAreForgotten()
     {
         var topic = (await _store.CreateTopicWithPresenceAsync())!.TopicId;
         using var alice = _leases.Hold([new Subscription(topic, 1)], new PresenceIdentity("alice", null));
@@ -64,6 +64,10 @@ public sealed class PresenceLeasesTests : IDisposable
         Assert.Equal(["bob"], departed);
         Assert.Equal(["alice"], (await _store.ListMembersAsync(topic, null, 10))!.Members.Select(member => member.Member));
         Assert.Equal(1, _leases.CountListedRuns());
+        // Bob's lease record goes too, alice's stays.
+        Assert.Equal(2, _leases.CountLeases());
+        _leases.ForgetStale();
+        Assert.Equal(1, _leases.CountLeases());
     }
 
     [Fact]
