@@ -9,7 +9,7 @@ public sealed partial class FastPathTests
     public async Task AConflatedPollIsAnsweredOnTheFastPathWithTheConflatedNotice()
     {
         await using var server = await StartFastAsync();
-        using var requests = new FastPathRequestCounter(server);
+        using var requests = new FastPathRequestCounter(server.Services);
         using var timeout = new CancellationTokenSource(Bound);
         using var connection = await RawConnection.OpenAsync(server.BaseAddress, timeout.Token);
         var created = await ExchangeAsync(connection, Post("/ps/topics", "application/json", "{}"), timeout.Token);

@@ -25,7 +25,7 @@ public sealed partial class FastPathTests
     public async Task OneKeepAliveConnectionMixesTheFastPathAndThePipelineInOrder()
     {
         await using var server = await StartFastAsync();
-        using var requests = new FastPathRequestCounter(server);
+        using var requests = new FastPathRequestCounter(server.Services);
         using var timeout = new CancellationTokenSource(Bound);
         using var connection = await RawConnection.OpenAsync(server.BaseAddress, timeout.Token);
 
@@ -72,7 +72,7 @@ public sealed partial class FastPathTests
         using var client = server.CreateClient();
         var topic = await client.CreateTopicAsync();
         await client.PublishTextAsync(topic, "forwarded");
-        using var requests = new FastPathRequestCounter(server);
+        using var requests = new FastPathRequestCounter(server.Services);
         using var timeout = new CancellationTokenSource(Bound);
         using var connection = await RawConnection.OpenAsync(server.BaseAddress, timeout.Token);
 
@@ -88,7 +88,7 @@ public sealed partial class FastPathTests
     public async Task WithAllowedHostsSetAPollForAnotherHostIsRefusedAsThePipelineRefusesIt()
     {
         await using var server = await StartFastAsync(new() { ["AllowedHosts"] = "laharsub.example" });
-        using var requests = new FastPathRequestCounter(server);
+        using var requests = new FastPathRequestCounter(server.Services);
         using var timeout = new CancellationTokenSource(Bound);
         using var connection = await RawConnection.OpenAsync(server.BaseAddress, timeout.Token);
 
@@ -194,7 +194,7 @@ public sealed partial class FastPathTests
         using var client = server.CreateClient();
         var topic = await client.CreateTopicAsync();
         await client.PublishTextAsync(topic, "one");
-        using var requests = new FastPathRequestCounter(server);
+        using var requests = new FastPathRequestCounter(server.Services);
         using var timeout = new CancellationTokenSource(Bound);
         var answers = new List<string>();
 
@@ -237,7 +237,7 @@ public sealed partial class FastPathTests
         using var client = server.CreateClient();
         var topic = await client.CreateTopicAsync();
         await client.PublishTextAsync(topic, "one");
-        using var requests = new FastPathRequestCounter(server);
+        using var requests = new FastPathRequestCounter(server.Services);
         using var timeout = new CancellationTokenSource(Bound);
         var answers = new List<string>();
         static string Upgrade(string target, string headers) =>
@@ -299,7 +299,7 @@ public sealed partial class FastPathTests
         await using var server = await LaharsubTestServer.StartAsync(settings: new Dictionary<string, string?> { [StandaloneHost.FastPathSetting] = fastPath ? "true" : "false" });
         using var client = server.CreateClient();
         var topic = await client.CreateTopicAsync();
-        using var requests = new FastPathRequestCounter(server);
+        using var requests = new FastPathRequestCounter(server.Services);
         using var recorded = new HostingRequestRecorder(server);
         using var timeout = new CancellationTokenSource(Bound);
         using var connection = await RawConnection.OpenAsync(server.BaseAddress, timeout.Token);
@@ -327,7 +327,7 @@ public sealed partial class FastPathTests
         await using var server = await StartFastAsync();
         using var client = server.CreateClient();
         var topic = await client.CreateTopicAsync();
-        using var requests = new FastPathRequestCounter(server);
+        using var requests = new FastPathRequestCounter(server.Services);
         var spans = new System.Collections.Concurrent.ConcurrentQueue<System.Diagnostics.Activity>();
         using (var listener = new System.Diagnostics.ActivityListener
         {
@@ -471,40 +471,6 @@ public sealed partial class FastPathTests
         public ConcurrentQueue<string> Requests => _requests;
 
         public long Active => Interlocked.Read(ref _active);
-
-        public void Dispose() => _listener.Dispose();
-    }
-
-    /// <summary>Counts <c>laharsub.fast_path.requests</c> of one server, by its <c>laharsub.request</c> tag.</summary>
-    private sealed class FastPathRequestCounter : IDisposable
-    {
-        private readonly MeterListener _listener = new();
-        private readonly ConcurrentDictionary<string, long> _counts = new();
-
-        public FastPathRequestCounter(LaharsubTestServer server)
-        {
-            var meters = server.Services.GetRequiredService<IMeterFactory>();
-            _listener.InstrumentPublished = (instrument, listener) =>
-            {
-                if (instrument.Name == "laharsub.fast_path.requests" && ReferenceEquals(instrument.Meter.Scope, meters))
-                {
-                    listener.EnableMeasurementEvents(instrument);
-                }
-            };
-            _listener.SetMeasurementEventCallback<long>((_, value, tags, _) =>
-            {
-                foreach (var tag in tags)
-                {
-                    if (tag.Key == "laharsub.request")
-                    {
-                        _counts.AddOrUpdate((string)tag.Value!, value, (_, count) => count + value);
-                    }
-                }
-            });
-            _listener.Start();
-        }
-
-        public long Count(string request) => _counts.GetValueOrDefault(request);
 
         public void Dispose() => _listener.Dispose();
     }

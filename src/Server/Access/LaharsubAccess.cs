@@ -49,16 +49,18 @@ public static partial class LaharsubAccess
     /// <summary>
     /// In Jwt mode, gives every endpoint of <paramref name="group"/> the filter that enforces the
     /// <see cref="AccessRule"/> it declared where it was mapped (<see cref="EndpointAccess.RequireAccess"/>);
-    /// an endpoint that declared none is refused. In Open mode, nothing.
+    /// an endpoint that declared none is refused. In Open mode, logs the one warning that the server is open,
+    /// in an application that embeds Laharsub as in the standalone server.
     /// </summary>
     internal static RouteGroupBuilder RequireLaharsubAccess(this RouteGroupBuilder group, IServiceProvider services)
     {
+        var logger = services.GetRequiredService<ILoggerFactory>().CreateLogger(typeof(LaharsubAccess));
         if (services.GetRequiredService<IOptions<LaharsubAuthOptions>>().Value.Mode != LaharsubAuthMode.Jwt)
         {
+            Log.OpenMode(logger);
             return group;
         }
         var access = services.GetRequiredService<AccessControl>();
-        var logger = services.GetRequiredService<ILoggerFactory>().CreateLogger(typeof(LaharsubAccess));
         // Instantiated now so that the mode gauge exists from the start.
         services.GetRequiredService<AccessMetrics>();
         ((IEndpointConventionBuilder)group).Add(endpoint =>
@@ -83,7 +85,7 @@ public static partial class LaharsubAccess
 
     /// <summary>
     /// For the standalone host: in Jwt mode, runs the authentication middleware (so that rate limits see
-    /// the token's subject); in Open mode, logs the one warning that the server is open.
+    /// the token's subject).
     /// </summary>
     internal static void UseLaharsubAccess(this WebApplication app)
     {
@@ -103,7 +105,6 @@ public static partial class LaharsubAccess
             // request's scope, kept by a waiting poll for its whole wait. The mark UseAuthentication leaves
             // on the application tells WebApplication that it was placed already.
             ((IApplicationBuilder)app).Properties.TryAdd(AuthenticationMiddlewareSetKey, true);
-            Log.OpenMode(logger);
         }
     }
 

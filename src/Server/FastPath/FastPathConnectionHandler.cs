@@ -6,8 +6,10 @@ using Laharsub.Server.Endpoints;
 using Laharsub.Server.Limits;
 using Laharsub.Server.Storage;
 using Laharsub.Server.Wire;
+using Microsoft.AspNetCore.Authorization;
 using Microsoft.AspNetCore.Builder;
 using Microsoft.AspNetCore.Connections;
+using Microsoft.AspNetCore.Routing;
 using Microsoft.AspNetCore.Server.Kestrel.Core;
 using Microsoft.AspNetCore.Server.Kestrel.Core.Internal.Http;
 using Microsoft.Extensions.Configuration;
@@ -35,6 +37,7 @@ internal sealed partial class FastPathConnectionHandler
 {
     private readonly IServiceProvider _services;
     private State? _state;
+    private object? _stateLock;
 
     public FastPathConnectionHandler(IServiceProvider services) => _services = services;
 
@@ -67,8 +70,36 @@ internal sealed partial class FastPathConnectionHandler
         _corsAllowsAnyOrigin = corsAllowsAnyOrigin;
     }
 
-    /// <summary>Called by MapLaharsub: the fast path serves the poll and publish URLs under <paramref name="prefix"/>.</summary>
-    public void Serve(string prefix) => Prefix ??= prefix.TrimEnd('/');
+    /// <summary>
+    /// Called by MapLaharsub: the fast path serves the poll and publish URLs under <paramref name="prefix"/>, unless
+    /// the host's conventions on Laharsub's endpoints make them the pipeline's (<see cref="HostConventions"/>); the
+    /// start log says which.
+    /// </summary>
+    public void Serve(string prefix)
+    {
+        if (Prefix is not null)
+        {
+            return;
+        }
+        Prefix = prefix.TrimEnd('/');
+        // Decided once every endpoint is mapped and the pipeline is built, before the first request is likely;
+        // a connection that comes earlier decides it itself.
+        _services.GetRequiredService<IHostApplicationLifetime>().ApplicationStarted.Register(() => _ = GetState());
+    }
+
+    private State GetState() => LazyInitializer.EnsureInitialized(ref _state, ref _stateLock, () =>
+    {
+        var state = new State(_services, Prefix!, TrustsForwardedFor, _pipelineServesWebSockets, _corsAllowsAnyOrigin);
+        if (state.PipelineOnly.Count > 0)
+        {
+            StepsAside(state.Logger, Prefix!, string.Join("; ", state.PipelineOnly));
+        }
+        else
+        {
+            Serves(state.Logger, Prefix!);
+        }
+        return state;
+    });
 
     public Task OnConnectionAsync(ConnectionContext connection, ConnectionDelegate kestrel)
     {
@@ -76,10 +107,10 @@ internal sealed partial class FastPathConnectionHandler
         {
             return kestrel(connection);
         }
-        var state = _state ??= new State(_services, Prefix, TrustsForwardedFor, _pipelineServesWebSockets, _corsAllowsAnyOrigin);
-        // Jwt mode's access checks, host filtering (AllowedHosts), and the 429 of a connection over its
-        // client's cap live in the pipeline.
-        if (!state.OpenAccess || state.HostsFiltered || ClientConnectionLimit.IsOverLimit(connection))
+        var state = GetState();
+        // Jwt mode's access checks, host filtering (AllowedHosts), what the host added to Laharsub's endpoints,
+        // and the 429 of a connection over its client's cap live in the pipeline.
+        if (!state.OpenAccess || state.HostsFiltered || state.PipelineOnly.Count > 0 || ClientConnectionLimit.IsOverLimit(connection))
         {
             return kestrel(connection);
         }
@@ -105,6 +136,9 @@ internal sealed partial class FastPathConnectionHandler
             OpenAccess = services.GetRequiredService<IOptions<LaharsubAuthOptions>>().Value.Mode == LaharsubAuthMode.Open;
             RateLimited = services.GetRequiredService<IOptions<LaharsubRateLimitOptions>>().Value.RequestsPerPeriod > 0;
             HostsFiltered = services.GetRequiredService<IConfiguration>()["AllowedHosts"] is { Length: > 0 } allowed && allowed != "*";
+            PipelineOnly = HostConventions.PipelineOnlyReasons(
+                services.GetRequiredService<EndpointDataSource>().Endpoints,
+                services.GetRequiredService<IOptions<AuthorizationOptions>>().Value.FallbackPolicy);
             var kestrel = services.GetRequiredService<IOptions<KestrelServerOptions>>().Value;
             Limits = kestrel.Limits;
             MaxHeadBytes = Limits.MaxRequestLineSize + Limits.MaxRequestHeadersTotalSize;
@@ -139,6 +173,12 @@ internal sealed partial class FastPathConnectionHandler
         public ILogger Logger { get; }
         public bool OpenAccess { get; }
         public bool RateLimited { get; }
+
+        /// <summary>
+        /// Why Laharsub's endpoints are the pipeline's alone (what the host added to them, or its fallback
+        /// authorization policy); empty when the fast path may serve them.
+        /// </summary>
+        public IReadOnlyList<string> PipelineOnly { get; }
 
         /// <summary>Whether ASP.NET Core's host filtering refuses some Host headers (<c>AllowedHosts</c> other than <c>*</c>).</summary>
         public bool HostsFiltered { get; }
@@ -187,6 +227,12 @@ internal sealed partial class FastPathConnectionHandler
 
     [LoggerMessage(EventId = 60, Level = LogLevel.Error, Message = "The fast path failed answering {Method} on connection {ConnectionId}; the connection was closed.")]
     internal static partial void Failed(ILogger logger, Exception exception, string method, string connectionId);
+
+    [LoggerMessage(EventId = 62, Level = LogLevel.Information, Message = "Laharsub's fast path serves polls, streams and publishes under {Prefix} below the pipeline: middleware the host added to the pipeline does not run for them (Laharsub:FastPath:Enabled=false turns it off).")]
+    private static partial void Serves(ILogger logger, string prefix);
+
+    [LoggerMessage(EventId = 63, Level = LogLevel.Warning, Message = "Laharsub:FastPath:Enabled is on, but the fast path steps aside for {Prefix}: its endpoints carry what only the pipeline applies ({Reasons}). Every request takes the pipeline.")]
+    private static partial void StepsAside(ILogger logger, string prefix, string reasons);
 
     [LoggerMessage(EventId = 61, Level = LogLevel.Warning, Message = "{Store} unavailable: a fast-path poll was answered 503. {Reason}")]
     internal static partial void StoreUnavailable(ILogger logger, string store, string reason);

@@ -36,10 +36,15 @@ public static class LaharsubEndpointRouteBuilderExtensions
             // over one of its caps (Laharsub:Limits connections and waiting polls, Laharsub:RateLimit).
             .WithMetadata(new ProducesResponseTypeMetadata(StatusCodes.Status503ServiceUnavailable, typeof(ProblemDetails), ["application/problem+json"]))
             .WithMetadata(new ProducesResponseTypeMetadata(StatusCodes.Status429TooManyRequests, typeof(ProblemDetails), ["application/problem+json"]));
+        // The routes sit in a group of their own inside the returned one, so that what the host adds to the
+        // returned group is known apart from Laharsub's own conventions (the fast path steps aside for it).
+        var routes = group.MapGroup("");
+        HostConventions.MarkHostEnd(routes);
         var options = endpoints.ServiceProvider.GetRequiredService<IOptions<LaharsubOptions>>().Value;
-        group.MapTopics(rateLimited: options.RateLimit.RequestsPerPeriod > 0);
-        group.MapSubscriptions();
+        routes.MapTopics(rateLimited: options.RateLimit.RequestsPerPeriod > 0);
+        routes.MapSubscriptions();
         group.RequireLaharsubAccess(endpoints.ServiceProvider);
+        HostConventions.MarkHostStart(group);
         if (endpoints.ServiceProvider.GetRequiredService<IOptions<LaharsubFastPathOptions>>().Value.Enabled)
         {
             endpoints.ServiceProvider.GetRequiredService<FastPathConnectionHandler>().Serve(prefix);

@@ -1,0 +1,197 @@
+using System.Net;
+using System.Net.Http.Headers;
+using System.Net.WebSockets;
+using System.Security.Claims;
+using Laharsub.Server.Hosting;
+using Laharsub.Server.Storage;
+using Laharsub.Server.Tests.Support;
+using Microsoft.AspNetCore.Authentication;
+using Microsoft.AspNetCore.Authentication.Cookies;
+using Microsoft.AspNetCore.Authorization;
+using Microsoft.AspNetCore.Builder;
+using Microsoft.AspNetCore.Hosting;
+using Microsoft.AspNetCore.Hosting.Server;
+using Microsoft.AspNetCore.Hosting.Server.Features;
+using Microsoft.AspNetCore.Http;
+using Microsoft.AspNetCore.Http.Features;
+using Microsoft.Extensions.DependencyInjection;
+using Microsoft.Extensions.Logging;
+
+namespace Laharsub.Server.Tests.Access;
+
+/// <summary>
+/// An application that embeds Laharsub behind its own authentication (cookies, as the README's embedding
+/// section would have it): what it adds to the group <c>MapLaharsub</c> returns, or its fallback policy, holds
+/// for every request with the fast path on as with it off, because the fast path steps aside and says so.
+/// </summary>
+[Collection(nameof(ProcessWideListeners))]
+public sealed class EmbeddedAuthorizationTests
+{
+    private static readonly TimeSpan Bound = WireClient.Bound;
+
+    public enum Guard
+    {
+        RequireAuthorization,
+        FallbackPolicy,
+        EndpointFilter,
+    }
+
+    public static TheoryData<Guard, bool> Guards()
+    {
+        var data = new TheoryData<Guard, bool>();
+        foreach (var guard in Enum.GetValues<Guard>())
+        {
+            data.Add(guard, true);
+            data.Add(guard, false);
+        }
+        return data;
+    }
+
+    [Theory]
+    [MemberData(nameof(Guards))]
+    public async Task AnAnonymousCallerIsRefusedOnEveryTransportAndChangesNothing(Guard guard, bool fastPath)
+    {
+        var logs = new LogRecorder();
+        await using var app = await StartAppAsync(guard, fastPath, logs);
+        using var member = NewClient(app);
+        using (var login = await member.PostAsync("/login/ann", null).WaitAsync(Bound))
+        {
+            Assert.Equal(HttpStatusCode.NoContent, login.StatusCode);
+        }
+        var topic = await CreateTopicAsync(member);
+        using (var published = await member.PostAsync($"/ps/topics/{topic}", new StringContent("one")).WaitAsync(Bound))
+        {
+            Assert.Equal(HttpStatusCode.Created, published.StatusCode);
+        }
+        using var anonymous = NewClient(app);
+        var refused = guard == Guard.EndpointFilter ? HttpStatusCode.Forbidden : HttpStatusCode.Unauthorized;
+
+        using (var poll = await anonymous.GetAsync($"/ps/subscriptions?topics={topic}:1").WaitAsync(Bound))
+        {
+            Assert.Equal(refused, poll.StatusCode);
+            Assert.DoesNotContain("\"one\"", await poll.Content.ReadAsStringAsync());
+        }
+        using (var poll = await anonymous.GetAsync($"/ps/subscriptions?subs%5B0%5D%5Btopicid%5D={topic}&subs%5B0%5D%5Bfrom%5D=1").WaitAsync(Bound))
+        {
+            Assert.Equal(refused, poll.StatusCode);
+        }
+        using (var request = new HttpRequestMessage(HttpMethod.Get, $"/ps/subscriptions?topics={topic}:1"))
+        {
+            request.Headers.Accept.Add(new MediaTypeWithQualityHeaderValue("text/event-stream"));
+            using var stream = await anonymous.SendAsync(request, HttpCompletionOption.ResponseHeadersRead).WaitAsync(Bound);
+            Assert.Equal(refused, stream.StatusCode);
+        }
+        using (var published = await anonymous.PostAsync($"/ps/topics/{topic}", new StringContent("two")).WaitAsync(Bound))
+        {
+            Assert.Equal(refused, published.StatusCode);
+        }
+        using (var published = await anonymous.PostAsync($"/ps/topics/publish?topics={topic}", new StringContent("three")).WaitAsync(Bound))
+        {
+            Assert.Equal(refused, published.StatusCode);
+        }
+        using (var socket = new ClientWebSocket())
+        {
+            socket.Options.AddSubProtocol("laharsub.v1");
+            socket.Options.CollectHttpResponseDetails = true;
+            var address = new UriBuilder(new Uri(BaseAddress(app), $"/ps/subscriptions?topics={topic}:1")) { Scheme = "ws" }.Uri;
+            await Assert.ThrowsAsync<WebSocketException>(() => socket.ConnectAsync(address, CancellationToken.None).WaitAsync(Bound));
+            Assert.Equal(refused, socket.HttpStatusCode);
+        }
+
+        var stored = await app.Services.GetRequiredService<ILaharsubStore>().GetTopicAsync(topic).AsTask().WaitAsync(Bound);
+        Assert.Equal(1, stored?.LastMessageId);
+        if (fastPath)
+        {
+            Assert.Contains(logs.Entries, entry => entry.Message.Contains("the fast path steps aside for /ps", StringComparison.Ordinal));
+        }
+    }
+
+    [Fact]
+    public async Task WithNothingAddedByTheHostTheFastPathStillServesAndOpenModeIsWarnedOf()
+    {
+        var logs = new LogRecorder();
+        await using var app = await StartAppAsync(guard: null, fastPath: true, logs);
+        using var requests = new FastPathRequestCounter(app.Services);
+        using var client = NewClient(app);
+        var topic = await CreateTopicAsync(client);
+
+        using var poll = await client.GetAsync($"/ps/subscriptions?topics={topic}:1&timeout=0").WaitAsync(Bound);
+
+        Assert.Equal(HttpStatusCode.NoContent, poll.StatusCode);
+        Assert.Equal(1, requests.Count("poll"));
+        Assert.DoesNotContain(logs.Entries, entry => entry.Message.Contains("steps aside", StringComparison.Ordinal));
+        // Open, as the standalone server is by default, and just as loud about it.
+        Assert.Single(logs.Entries, entry => entry.Message.StartsWith("Laharsub:Auth:Mode is Open", StringComparison.Ordinal));
+    }
+
+    /// <summary>A cookie-authenticated app: <c>/login/{user}</c> signs in; Laharsub under <c>/ps</c>, guarded by <paramref name="guard"/>.</summary>
+    private static async Task<WebApplication> StartAppAsync(Guard? guard, bool fastPath, LogRecorder logs)
+    {
+        var builder = WebApplication.CreateSlimBuilder();
+        builder.WebHost.UseUrls("http://127.0.0.1:0");
+        builder.Logging.ClearProviders();
+        builder.Logging.AddProvider(logs);
+        builder.Services.AddLaharsub(options => options.FastPath.Enabled = fastPath);
+        builder.Services.AddAuthentication(CookieAuthenticationDefaults.AuthenticationScheme).AddCookie(options =>
+        {
+            // An API answers 401 rather than redirect to a login page.
+            options.Events.OnRedirectToLogin = context =>
+            {
+                context.Response.StatusCode = StatusCodes.Status401Unauthorized;
+                return Task.CompletedTask;
+            };
+            options.Events.OnRedirectToAccessDenied = context =>
+            {
+                context.Response.StatusCode = StatusCodes.Status403Forbidden;
+                return Task.CompletedTask;
+            };
+        });
+        builder.Services.AddAuthorization(options =>
+        {
+            if (guard == Guard.FallbackPolicy)
+            {
+                options.FallbackPolicy = new AuthorizationPolicyBuilder().RequireAuthenticatedUser().Build();
+            }
+        });
+        var app = builder.Build();
+        app.UseExceptionHandler();
+        app.UseStatusCodePages();
+        app.UseCors();
+        app.UseWebSockets();
+        app.UseAuthentication();
+        app.UseAuthorization();
+        app.MapPost("/login/{user}", async (HttpContext context, string user) =>
+        {
+            var identity = new ClaimsIdentity([new Claim(ClaimTypes.Name, user)], CookieAuthenticationDefaults.AuthenticationScheme);
+            await context.SignInAsync(new ClaimsPrincipal(identity));
+            return Results.NoContent();
+        }).AllowAnonymous();
+        var laharsub = app.MapLaharsub("/ps");
+        switch (guard)
+        {
+            case Guard.RequireAuthorization:
+                laharsub.RequireAuthorization();
+                break;
+            case Guard.EndpointFilter:
+                laharsub.AddEndpointFilter((context, next) =>
+                    context.HttpContext.User.Identity?.IsAuthenticated == true ? next(context) : ValueTask.FromResult<object?>(Results.Forbid()));
+                break;
+        }
+        await app.StartAsync().WaitAsync(Bound);
+        return app;
+    }
+
+    private static Uri BaseAddress(WebApplication app) =>
+        new(app.Services.GetRequiredService<IServer>().Features.GetRequiredFeature<IServerAddressesFeature>().Addresses.First());
+
+    /// <summary>A client that keeps its cookies (signed in once it has posted to <c>/login/{user}</c>).</summary>
+    private static HttpClient NewClient(WebApplication app) =>
+        new(new HttpClientHandler { CookieContainer = new CookieContainer(), UseCookies = true }) { BaseAddress = BaseAddress(app) };
+
+    private static async Task<long> CreateTopicAsync(HttpClient client)
+    {
+        using var created = await client.PostAsync("/ps/topics", null).WaitAsync(Bound);
+        Assert.True(created.StatusCode == HttpStatusCode.Created, await created.Content.ReadAsStringAsync());
+        return long.Parse(created.Headers.Location!.OriginalString.Split('/')[^1]);
+    }
+}
