@@ -28,6 +28,18 @@ public sealed class LayeringTests : IDisposable
     }
 
     [Fact]
+    public async Task TheArchitecturePagesTableIsTheScriptsOutput()
+    {
+        var run = await RunAsync(RepositoryRoot, "--markdown-only");
+        Assert.True(run.ExitCode == 0, run.Output);
+        var table = run.Output.Trim().ReplaceLineEndings("\n");
+        var page = File.ReadAllText(Path.Combine(RepositoryRoot, "docs", "architecture.md")).ReplaceLineEndings("\n");
+
+        Assert.True(page.Contains(table, StringComparison.Ordinal),
+            "docs/architecture.md's arrow table is not what tests/architecture/layers.py --markdown-only prints now; paste this in:\n" + table);
+    }
+
+    [Fact]
     public async Task AnUpwardArrowFailsTheCheck()
     {
         Write("src/Server/Storage/A.cs", """
@@ -133,9 +145,9 @@ public sealed class LayeringTests : IDisposable
     }
 
     /// <summary>Runs layers.py on the tree at <paramref name="root"/>; its output and error output together.</summary>
-    private static async Task<Run> RunAsync(string root)
+    private static async Task<Run> RunAsync(string root, params string[] options)
     {
-        var (exitCode, output) = await Command.RunAsync("python3", [Path.Combine(RepositoryRoot, "tests", "architecture", "layers.py"), "--root", root], Bound,
+        var (exitCode, output) = await Command.RunAsync("python3", [Path.Combine(RepositoryRoot, "tests", "architecture", "layers.py"), "--root", root, .. options], Bound,
             "the layering check needs python3 on PATH");
         return new Run(exitCode, output);
     }
