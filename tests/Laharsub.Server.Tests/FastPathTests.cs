@@ -84,6 +84,39 @@ public sealed partial class FastPathTests
         Assert.Equal(1, requests.Count(servedBy));
     }
 
+    /// <summary>
+    /// A header that keeps a request off the fast path and that its client sends on every request (a page's
+    /// Origin, a token, trace context, an idempotency key) gives the pipeline the rest of the connection, in one
+    /// hand-over rather than one per request; a header that a client sends now and then (If-Match) gives it that
+    /// request only.
+    /// </summary>
+    [Theory]
+    [InlineData("Origin: http://app.example", "handed_over", 0)]
+    [InlineData("Authorization: Bearer abc", "handed_over", 0)]
+    [InlineData("traceparent: 00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01", "handed_over", 0)]
+    [InlineData("Idempotency-Key: \"8e03978e-40d5-43e8-bc93-6894a57f9324\"", "handed_over", 0)]
+    [InlineData("If-Match: \"0000000000000000\"", "pipeline", 1)]
+    public async Task AHeaderSentOnEveryRequestGivesThePipelineTheRestOfTheConnection(string header, string handedAs, int laterPollsOnTheFastPath)
+    {
+        await using var server = await StartFastAsync();
+        using var client = server.CreateClient();
+        var topic = await client.CreateTopicAsync();
+        await client.PublishTextAsync(topic, "one");
+        using var requests = new FastPathRequestCounter(server.Services);
+        using var timeout = new CancellationTokenSource(Bound);
+        using var connection = await RawConnection.OpenAsync(server.BaseAddress, timeout.Token);
+
+        var first = await ExchangeAsync(connection,
+            $"POST /ps/topics/{topic} HTTP/1.1\r\nHost: test\r\n{header}\r\nContent-Type: text/plain\r\nContent-Length: 3\r\n\r\ntwo", timeout.Token);
+        var later = await ExchangeAsync(connection, Get($"/ps/subscriptions?topics={topic}:1"), timeout.Token);
+
+        Assert.True(first.Status is 201 or 412, $"{first.Status}: {first.BodyText}");
+        Assert.Equal(200, later.Status);
+        Assert.Contains("\"body\":\"one\"", later.BodyText);
+        Assert.Equal(1, requests.Count(handedAs));
+        Assert.Equal(laterPollsOnTheFastPath, requests.Count("poll"));
+    }
+
     [Fact]
     public async Task WithAllowedHostsSetAPollForAnotherHostIsRefusedAsThePipelineRefusesIt()
     {

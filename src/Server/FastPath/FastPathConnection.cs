@@ -48,6 +48,13 @@ internal sealed class FastPathConnection : IHttpRequestLineHandler, IHttpHeaders
 
     /// <summary>The request is one only Kestrel's connection handling answers (another protocol, framing it alone knows, an upgrade).</summary>
     private bool _kestrelOnly;
+
+    /// <summary>
+    /// The request carries a header that keeps it off the fast path and that its client sends on every request
+    /// (<see cref="IsSentEveryTime"/>): the connection is Kestrel's from this request on, since handing each
+    /// request over on its own costs more than the pipeline alone.
+    /// </summary>
+    private bool _pipelineForGood;
     private bool _ranKestrel;
     private KestrelRequestRun? _kestrelRun;
     private string? _query;
@@ -257,6 +264,7 @@ internal sealed class FastPathConnection : IHttpRequestLineHandler, IHttpHeaders
         _kind = Kind.None;
         _notOurs = false;
         _kestrelOnly = false;
+        _pipelineForGood = false;
         _query = null;
         _eventStream = false;
         _lastEventId = null;
@@ -312,7 +320,7 @@ internal sealed class FastPathConnection : IHttpRequestLineHandler, IHttpHeaders
         if (_notOurs || !Takes())
         {
             // An upgrade it does not accept is Kestrel's, with the connection it may switch to another protocol.
-            return _webSocket ? Parsed.Kestrel : Parsed.Pipeline;
+            return _webSocket || _pipelineForGood ? Parsed.Kestrel : Parsed.Pipeline;
         }
         return Parsed.Complete;
     }
@@ -792,8 +800,10 @@ internal sealed class FastPathConnection : IHttpRequestLineHandler, IHttpHeaders
         }
         else if (Ascii.EqualsIgnoreCase(name, "Origin"u8))
         {
+            // A page's script sends it on every request; a WebSocket whose 101 the fast path knows is taken (Takes).
             _notOurs |= _origin;
             _origin = true;
+            _pipelineForGood = true;
         }
         else if (Ascii.EqualsIgnoreCase(name, "X-Forwarded-For"u8))
         {
@@ -803,8 +813,18 @@ internal sealed class FastPathConnection : IHttpRequestLineHandler, IHttpHeaders
         else if (IsPipelineOnly(name))
         {
             _notOurs = true;
+            _pipelineForGood |= IsSentEveryTime(name);
         }
     }
+
+    /// <summary>
+    /// Pipeline-only headers that a client, once it sends one, sends with every request of its kind: a token,
+    /// trace context (a traced client), and <c>Idempotency-Key</c> (both of Laharsub's clients key every publish).
+    /// </summary>
+    private static bool IsSentEveryTime(ReadOnlySpan<byte> name) =>
+        Ascii.EqualsIgnoreCase(name, "Authorization"u8) || Ascii.EqualsIgnoreCase(name, "Idempotency-Key"u8)
+        || Ascii.EqualsIgnoreCase(name, "traceparent"u8) || Ascii.EqualsIgnoreCase(name, "tracestate"u8)
+        || Ascii.EqualsIgnoreCase(name, "Request-Id"u8);
 
     /// <summary>
     /// Headers whose handling lives in the pipeline: CORS (<c>Origin</c>, but for a WebSocket's), access, tracing, conditions, idempotency keys, 100-continue. The other
