@@ -21,10 +21,12 @@ from pathlib import Path
 # violation by itself (its arrows cannot be judged), and so is an arrow into it from a folder without "*".
 ALLOWED = {
     "Hosting": {"*"},  # composes everything; nothing else may import Hosting
-    "Endpoints": {"Access", "Limits", "Diagnostics", "Delivery", "Wire", "Storage"},
+    "Endpoints": {"Transport", "Access", "Limits", "Diagnostics", "Delivery", "Wire", "Storage"},
     # HTTP at Kestrel's connection level: the poll and the publish below the pipeline, reusing the
     # endpoints' parsers and answers; nothing but Hosting refers to it.
-    "FastPath": {"Endpoints", "Access", "Limits", "Diagnostics", "Delivery", "Wire", "Storage"},
+    "FastPath": {"Endpoints", "Transport", "Access", "Limits", "Diagnostics", "Delivery", "Wire", "Storage"},
+    # The transports' rules written once (answers, start sequences, sessions) for both HTTP front-ends.
+    "Transport": {"Access", "Limits", "Diagnostics", "Delivery", "Wire", "Storage"},
     "Access": {"Limits", "Diagnostics", "Wire", "Storage"},  # Wire: the protocol's syntax of ids and labels
     "Limits": {"Diagnostics", "Storage"},
     "Diagnostics": {"Wire", "Storage"},

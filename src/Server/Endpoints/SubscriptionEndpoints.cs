@@ -5,6 +5,7 @@ using Laharsub.Server.Delivery;
 using Laharsub.Server.Diagnostics;
 using Laharsub.Server.Limits;
 using Laharsub.Server.Storage;
+using Laharsub.Server.Transport;
 using Laharsub.Server.Wire;
 using Microsoft.AspNetCore.Builder;
 using Microsoft.AspNetCore.Http.HttpResults;
@@ -120,7 +121,7 @@ internal static partial class SubscriptionEndpoints
 
     /// <remarks>
     /// Not async: it validates, then returns the runner's own task, in whose state machine
-    /// <see cref="PollAnswer"/> answers. A handler that awaited the runner would keep a state machine of its
+    /// <see cref="LongPollSink{TResponder}"/> answers. A handler that awaited the runner would keep a state machine of its
     /// own for a held poll's whole wait, and one that returned a result would add the request delegate's.
     /// <see cref="DescribePoll"/> declares the answers.
     /// </remarks>
@@ -169,7 +170,7 @@ internal static partial class SubscriptionEndpoints
         services.Metrics.PollStarted();
         return services.Runner.RunAsync(CollectionsMarshal.AsSpan(query.Subscriptions),
             format == PollFormat.Json ? services.Wire.JsonAnswerBytes : services.Wire.MultipartAnswerBytes, wait,
-            new PollAnswer(context, services, format, activity), PollPacing(query), PresenceOf(context, services, query));
+            new LongPollSink<PollResponder>(new PollResponder(context, services, format), services.Metrics, activity), PollPacing(query), PresenceOf(context, services, query));
     }
 
     /// <summary>
@@ -179,75 +180,27 @@ internal static partial class SubscriptionEndpoints
     /// </summary>
     internal static Pacing PollPacing(in SubscriptionQuery query) => new(query.Conflation, IntervalFromStart: true);
 
-    /// <summary>Answers a long poll with its first delivery, or once its wait ends, and records how it ended.</summary>
-    private readonly struct PollAnswer(HttpContext context, PollServices services, PollFormat format, Activity? activity) : ISubscriptionSink
+    /// <summary>A long poll's answers on the pipeline's response (<see cref="LongPollSink{TResponder}"/> chooses them).</summary>
+    private readonly struct PollResponder(HttpContext context, PollServices services, PollFormat format) : IPollResponder
     {
-        public async ValueTask<bool> DeliverAsync(PollResult result)
+        public ValueTask WriteMessagesAsync(PollResult result) =>
+            new(PollResponseWriter.WriteAsync(context.Response, result, format, services.Wire, context.RequestAborted));
+
+        public ValueTask WriteTopicNotFoundAsync(long topicId, Activity? activity) => new(Problems.TopicNotFound(topicId).ExecuteAsync(context));
+
+        public ValueTask WriteNoContentAsync(bool closeConnection)
         {
-            using (activity)
+            if (closeConnection)
             {
-                if (result.UnknownTopicId is { } unknown)
-                {
-                    Ended("not_found");
-                    await Problems.TopicNotFound(unknown).ExecuteAsync(context).ConfigureAwait(false);
-                }
-                else
-                {
-                    Ended("answered", result.Messages);
-                    await WriteAnswerAsync(context.Response, result, format, services.Wire, services.Metrics, context.RequestAborted).ConfigureAwait(false);
-                }
+                context.Response.Headers.Connection = "close";
             }
-            return false;
+            context.Response.StatusCode = StatusCodes.Status204NoContent;
+            return default;
         }
 
-        public bool WantsPositions => false;
-
-        public ValueTask<bool> PositionedAsync(Subscription[] positions) => ValueTask.FromResult(true);
-
-        public ValueTask<bool> WaitEndedAsync(WaitEnd reason)
+        public void ClientGone()
         {
-            using (activity)
-            {
-                switch (reason)
-                {
-                    case WaitEnd.ClientGone:
-                        // Nobody to answer.
-                        Ended("aborted");
-                        break;
-                    case WaitEnd.Stopping:
-                        Ended("shutdown");
-                        // Closing the connection makes the client's next poll open a new one, which a load
-                        // balancer can send to an instance that is not going away.
-                        context.Response.Headers.Connection = "close";
-                        context.Response.StatusCode = StatusCodes.Status204NoContent;
-                        break;
-                    default:
-                        Ended("timeout");
-                        context.Response.StatusCode = StatusCodes.Status204NoContent;
-                        break;
-                }
-            }
-            return ValueTask.FromResult(false);
         }
-
-        public void Failed()
-        {
-            Ended("error");
-            activity?.Dispose();
-        }
-
-        private void Ended(string outcome, List<Message>? messages = null)
-        {
-            services.Metrics.PollEnded(outcome, messages?.Count ?? 0);
-            LaharsubActivitySource.PollEnded(activity, outcome, messages);
-        }
-    }
-
-    /// <summary>A poll answer written from the messages' cached encodings; its delivery latencies are recorded once it is written.</summary>
-    internal static async Task WriteAnswerAsync(HttpResponse response, PollResult result, PollFormat format, WireFormat wire, LaharsubMetrics metrics, CancellationToken cancellationToken)
-    {
-        await PollResponseWriter.WriteAsync(response, result, format, wire, cancellationToken).ConfigureAwait(false);
-        metrics.AnswerWritten(result.Messages);
     }
 
     /// <summary>Chooses the response format from <c>Accept</c>: JSON by default, multipart when preferred, null if neither is acceptable.</summary>

@@ -13,6 +13,7 @@ using Laharsub.Server.Diagnostics;
 using Laharsub.Server.Endpoints;
 using Laharsub.Server.Limits;
 using Laharsub.Server.Storage;
+using Laharsub.Server.Transport;
 using Laharsub.Server.Wire;
 using Microsoft.AspNetCore.Connections;
 using Microsoft.AspNetCore.Connections.Features;
@@ -24,7 +25,7 @@ namespace Laharsub.Server.FastPath;
 /// One connection on the fast path: reads requests with Kestrel's own HTTP/1.1 parser, answers those it
 /// takes, and gives the connection to Kestrel at the first one it does not, with that request still unread.
 /// </summary>
-internal sealed class FastPathConnection : IHttpRequestLineHandler, IHttpHeadersHandler
+internal sealed class FastPathConnection : IHttpRequestLineHandler, IHttpHeadersHandler, IPollResponder
 {
     private enum Kind { None, Poll, Publish }
 
@@ -368,10 +369,9 @@ internal sealed class FastPathConnection : IHttpRequestLineHandler, IHttpHeaders
             {
                 _pollStatus = 503;
                 FastPathConnectionHandler.StoreUnavailable(_state.Logger, unavailable.StoreName, unavailable.Message);
-                var seconds = Math.Max(1, (int)Math.Ceiling(unavailable.RetryAfter.TotalSeconds));
-                _state.Responses.WritePollProblem(_output, 503, $"{unavailable.StoreName} unavailable",
-                    $"{unavailable.Message} Nothing was changed; retry after {seconds} s.", TraceId(),
-                    json => json.WriteString("store", unavailable.StoreName), seconds);
+                var answer = StoreUnavailableAnswer.From(unavailable);
+                _state.Responses.WritePollProblem(_output, 503, answer.Title, answer.Detail, TraceId(),
+                    json => json.WriteString("store", answer.Store), answer.RetryAfterSeconds);
                 await _output.FlushAsync().ConfigureAwait(false);
             }
             finally
@@ -404,9 +404,8 @@ internal sealed class FastPathConnection : IHttpRequestLineHandler, IHttpHeaders
             catch (LaharsubStoreUnavailableException unavailable)
             {
                 FastPathConnectionHandler.StoreUnavailable(_state.Logger, unavailable.StoreName, unavailable.Message);
-                var seconds = Math.Max(1, (int)Math.Ceiling(unavailable.RetryAfter.TotalSeconds));
-                if (stream.Target.TryRefuse($"{unavailable.StoreName} unavailable", $"{unavailable.Message} Nothing was changed; retry after {seconds} s.",
-                    unavailable.StoreName, seconds))
+                var answer = StoreUnavailableAnswer.From(unavailable);
+                if (stream.Target.TryRefuse(answer.Title, answer.Detail, answer.Store, answer.RetryAfterSeconds))
                 {
                     await _output.FlushAsync().ConfigureAwait(false);
                     return Served.Next;
@@ -586,7 +585,7 @@ internal sealed class FastPathConnection : IHttpRequestLineHandler, IHttpHeaders
             // As the pipeline's response starts out: an unhandled failure is a 500, a client gone keeps the 200.
             _pollStatus = 500;
             _pollStarted = _state.Hosting.Started("GET");
-            var answer = new FastPollAnswer(this, LaharsubActivitySource.StartPoll(subscriptions.Count));
+            var answer = new LongPollSink<FastPathConnection>(this, _state.Metrics, LaharsubActivitySource.StartPoll(subscriptions.Count));
             var wait = new SubscriptionWait(query.Timeout, _state.Clock, _connection.ConnectionClosed, _state.Lifetime.ApplicationStopping);
             _state.Metrics.PollStarted();
             return _state.Runner.RunAsync(CollectionsMarshal.AsSpan(subscriptions), _state.Wire.JsonAnswerBytes, wait, answer,
@@ -887,72 +886,45 @@ internal sealed class FastPathConnection : IHttpRequestLineHandler, IHttpHeaders
     {
     }
 
-    /// <summary>Answers a fast-path poll: its first delivery, its 404, or the 204 its wait ended with.</summary>
-    /// <remarks>A struct, carried in the runner's state machine (see <see cref="ISubscriptionSink"/>); how the connection goes on is left in <see cref="_pollOutcome"/>.</remarks>
-    private readonly struct FastPollAnswer(FastPathConnection connection, System.Diagnostics.Activity? activity) : ISubscriptionSink
+    ValueTask IPollResponder.WriteMessagesAsync(PollResult result)
     {
-        public bool WantsPositions => false;
+        _pollStatus = 200;
+        var notices = PollResponseWriter.EncodeNotices(result.Notices);
+        _state.Responses.WritePollOk(_output, PollResponseWriter.JsonLength(result, notices));
+        PollResponseWriter.WriteJson(_output, result, notices);
+        return FlushAsync();
+    }
 
-        public ValueTask<bool> PositionedAsync(Subscription[] positions) => ValueTask.FromResult(true);
+    ValueTask IPollResponder.WriteTopicNotFoundAsync(long topicId, System.Diagnostics.Activity? activity)
+    {
+        _pollStatus = 404;
+        _state.Responses.WriteTopicNotFound(_output, topicId, activity?.Id ?? TraceId());
+        return FlushAsync();
+    }
 
-        public async ValueTask<bool> DeliverAsync(PollResult result)
+    ValueTask IPollResponder.WriteNoContentAsync(bool closeConnection)
+    {
+        _pollStatus = 204;
+        _state.Responses.WritePollNoContent(_output, close: closeConnection);
+        _pollOutcome = closeConnection ? Served.Close : Served.Next;
+        return FlushAsync();
+    }
+
+    void IPollResponder.ClientGone()
+    {
+        _pollStatus = 200;
+        _pollOutcome = Served.Close;
+    }
+
+    /// <summary>Flushes the answer; a flush that completes at once, as a small answer's does, costs no task.</summary>
+    private ValueTask FlushAsync()
+    {
+        var flush = _output.FlushAsync();
+        if (flush.IsCompletedSuccessfully)
         {
-            var state = connection._state;
-            var output = connection._output;
-            using (activity)
-            {
-                if (result.UnknownTopicId is { } unknown)
-                {
-                    connection._pollStatus = 404;
-                    Ended("not_found");
-                    state.Responses.WriteTopicNotFound(output, unknown, activity?.Id ?? connection.TraceId());
-                    await output.FlushAsync().ConfigureAwait(false);
-                    return false;
-                }
-                connection._pollStatus = 200;
-                Ended("answered", result.Messages);
-                var notices = PollResponseWriter.EncodeNotices(result.Notices);
-                state.Responses.WritePollOk(output, PollResponseWriter.JsonLength(result, notices));
-                PollResponseWriter.WriteJson(output, result, notices);
-                await output.FlushAsync().ConfigureAwait(false);
-                state.Metrics.AnswerWritten(result.Messages);
-            }
-            return false;
+            flush.GetAwaiter().GetResult();
+            return default;
         }
-
-        public async ValueTask<bool> WaitEndedAsync(WaitEnd reason)
-        {
-            using (activity)
-            {
-                if (reason == WaitEnd.ClientGone)
-                {
-                    connection._pollStatus = 200;
-                    Ended("aborted");
-                    connection._pollOutcome = Served.Close;
-                    return false;
-                }
-                var stopping = reason == WaitEnd.Stopping;
-                connection._pollStatus = 204;
-                Ended(stopping ? "shutdown" : "timeout");
-                // Closing the connection at shutdown makes the client's next poll open a new one, which a load
-                // balancer can send to an instance that is not going away.
-                connection._state.Responses.WritePollNoContent(connection._output, close: stopping);
-                connection._pollOutcome = stopping ? Served.Close : Served.Next;
-            }
-            await connection._output.FlushAsync().ConfigureAwait(false);
-            return false;
-        }
-
-        public void Failed()
-        {
-            Ended("error");
-            activity?.Dispose();
-        }
-
-        private void Ended(string outcome, List<Message>? messages = null)
-        {
-            connection._state.Metrics.PollEnded(outcome, messages?.Count ?? 0);
-            LaharsubActivitySource.PollEnded(activity, outcome, messages);
-        }
+        return new ValueTask(flush.AsTask());
     }
 }

@@ -1,4 +1,5 @@
 using Laharsub.Server.Storage;
+using Laharsub.Server.Transport;
 using Microsoft.AspNetCore.Diagnostics;
 using Microsoft.AspNetCore.Http;
 using Microsoft.Extensions.Logging;
@@ -18,9 +19,9 @@ internal sealed partial class StoreUnavailableHandler(IProblemDetailsService pro
             return false;
         }
         Log.StoreUnavailable(logger, unavailable.StoreName, httpContext.Request.Method, httpContext.Request.Path, unavailable.Message);
-        var seconds = Math.Max(1, (int)Math.Ceiling(unavailable.RetryAfter.TotalSeconds));
+        var answer = StoreUnavailableAnswer.From(unavailable);
         httpContext.Response.StatusCode = StatusCodes.Status503ServiceUnavailable;
-        httpContext.Response.Headers.RetryAfter = seconds.ToString(System.Globalization.CultureInfo.InvariantCulture);
+        httpContext.Response.Headers.RetryAfter = answer.RetryAfterSeconds.ToString(System.Globalization.CultureInfo.InvariantCulture);
         return await problems.TryWriteAsync(new ProblemDetailsContext
         {
             HttpContext = httpContext,
@@ -28,9 +29,9 @@ internal sealed partial class StoreUnavailableHandler(IProblemDetailsService pro
             ProblemDetails =
             {
                 Status = StatusCodes.Status503ServiceUnavailable,
-                Title = $"{unavailable.StoreName} unavailable",
-                Detail = $"{unavailable.Message} Nothing was changed; retry after {seconds} s.",
-                Extensions = { ["store"] = unavailable.StoreName },
+                Title = answer.Title,
+                Detail = answer.Detail,
+                Extensions = { ["store"] = answer.Store },
             },
         }).ConfigureAwait(false);
     }
