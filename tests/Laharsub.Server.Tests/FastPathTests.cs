@@ -56,6 +56,8 @@ public sealed partial class FastPathTests
         Assert.Equal(2, requests.Count("poll"));
         Assert.Equal(2, requests.Count("publish"));
         Assert.Equal(3, requests.Count("pipeline"));
+        Assert.Equal(2, requests.Count("pipeline", "route"));
+        Assert.Equal(1, requests.Count("pipeline", "query_invalid"));
         Assert.Equal(0, requests.Count("handed_over"));
     }
 
@@ -91,12 +93,12 @@ public sealed partial class FastPathTests
     /// request only.
     /// </summary>
     [Theory]
-    [InlineData("Origin: http://app.example", "handed_over", 0)]
-    [InlineData("Authorization: Bearer abc", "handed_over", 0)]
-    [InlineData("traceparent: 00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01", "handed_over", 0)]
-    [InlineData("Idempotency-Key: \"8e03978e-40d5-43e8-bc93-6894a57f9324\"", "handed_over", 0)]
-    [InlineData("If-Match: \"0000000000000000\"", "pipeline", 1)]
-    public async Task AHeaderSentOnEveryRequestGivesThePipelineTheRestOfTheConnection(string header, string handedAs, int laterPollsOnTheFastPath)
+    [InlineData("Origin: http://app.example", "handed_over", "origin", 0)]
+    [InlineData("Authorization: Bearer abc", "handed_over", "authorization", 0)]
+    [InlineData("traceparent: 00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01", "handed_over", "trace_context", 0)]
+    [InlineData("Idempotency-Key: \"8e03978e-40d5-43e8-bc93-6894a57f9324\"", "handed_over", "idempotency_key", 0)]
+    [InlineData("If-Match: \"0000000000000000\"", "pipeline", "if_match", 1)]
+    public async Task AHeaderSentOnEveryRequestGivesThePipelineTheRestOfTheConnection(string header, string handedAs, string reason, int laterPollsOnTheFastPath)
     {
         await using var server = await StartFastAsync();
         using var client = server.CreateClient();
@@ -114,6 +116,7 @@ public sealed partial class FastPathTests
         Assert.Equal(200, later.Status);
         Assert.Contains("\"body\":\"one\"", later.BodyText);
         Assert.Equal(1, requests.Count(handedAs));
+        Assert.Equal(1, requests.Count(handedAs, reason));
         Assert.Equal(laterPollsOnTheFastPath, requests.Count("poll"));
     }
 

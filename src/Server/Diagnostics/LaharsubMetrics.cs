@@ -45,7 +45,7 @@ internal sealed class LaharsubMetrics
             "Time from a message's publish to a poll answer carrying it being written, once per delivered message (a subscriber catching up counts the message's age).",
             tags: null, new InstrumentAdvice<double> { HistogramBucketBoundaries = DeliveryLatencyBuckets });
         _fastPath = meter.CreateCounter<long>("laharsub.fast_path.requests", "{request}",
-            "Requests the connection-level fast path (Laharsub:FastPath) answered, by laharsub.request (poll, stream: a Server-Sent Events stream, websocket, publish), and connections it handed to the ASP.NET Core pipeline at a request it does not take (laharsub.request handed_over).");
+            "Requests the connection-level fast path (Laharsub:FastPath) answered, by laharsub.request (poll, stream: a Server-Sent Events stream, websocket, publish), requests it gave to the ASP.NET Core pipeline (laharsub.request pipeline) and connections it gave to Kestrel from a request on or whole (handed_over), each with why (laharsub.reason: origin, authorization, trace_context, idempotency_key, jwt_mode, host_conventions, route, ...).");
         meter.CreateObservableGauge("laharsub.topics", () => Statistics().TopicCount, "{topic}", "Topics that exist.");
         meter.CreateObservableGauge("laharsub.retained.bytes", () => Statistics().RetainedBytes, "By", "Message bytes retained, against Laharsub:MaxRetainedBytes.");
     }
@@ -86,6 +86,10 @@ internal sealed class LaharsubMetrics
 
     /// <summary>The fast path answered a request (<paramref name="request"/> poll or publish), or handed its connection over.</summary>
     internal void FastPath(string request) => _fastPath.Add(1, new KeyValuePair<string, object?>("laharsub.request", request));
+
+    /// <summary>A request (or a whole connection) given to the pipeline, and why (<c>laharsub.reason</c>).</summary>
+    internal void FastPath(string request, string reason) =>
+        _fastPath.Add(1, new KeyValuePair<string, object?>("laharsub.request", request), new KeyValuePair<string, object?>("laharsub.reason", reason));
 
     internal void PollStarted() => _activePolls.Add(1);
 

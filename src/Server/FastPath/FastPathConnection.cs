@@ -47,6 +47,9 @@ internal sealed class FastPathConnection : IHttpRequestLineHandler, IHttpHeaders
     private Kind _kind;
     private bool _notOurs;
 
+    /// <summary>Why the request (or the rest of the connection) is the pipeline's: the first reason found, as the metric's tag.</summary>
+    private string? _pipelineReason;
+
     /// <summary>The request is one only Kestrel's connection handling answers (another protocol, framing it alone knows, an upgrade).</summary>
     private bool _kestrelOnly;
 
@@ -196,6 +199,7 @@ internal sealed class FastPathConnection : IHttpRequestLineHandler, IHttpHeaders
                 if (read.IsCompleted || buffer.Length > _state.MaxHeadBytes + Math.Max(0, _contentLength))
                 {
                     // A request cut short, or larger than Kestrel's limits: Kestrel answers it as it would.
+                    _pipelineReason = "kestrel_limits";
                     return await PipelineAsync(read, WholeConnection).ConfigureAwait(false);
                 }
                 if (!_requestStarted)
@@ -215,6 +219,7 @@ internal sealed class FastPathConnection : IHttpRequestLineHandler, IHttpHeaders
                     }
                     // The rest is slow to come: Kestrel takes the connection, with its own timeouts for the
                     // rest of this request (408 and the body data rate) from now on.
+                    _pipelineReason = "slow_request";
                     return await PipelineAsync(read, WholeConnection).ConfigureAwait(false);
                 }
                 continue;
@@ -245,7 +250,7 @@ internal sealed class FastPathConnection : IHttpRequestLineHandler, IHttpHeaders
         var run = new KestrelRequestRun(_connection, pending, requestLength, first: !_ranKestrel);
         _ranKestrel = true;
         // Counted as it is handed over, so that the count is there by the time its client has the answer.
-        _state.Metrics.FastPath(requestLength == WholeConnection ? "handed_over" : "pipeline");
+        _state.Metrics.FastPath(requestLength == WholeConnection ? "handed_over" : "pipeline", _pipelineReason ?? "other");
         Volatile.Write(ref _kestrelRun, run);
         try
         {
@@ -264,6 +269,7 @@ internal sealed class FastPathConnection : IHttpRequestLineHandler, IHttpHeaders
         headEnd = buffer.Start;
         _kind = Kind.None;
         _notOurs = false;
+        _pipelineReason = null;
         _kestrelOnly = false;
         _pipelineForGood = false;
         _query = null;
@@ -286,6 +292,7 @@ internal sealed class FastPathConnection : IHttpRequestLineHandler, IHttpHeaders
         var first = buffer.FirstSpan;
         if (first.Length > 0 && !char.IsAsciiLetterUpper((char)first[0]))
         {
+            _pipelineReason = "not_http1";
             return Parsed.Kestrel;
         }
         var reader = new SequenceReader<byte>(buffer);
@@ -309,6 +316,7 @@ internal sealed class FastPathConnection : IHttpRequestLineHandler, IHttpHeaders
         catch (Exception)
         {
             // Kestrel's parser refuses it: Kestrel answers it with the 400 it always does, and closes.
+            _pipelineReason = "malformed";
             return Parsed.Kestrel;
         }
         headEnd = reader.Position;
@@ -316,6 +324,7 @@ internal sealed class FastPathConnection : IHttpRequestLineHandler, IHttpHeaders
         if (_kestrelOnly || _hosts != 1 || lineLength >= _state.Limits.MaxRequestLineSize - 2
             || reader.Consumed - lineLength >= _state.Limits.MaxRequestHeadersTotalSize - 2)
         {
+            _pipelineReason ??= _hosts != 1 ? "host_header" : "kestrel_limits";
             return Parsed.Kestrel;
         }
         if (_notOurs || !Takes())
@@ -329,27 +338,38 @@ internal sealed class FastPathConnection : IHttpRequestLineHandler, IHttpHeaders
     /// <summary>The checks that need the whole head, and the server's state.</summary>
     private bool Takes()
     {
-        if (_state.Lifetime.ApplicationStopping.IsCancellationRequested || LaharsubActivitySource.IsListenedTo || _state.Hosting.Traced)
-        {
-            return false;
-        }
-        if (_origin && !(_webSocket && _state.WebSocketOriginHeaders is not null))
-        {
+        _pipelineReason = _state.Lifetime.ApplicationStopping.IsCancellationRequested ? "stopping"
+            : LaharsubActivitySource.IsListenedTo || _state.Hosting.Traced ? "traced"
             // CORS answers a request from a page: the pipeline's, but for a WebSocket whose 101 it knows.
-            return false;
-        }
-        if (_webSocket)
-        {
-            return _state.TakesWebSockets && _kind == Kind.Poll && _contentLength <= 0 && _lastEventId is null
-                && _connectionUpgrade && _webSocketVersion13 && _webSocketHeaders == 0 && IsWebSocketKey(_webSocketKey);
-        }
-        return _kind switch
-        {
-            Kind.Poll => _contentLength <= 0 && (_eventStream || _lastEventId is null) && !_connectionUpgrade,
-            Kind.Publish => !_state.RateLimited && _contentLength > 0 && _contentLength <= _state.StoreOptions.MaxMessageBytes
-                && MessageContentType.Validate(_contentType ??= MessageContentType.Default) is null,
-            _ => false,
-        };
+            : _origin && !(_webSocket && _state.WebSocketOriginHeaders is not null) ? "origin"
+            : _webSocket ? (TakesWebSocket() ? null : "websocket")
+            : _kind switch
+            {
+                Kind.Poll => _contentLength <= 0 && (_eventStream || _lastEventId is null) && !_connectionUpgrade ? null : "poll_form",
+                Kind.Publish => _state.RateLimited ? "rate_limit"
+                    : _contentLength > 0 && _contentLength <= _state.StoreOptions.MaxMessageBytes
+                        && MessageContentType.Validate(_contentType ??= MessageContentType.Default) is null ? null : "publish_form",
+                _ => "route",
+            };
+        return _pipelineReason is null;
+    }
+
+    private bool TakesWebSocket() =>
+        _state.TakesWebSockets && _kind == Kind.Poll && _contentLength <= 0 && _lastEventId is null
+        && _connectionUpgrade && _webSocketVersion13 && _webSocketHeaders == 0 && IsWebSocketKey(_webSocketKey);
+
+    /// <summary>Marks the request as one only Kestrel's connection handling answers, for <paramref name="reason"/> unless an earlier one was found.</summary>
+    private void KestrelOnly(string reason)
+    {
+        _pipelineReason ??= reason;
+        _kestrelOnly = true;
+    }
+
+    /// <summary>Marks the request as the pipeline's, for <paramref name="reason"/> unless an earlier reason was found.</summary>
+    private void NotOurs(string reason)
+    {
+        _pipelineReason ??= reason;
+        _notOurs = true;
     }
 
     /// <summary>Answers the poll, or returns null, having consumed nothing, for the pipeline to answer it.</summary>
@@ -437,6 +457,7 @@ internal sealed class FastPathConnection : IHttpRequestLineHandler, IHttpHeaders
             // As the pipeline does: a query that names no topic opens a socket whose frames subscribe later.
             if ((query.Error is not null && !query.NamesNoTopic) || !TryAcquireWaitingPoll(out permit))
             {
+                _pipelineReason ??= "query_invalid";
                 return null;
             }
             initial = query.Error is null ? [.. subscriptions] : [];
@@ -532,6 +553,7 @@ internal sealed class FastPathConnection : IHttpRequestLineHandler, IHttpHeaders
                 || (_lastEventId is { Length: > 0 } lastEventId && SubscriptionEndpoints.ResumeFrom(lastEventId, subscriptions, _state.Delivery) is not null)
                 || !TryAcquireWaitingPoll(out permit))
             {
+                _pipelineReason ??= "query_invalid";
                 return null;
             }
             _input.AdvanceTo(headEnd);
@@ -557,6 +579,10 @@ internal sealed class FastPathConnection : IHttpRequestLineHandler, IHttpHeaders
         if (_state.WaitingPolls.Enabled && ClientAddress.KeyOf((_connection.RemoteEndPoint as IPEndPoint)?.Address) is { } client)
         {
             permit = _state.WaitingPolls.TryAcquire(client);
+            if (permit is null)
+            {
+                _pipelineReason = "waiting_poll_cap";
+            }
             return permit is not null;
         }
         return true;
@@ -576,6 +602,7 @@ internal sealed class FastPathConnection : IHttpRequestLineHandler, IHttpHeaders
             var query = SubscriptionQuery.Parse(_query, _state.Delivery, subscriptions);
             if (query.Error is not null || !TryAcquireWaitingPoll(out permit))
             {
+                _pipelineReason ??= "query_invalid";
                 return null;
             }
             // Taken: the request is consumed now, so that a held poll does not keep its read buffer.
@@ -638,6 +665,7 @@ internal sealed class FastPathConnection : IHttpRequestLineHandler, IHttpHeaders
             {
                 // Refused without a change (no topic, another epoch, storage full, store unreachable): the
                 // pipeline serves the same request again and answers with its problem details.
+                _pipelineReason = "store_refused";
                 return null;
             }
             _state.Metrics.Published();
@@ -691,12 +719,12 @@ internal sealed class FastPathConnection : IHttpRequestLineHandler, IHttpHeaders
     {
         if (versionAndMethod.Version != HttpVersion.Http11 || versionAndMethod.Method == HttpMethod.Connect)
         {
-            _kestrelOnly = true;
+            KestrelOnly("not_http1");
             return;
         }
         if (targetPath.IsEncoded)
         {
-            _notOurs = true;
+            NotOurs("route");
             return;
         }
         var path = startLine.Slice(targetPath.Offset, targetPath.Length);
@@ -719,7 +747,7 @@ internal sealed class FastPathConnection : IHttpRequestLineHandler, IHttpHeaders
             _kind = Kind.Publish;
             return;
         }
-        _notOurs = true;
+        NotOurs("route");
     }
 
     void IHttpHeadersHandler.OnHeader(ReadOnlySpan<byte> name, ReadOnlySpan<byte> value)
@@ -733,14 +761,17 @@ internal sealed class FastPathConnection : IHttpRequestLineHandler, IHttpHeaders
         if (++_headers > _state.Limits.MaxRequestHeaderCount || !Ascii.IsValid(value) || value.Contains((byte)0)
             || Ascii.EqualsIgnoreCase(name, "Transfer-Encoding"u8))
         {
-            _kestrelOnly = true;
+            KestrelOnly("kestrel_framing");
             return;
         }
         if (Ascii.EqualsIgnoreCase(name, "Upgrade"u8))
         {
             // A WebSocket of the poll's URL may be the fast path's (Takes decides with the whole head); any
             // other upgrade is Kestrel's.
-            _kestrelOnly |= _webSocket || _kind != Kind.Poll || !Ascii.EqualsIgnoreCase(value, "websocket"u8);
+            if (_webSocket || _kind != Kind.Poll || !Ascii.EqualsIgnoreCase(value, "websocket"u8))
+            {
+                KestrelOnly("upgrade");
+            }
             _webSocket = true;
             return;
         }
@@ -754,14 +785,17 @@ internal sealed class FastPathConnection : IHttpRequestLineHandler, IHttpHeaders
             if (_contentLength >= 0 || !System.Buffers.Text.Utf8Parser.TryParse(value, out long length, out var used) || used != value.Length
                 || length is < 0 or > MaxContentLength)
             {
-                _kestrelOnly = true;
+                KestrelOnly("kestrel_framing");
                 return;
             }
             _contentLength = length;
         }
         else if (Ascii.EqualsIgnoreCase(name, "Content-Type"u8))
         {
-            _notOurs |= _contentType is not null;
+            if (_contentType is not null)
+            {
+                NotOurs("publish_form");
+            }
             _contentType = ContentType(value);
         }
         else if (Ascii.EqualsIgnoreCase(name, "Accept"u8))
@@ -769,18 +803,27 @@ internal sealed class FastPathConnection : IHttpRequestLineHandler, IHttpHeaders
             // The poll's JSON answer, or an event stream, as the pipeline negotiates them; any other Accept
             // (multipart, a list, several headers) is the pipeline's to negotiate.
             _eventStream = Ascii.EqualsIgnoreCase(value, "text/event-stream"u8);
-            _notOurs |= _kind == Kind.Poll
-                && (++_accepts > 1 || !(_eventStream || Ascii.EqualsIgnoreCase(value, "application/json"u8) || value.SequenceEqual("*/*"u8)));
+            if (_kind == Kind.Poll
+                && (++_accepts > 1 || !(_eventStream || Ascii.EqualsIgnoreCase(value, "application/json"u8) || value.SequenceEqual("*/*"u8))))
+            {
+                NotOurs("accept");
+            }
         }
         else if (Ascii.EqualsIgnoreCase(name, "Last-Event-ID"u8))
         {
             // A stream resumes from it; a plain poll with it is the pipeline's.
-            _notOurs |= _lastEventId is not null;
+            if (_lastEventId is not null)
+            {
+                NotOurs("poll_form");
+            }
             _lastEventId = Encoding.ASCII.GetString(value);
         }
         else if (Ascii.EqualsIgnoreCase(name, "Connection"u8))
         {
-            _notOurs |= !ConnectionTokens(value);
+            if (!ConnectionTokens(value))
+            {
+                NotOurs("connection_header");
+            }
         }
         else if (Ascii.EqualsIgnoreCase(name, "Sec-WebSocket-Key"u8))
         {
@@ -800,18 +843,24 @@ internal sealed class FastPathConnection : IHttpRequestLineHandler, IHttpHeaders
         else if (Ascii.EqualsIgnoreCase(name, "Origin"u8))
         {
             // A page's script sends it on every request; a WebSocket whose 101 the fast path knows is taken (Takes).
-            _notOurs |= _origin;
+            if (_origin)
+            {
+                NotOurs("origin");
+            }
             _origin = true;
             _pipelineForGood = true;
         }
         else if (Ascii.EqualsIgnoreCase(name, "X-Forwarded-For"u8))
         {
             // Whose address counts against the waiting-poll cap is the pipeline's to say once a proxy is trusted.
-            _notOurs |= _state.ForwardedForDecides;
+            if (_state.ForwardedForDecides)
+            {
+                NotOurs("forwarded_for");
+            }
         }
-        else if (IsPipelineOnly(name))
+        else if (PipelineOnlyReason(name) is { } reason)
         {
-            _notOurs = true;
+            NotOurs(reason);
             _pipelineForGood |= IsSentEveryTime(name);
         }
     }
@@ -829,12 +878,14 @@ internal sealed class FastPathConnection : IHttpRequestLineHandler, IHttpHeaders
     /// Headers whose handling lives in the pipeline: CORS (<c>Origin</c>, but for a WebSocket's), access, tracing, conditions, idempotency keys, 100-continue. The other
     /// forwarding headers change nothing a poll or a publish answers (no URL is in them).
     /// </summary>
-    private static bool IsPipelineOnly(ReadOnlySpan<byte> name) =>
-        Ascii.EqualsIgnoreCase(name, "Authorization"u8)
-        || Ascii.EqualsIgnoreCase(name, "Expect"u8) || Ascii.EqualsIgnoreCase(name, "If-Match"u8)
-        || Ascii.EqualsIgnoreCase(name, "Idempotency-Key"u8)
-        || Ascii.EqualsIgnoreCase(name, "traceparent"u8) || Ascii.EqualsIgnoreCase(name, "tracestate"u8)
-        || Ascii.EqualsIgnoreCase(name, "Request-Id"u8) || Ascii.EqualsIgnoreCase(name, "Access-Control-Request-Method"u8);
+    private static string? PipelineOnlyReason(ReadOnlySpan<byte> name) =>
+        Ascii.EqualsIgnoreCase(name, "Authorization"u8) ? "authorization"
+        : Ascii.EqualsIgnoreCase(name, "Expect"u8) ? "expect"
+        : Ascii.EqualsIgnoreCase(name, "If-Match"u8) ? "if_match"
+        : Ascii.EqualsIgnoreCase(name, "Idempotency-Key"u8) ? "idempotency_key"
+        : Ascii.EqualsIgnoreCase(name, "traceparent"u8) || Ascii.EqualsIgnoreCase(name, "tracestate"u8) || Ascii.EqualsIgnoreCase(name, "Request-Id"u8) ? "trace_context"
+        : Ascii.EqualsIgnoreCase(name, "Access-Control-Request-Method"u8) ? "origin"
+        : null;
 
     /// <summary>
     /// Whether <c>Connection</c> holds only <c>keep-alive</c> and <c>Upgrade</c> (a WebSocket's handshake sends

@@ -110,8 +110,14 @@ internal sealed partial class FastPathConnectionHandler
         var state = GetState();
         // Jwt mode's access checks, host filtering (AllowedHosts), what the host added to Laharsub's endpoints,
         // and the 429 of a connection over its client's cap live in the pipeline.
-        if (!state.OpenAccess || state.HostsFiltered || state.PipelineOnly.Count > 0 || ClientConnectionLimit.IsOverLimit(connection))
+        var declined = !state.OpenAccess ? "jwt_mode"
+            : state.HostsFiltered ? "allowed_hosts"
+            : state.PipelineOnly.Count > 0 ? "host_conventions"
+            : ClientConnectionLimit.IsOverLimit(connection) ? "connection_cap"
+            : null;
+        if (declined is not null)
         {
+            state.Metrics.FastPath("handed_over", declined);
             return kestrel(connection);
         }
         return new FastPathConnection(state, connection, kestrel).RunAsync();

@@ -53,6 +53,7 @@ public sealed class EmbeddedAuthorizationTests
     {
         var logs = new LogRecorder();
         await using var app = await StartAppAsync(guard, fastPath, logs);
+        using var requests = new FastPathRequestCounter(app.Services);
         using var member = NewClient(app);
         using (var login = await member.PostAsync("/login/ann", null).WaitAsync(Bound))
         {
@@ -103,6 +104,9 @@ public sealed class EmbeddedAuthorizationTests
         if (fastPath)
         {
             Assert.Contains(logs.Entries, entry => entry.Message.Contains("the fast path steps aside for /ps", StringComparison.Ordinal));
+            // Every connection went to Kestrel unread, counted with why.
+            Assert.True(requests.Count("handed_over", "host_conventions") >= 2);
+            Assert.Equal(0, requests.Count("poll") + requests.Count("stream") + requests.Count("publish"));
         }
     }
 

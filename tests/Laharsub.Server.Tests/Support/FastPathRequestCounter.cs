@@ -4,7 +4,7 @@ using Microsoft.Extensions.DependencyInjection;
 
 namespace Laharsub.Server.Tests.Support;
 
-/// <summary>Counts <c>laharsub.fast_path.requests</c> of one server, by its <c>laharsub.request</c> tag.</summary>
+/// <summary>Counts <c>laharsub.fast_path.requests</c> of one server, by its <c>laharsub.request</c> tag, and by that and <c>laharsub.reason</c>.</summary>
 public sealed class FastPathRequestCounter : IDisposable
 {
     private readonly MeterListener _listener = new();
@@ -22,18 +22,32 @@ public sealed class FastPathRequestCounter : IDisposable
         };
         _listener.SetMeasurementEventCallback<long>((_, value, tags, _) =>
         {
+            string? request = null;
+            string? reason = null;
             foreach (var tag in tags)
             {
                 if (tag.Key == "laharsub.request")
                 {
-                    _counts.AddOrUpdate((string)tag.Value!, value, (_, count) => count + value);
+                    request = (string)tag.Value!;
                 }
+                else if (tag.Key == "laharsub.reason")
+                {
+                    reason = (string)tag.Value!;
+                }
+            }
+            if (request is not null)
+            {
+                _counts.AddOrUpdate(request, value, (_, count) => count + value);
+                _counts.AddOrUpdate($"{request}/{reason}", value, (_, count) => count + value);
             }
         });
         _listener.Start();
     }
 
     public long Count(string request) => _counts.GetValueOrDefault(request);
+
+    /// <summary>Requests given to the pipeline (or connections to Kestrel) as <paramref name="request"/> for <paramref name="reason"/>.</summary>
+    public long Count(string request, string reason) => _counts.GetValueOrDefault($"{request}/{reason}");
 
     public void Dispose() => _listener.Dispose();
 }
