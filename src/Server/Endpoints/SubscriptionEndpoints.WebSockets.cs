@@ -23,6 +23,13 @@ internal static partial class SubscriptionEndpoints
     /// <summary>Close codes that say what to do (docs/protocol.md).</summary>
     internal const int CloseNotThisProtocol = 4000, CloseTokenExpired = 4001;
 
+    /// <summary>
+    /// Subscribe and unsubscribe frames a socket reads ahead of its run: a run stuck in a write to a client
+    /// that does not read takes none, and the socket then stops reading its client (TCP's backpressure)
+    /// until the run takes them or <c>MaxWriteWait</c> ends the socket.
+    /// </summary>
+    internal const int MaxQueuedFrames = 16;
+
     /// <summary>How long a socket the server closed waits for the client's close frame (a browser answers at once).</summary>
     private static readonly TimeSpan CloseHandshakeWait = TimeSpan.FromSeconds(2);
 
@@ -74,6 +81,8 @@ internal static partial class SubscriptionEndpoints
         private readonly StreamCursors _cursors = new();
         private readonly Lock _changesLock = new();
         private readonly List<(string? Id, bool Subscribe, List<Subscription> Topics)> _changes = [];
+        /// <summary>Completed when the run takes the queued frames; set while <see cref="MaxQueuedFrames"/> are queued.</summary>
+        private TaskCompletionSource? _taken;
         private CancellationTokenSource? _run;
         private WebSocket _socket = null!;
         private StreamWriteDeadline? _deadline;
@@ -177,6 +186,11 @@ internal static partial class SubscriptionEndpoints
                     await receiving.CancelAsync().ConfigureAwait(false);
                 }
                 await receiver.ConfigureAwait(ConfigureAwaitOptions.SuppressThrowing);
+                lock (_changesLock)
+                {
+                    services.Metrics.FramesQueued(-_changes.Count);
+                    _changes.Clear();
+                }
                 _socket.Dispose();
             }
         }
@@ -217,7 +231,10 @@ internal static partial class SubscriptionEndpoints
                     }
                     _answering.Add((id, topics));
                 }
+                services.Metrics.FramesQueued(-_changes.Count);
                 _changes.Clear();
+                _taken?.TrySetResult();
+                _taken = null;
             }
             return _cursors.ToSubscriptions();
         }
@@ -229,6 +246,11 @@ internal static partial class SubscriptionEndpoints
             {
                 while (true)
                 {
+                    if (QueueFull() is { } taken)
+                    {
+                        // Not read meanwhile: the client's further frames wait in its own socket.
+                        await taken.WaitAsync(cancellationToken).ConfigureAwait(false);
+                    }
                     var length = 0;
                     ValueWebSocketReceiveResult received;
                     do
@@ -291,6 +313,20 @@ internal static partial class SubscriptionEndpoints
             // would send the client a subscribed frame before the close.
             await CloseAsync((WebSocketCloseStatus)CloseNotThisProtocol, reason).ConfigureAwait(false);
             CancelRun();
+        }
+
+        /// <summary>What completes when the run takes the queued frames, while <see cref="MaxQueuedFrames"/> are queued; else null.</summary>
+        private Task? QueueFull()
+        {
+            lock (_changesLock)
+            {
+                if (_changes.Count < MaxQueuedFrames)
+                {
+                    return null;
+                }
+                _taken ??= new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
+                return _taken.Task;
+            }
         }
 
         private void CancelRun()
@@ -368,6 +404,7 @@ internal static partial class SubscriptionEndpoints
                     return Invalid("topics", $"A socket follows at most {services.Options.MaxSubscriptionsPerPoll} topics (Laharsub:MaxSubscriptionsPerPoll); unsubscribe from some, or open another socket.");
                 }
                 _changes.Add((frame.Id, subscribe, topics));
+                services.Metrics.FramesQueued(1);
                 _run?.Cancel();
             }
             return null;
