@@ -77,7 +77,10 @@ internal static partial class SubscriptionEndpoints
         private static ReadOnlySpan<byte> NoticeStart => "{\"type\":\"notice\",\"notice\":"u8;
 
         private readonly SemaphoreSlim _sending = new(1, 1);
-        private readonly ArrayBufferWriter<byte> _frame = new(512);
+        /// <summary>A frame buffer grown past this by a large message is let go after its send, so that a socket keeps little.</summary>
+        private const int KeptFrameBytes = 16 * 1024;
+
+        private ArrayBufferWriter<byte> _frame = new(512);
         private readonly StreamCursors _cursors = new();
         private readonly Lock _changesLock = new();
         private readonly List<(string? Id, bool Subscribe, List<Subscription> Topics)> _changes = [];
@@ -517,9 +520,15 @@ internal static partial class SubscriptionEndpoints
                     }
                     foreach (var message in result.Messages)
                     {
+                        var element = WireFormat.JsonElement(message);
                         _frame.ResetWrittenCount();
+                        if (_frame.FreeCapacity < MessageStart.Length + element.Length + 1)
+                        {
+                            // Its exact size: grown by doubling, a large message's frame would hold up to twice its bytes.
+                            _frame = new ArrayBufferWriter<byte>(MessageStart.Length + element.Length + 1);
+                        }
                         _frame.Write(MessageStart);
-                        _frame.Write(WireFormat.JsonElement(message));
+                        _frame.Write(element);
                         _frame.Write("}"u8);
                         await SendAsync().ConfigureAwait(false);
                     }
@@ -536,6 +545,10 @@ internal static partial class SubscriptionEndpoints
             }
             finally
             {
+                if (_frame.Capacity > KeptFrameBytes)
+                {
+                    _frame = new ArrayBufferWriter<byte>(512);
+                }
                 // Ended as too slow, the aborted socket failed the send: the deadline counted it and cancelled the run.
                 _sending.Release();
             }
