@@ -24,6 +24,7 @@ public sealed class OptionsTests
         { o => o.RateLimit.Period = TimeSpan.Zero, "Laharsub:RateLimit:Period" },
         { o => o.Streams.BatchWindow = TimeSpan.FromSeconds(2), "Laharsub:Streams:BatchWindow" },
         { o => o.Streams.BatchWindow = TimeSpan.FromMilliseconds(-1), "Laharsub:Streams:BatchWindow" },
+        { o => o.Streams.MaxBufferedBytes = 1024, "Laharsub:Streams:MaxBufferedBytes" },
         { o => { o.Presence.GracePeriod = TimeSpan.FromSeconds(10); o.Presence.SweepInterval = TimeSpan.FromSeconds(6); }, "Laharsub:Presence:SweepInterval (00:00:06) must be at most half of Laharsub:Presence:GracePeriod" },
     };
 

@@ -18,6 +18,7 @@ internal sealed class LaharsubMetrics
     private readonly Counter<long> _delivered;
     private readonly Counter<long> _polls;
     private readonly UpDownCounter<long> _activePolls;
+    private readonly UpDownCounter<long> _queuedFrames;
     private readonly Histogram<double> _deliveryLatency;
     private readonly ILaharsubStore _store;
     private readonly TimeProvider _timeProvider;
@@ -41,6 +42,8 @@ internal sealed class LaharsubMetrics
         _delivered = meter.CreateCounter<long>("laharsub.messages.delivered", "{message}", "Messages sent in poll responses and on streams (one per subscriber that got it).");
         _polls = meter.CreateCounter<long>("laharsub.polls", "{poll}", "Polls and streams ended, by laharsub.poll.outcome: answered, timeout, aborted, shutdown, not_found, error, closed (a stream its client ended), too_slow (a stream whose client did not read).");
         _activePolls = meter.CreateUpDownCounter<long>("laharsub.polls.active", "{poll}", "Polls and streams being answered or waiting for a message.");
+        _queuedFrames = meter.CreateUpDownCounter<long>("laharsub.websocket.frames.queued", "{frame}",
+            "Subscribe and unsubscribe frames read from WebSockets and not yet applied by their subscription (at most 16 per socket: then the socket is not read).");
         _deliveryLatency = meter.CreateHistogram("laharsub.delivery.latency", "s",
             "Time from a message's publish to a poll answer carrying it being written, once per delivered message (a subscriber catching up counts the message's age).",
             tags: null, new InstrumentAdvice<double> { HistogramBucketBoundaries = DeliveryLatencyBuckets });
@@ -92,6 +95,9 @@ internal sealed class LaharsubMetrics
         _fastPath.Add(1, new KeyValuePair<string, object?>("laharsub.request", request), new KeyValuePair<string, object?>("laharsub.reason", reason));
 
     internal void PollStarted() => _activePolls.Add(1);
+
+    /// <summary>A WebSocket queued <paramref name="frames"/> more subscribe or unsubscribe frames (negative: applied or dropped).</summary>
+    internal void FramesQueued(int frames) => _queuedFrames.Add(frames);
 
     /// <summary>
     /// Records each message's delivery latency after its answer was written. Free while nobody listens

@@ -24,7 +24,7 @@ public sealed class LaharsubStreamOptions
 
     /// <summary>
     /// How long a write to a stream may wait for a client that does not read before the stream is ended
-    /// (it reconnects and resumes from its cursors; nothing is queued for it meanwhile).
+    /// (it reconnects and resumes from its cursors; meanwhile it holds at most <see cref="MaxBufferedBytes"/> of its delivery).
     /// </summary>
     [Range(typeof(TimeSpan), "00:00:01", "01:00:00")]
     public TimeSpan MaxWriteWait { get; set; } = TimeSpan.FromSeconds(30);
@@ -36,6 +36,15 @@ public sealed class LaharsubStreamOptions
     /// </summary>
     [Range(typeof(TimeSpan), "00:00:00", "00:00:01")]
     public TimeSpan BatchWindow { get; set; } = TimeSpan.Zero;
+
+    /// <summary>
+    /// The most bytes of one delivery a stream writes before it waits for them to be sent (SSE: it flushes;
+    /// a WebSocket sends each message as it is written): what a stream whose client does not read holds,
+    /// besides the transport's own buffer (<c>Kestrel:Sockets:MaxWriteBufferSize</c>, 64 KiB) and the one
+    /// message being written, until <see cref="MaxWriteWait"/> ends it.
+    /// </summary>
+    [Range(4 * 1024, 64 * 1024 * 1024)]
+    public int MaxBufferedBytes { get; set; } = 64 * 1024;
 
     /// <summary>The largest frame a WebSocket client may send (a publish's body is at most <c>MaxMessageBytes</c>, base64 a third more).</summary>
     [Range(1024, 64 * 1024 * 1024)]

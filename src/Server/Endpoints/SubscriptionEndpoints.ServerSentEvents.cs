@@ -199,13 +199,28 @@ internal static partial class SubscriptionEndpoints
                 output.Write(WireFormat.EncodeNotice(notice));
                 output.Write(EventEnd);
             }
+            // A delivery may be MaxBytesPerPoll: sent in parts of MaxBufferedBytes, so that a client that does
+            // not read holds at most one part (and the transport's buffer) on the server.
+            var unsent = 0L;
             foreach (var message in result.Messages)
             {
+                if (unsent >= services.Streams.MaxBufferedBytes)
+                {
+                    if (!await FlushAsync().ConfigureAwait(false))
+                    {
+                        return false;
+                    }
+                    // A target may write its next events elsewhere after a send (the fast path lets a grown buffer go).
+                    output = target.Events;
+                    unsent = 0;
+                }
                 cursors.Apply(message);
                 WriteId(output);
                 output.Write(DataField);
-                output.Write(WireFormat.JsonElement(message));
+                var element = WireFormat.JsonElement(message);
+                output.Write(element);
                 output.Write(EventEnd);
+                unsent += element.Length;
             }
             if (!await FlushAsync().ConfigureAwait(false))
             {

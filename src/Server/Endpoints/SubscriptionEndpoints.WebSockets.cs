@@ -23,6 +23,13 @@ internal static partial class SubscriptionEndpoints
     /// <summary>Close codes that say what to do (docs/protocol.md).</summary>
     internal const int CloseNotThisProtocol = 4000, CloseTokenExpired = 4001;
 
+    /// <summary>
+    /// Subscribe and unsubscribe frames a socket reads ahead of its run: a run stuck in a write to a client
+    /// that does not read takes none, and the socket then stops reading its client (TCP's backpressure)
+    /// until the run takes them or <c>MaxWriteWait</c> ends the socket.
+    /// </summary>
+    internal const int MaxQueuedFrames = 16;
+
     /// <summary>How long a socket the server closed waits for the client's close frame (a browser answers at once).</summary>
     private static readonly TimeSpan CloseHandshakeWait = TimeSpan.FromSeconds(2);
 
@@ -70,10 +77,15 @@ internal static partial class SubscriptionEndpoints
         private static ReadOnlySpan<byte> NoticeStart => "{\"type\":\"notice\",\"notice\":"u8;
 
         private readonly SemaphoreSlim _sending = new(1, 1);
-        private readonly ArrayBufferWriter<byte> _frame = new(512);
+        /// <summary>A frame buffer grown past this by a large message is let go after its send, so that a socket keeps little.</summary>
+        private const int KeptFrameBytes = 16 * 1024;
+
+        private ArrayBufferWriter<byte> _frame = new(512);
         private readonly StreamCursors _cursors = new();
         private readonly Lock _changesLock = new();
         private readonly List<(string? Id, bool Subscribe, List<Subscription> Topics)> _changes = [];
+        /// <summary>Completed when the run takes the queued frames; set while <see cref="MaxQueuedFrames"/> are queued.</summary>
+        private TaskCompletionSource? _taken;
         private CancellationTokenSource? _run;
         private WebSocket _socket = null!;
         private StreamWriteDeadline? _deadline;
@@ -177,6 +189,11 @@ internal static partial class SubscriptionEndpoints
                     await receiving.CancelAsync().ConfigureAwait(false);
                 }
                 await receiver.ConfigureAwait(ConfigureAwaitOptions.SuppressThrowing);
+                lock (_changesLock)
+                {
+                    services.Metrics.FramesQueued(-_changes.Count);
+                    _changes.Clear();
+                }
                 _socket.Dispose();
             }
         }
@@ -217,7 +234,10 @@ internal static partial class SubscriptionEndpoints
                     }
                     _answering.Add((id, topics));
                 }
+                services.Metrics.FramesQueued(-_changes.Count);
                 _changes.Clear();
+                _taken?.TrySetResult();
+                _taken = null;
             }
             return _cursors.ToSubscriptions();
         }
@@ -229,6 +249,11 @@ internal static partial class SubscriptionEndpoints
             {
                 while (true)
                 {
+                    if (QueueFull() is { } taken)
+                    {
+                        // Not read meanwhile: the client's further frames wait in its own socket.
+                        await taken.WaitAsync(cancellationToken).ConfigureAwait(false);
+                    }
                     var length = 0;
                     ValueWebSocketReceiveResult received;
                     do
@@ -291,6 +316,20 @@ internal static partial class SubscriptionEndpoints
             // would send the client a subscribed frame before the close.
             await CloseAsync((WebSocketCloseStatus)CloseNotThisProtocol, reason).ConfigureAwait(false);
             CancelRun();
+        }
+
+        /// <summary>What completes when the run takes the queued frames, while <see cref="MaxQueuedFrames"/> are queued; else null.</summary>
+        private Task? QueueFull()
+        {
+            lock (_changesLock)
+            {
+                if (_changes.Count < MaxQueuedFrames)
+                {
+                    return null;
+                }
+                _taken ??= new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
+                return _taken.Task;
+            }
         }
 
         private void CancelRun()
@@ -368,6 +407,7 @@ internal static partial class SubscriptionEndpoints
                     return Invalid("topics", $"A socket follows at most {services.Options.MaxSubscriptionsPerPoll} topics (Laharsub:MaxSubscriptionsPerPoll); unsubscribe from some, or open another socket.");
                 }
                 _changes.Add((frame.Id, subscribe, topics));
+                services.Metrics.FramesQueued(1);
                 _run?.Cancel();
             }
             return null;
@@ -480,9 +520,15 @@ internal static partial class SubscriptionEndpoints
                     }
                     foreach (var message in result.Messages)
                     {
+                        var element = WireFormat.JsonElement(message);
                         _frame.ResetWrittenCount();
+                        if (_frame.FreeCapacity < MessageStart.Length + element.Length + 1)
+                        {
+                            // Its exact size: grown by doubling, a large message's frame would hold up to twice its bytes.
+                            _frame = new ArrayBufferWriter<byte>(MessageStart.Length + element.Length + 1);
+                        }
                         _frame.Write(MessageStart);
-                        _frame.Write(WireFormat.JsonElement(message));
+                        _frame.Write(element);
                         _frame.Write("}"u8);
                         await SendAsync().ConfigureAwait(false);
                     }
@@ -499,6 +545,10 @@ internal static partial class SubscriptionEndpoints
             }
             finally
             {
+                if (_frame.Capacity > KeptFrameBytes)
+                {
+                    _frame = new ArrayBufferWriter<byte>(512);
+                }
                 // Ended as too slow, the aborted socket failed the send: the deadline counted it and cancelled the run.
                 _sending.Release();
             }
