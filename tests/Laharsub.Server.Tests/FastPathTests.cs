@@ -187,15 +187,23 @@ public sealed partial class FastPathTests
     /// trace id) and the framing of the unknown topic's problem (Content-Length where the pipeline chunks).
     /// </summary>
     [Fact]
-    public Task TheFastPathAnswersAsThePipelineDoes() => AssertSameAnswersAsync(AnswersAsync);
+    public Task TheFastPathAnswersAsThePipelineDoes() => AssertSameAnswersAsync(fastPath => AnswersAsync(fastPath, origin: null));
 
-    private static async Task<string[]> AnswersAsync(bool fastPath)
+    /// <summary>
+    /// A page's requests (with <c>Origin</c>) are the fast path's too where Laharsub's CORS policy allows any origin,
+    /// with the CORS headers the pipeline's answers carry.
+    /// </summary>
+    [Fact]
+    public Task TheFastPathAnswersAPageAsThePipelineDoes() => AssertSameAnswersAsync(fastPath => AnswersAsync(fastPath, origin: "https://app.example"));
+
+    private static async Task<string[]> AnswersAsync(bool fastPath, string? origin)
     {
         await using var server = await LaharsubTestServer.StartAsync(settings: new Dictionary<string, string?> { [StandaloneHost.FastPathSetting] = fastPath ? "true" : "false" });
         using var client = server.CreateClient();
         var topic = await client.CreateTopicAsync();
         using var timeout = new CancellationTokenSource(Bound);
         using var connection = await RawConnection.OpenAsync(server.BaseAddress, timeout.Token);
+        using var counter = new FastPathRequestCounter(server.Services);
         string[] requests =
         [
             Post($"/ps/topics/{topic}", "text/plain", "hello"),
@@ -206,14 +214,17 @@ public sealed partial class FastPathTests
             Get("/ps/subscriptions?topics=999999:1"),
         ];
         var answers = new List<string>();
-        foreach (var request in requests)
+        foreach (var line in requests)
         {
+            var request = origin is null ? line : line.Replace("Host: test\r\n", $"Host: test\r\nOrigin: {origin}\r\n", StringComparison.Ordinal);
             var answer = await ExchangeAsync(connection, request, timeout.Token);
             var headers = answer.Head.Split("\r\n")
                 .Where(line => !line.StartsWith("Date:", StringComparison.Ordinal)
                     && !(answer.Status == 404 && (line.StartsWith("Content-Length:", StringComparison.Ordinal) || line.StartsWith("Transfer-Encoding:", StringComparison.Ordinal))));
             answers.Add(Normalized(string.Join("\n", headers) + "\n\n" + answer.BodyText));
         }
+        Assert.Equal(fastPath ? 4 : 0, counter.Count("poll"));
+        Assert.Equal(fastPath ? 2 : 0, counter.Count("publish"));
         return [.. answers];
     }
 
@@ -222,10 +233,14 @@ public sealed partial class FastPathTests
     /// resumes from <c>Last-Event-ID</c> as it does, and answers an unknown topic with the same 404.
     /// </summary>
     [Fact]
-    public Task TheFastPathStreamsEventsAsThePipelineDoes() => AssertSameAnswersAsync(EventStreamAnswersAsync);
+    public Task TheFastPathStreamsEventsAsThePipelineDoes() => AssertSameAnswersAsync(fastPath => EventStreamAnswersAsync(fastPath, origin: null));
 
-    private static async Task<string[]> EventStreamAnswersAsync(bool fastPath)
+    [Fact]
+    public Task TheFastPathStreamsEventsToAPageAsThePipelineDoes() => AssertSameAnswersAsync(fastPath => EventStreamAnswersAsync(fastPath, origin: "https://app.example"));
+
+    private static async Task<string[]> EventStreamAnswersAsync(bool fastPath, string? origin)
     {
+        var originHeader = origin is null ? "" : $"Origin: {origin}\r\n";
         await using var server = await LaharsubTestServer.StartAsync(settings: new Dictionary<string, string?> { [StandaloneHost.FastPathSetting] = fastPath ? "true" : "false" });
         using var client = server.CreateClient();
         var topic = await client.CreateTopicAsync();
@@ -236,7 +251,7 @@ public sealed partial class FastPathTests
 
         using (var stream = await RawConnection.OpenAsync(server.BaseAddress, timeout.Token))
         {
-            await stream.SendAsync(Get($"/ps/subscriptions?topics={topic}:1", "text/event-stream"), timeout.Token);
+            await stream.SendAsync(Get($"/ps/subscriptions?topics={topic}:1", "text/event-stream").Replace("Host: test\r\n", "Host: test\r\n" + originHeader, StringComparison.Ordinal), timeout.Token);
             answers.Add(await stream.ReadThroughAsync("\"body\":\"one\"}\n\n\r\n", timeout.Token));
             await client.PublishTextAsync(topic, "two");
             answers.Add(await stream.ReadThroughAsync("\"body\":\"two\"}\n\n\r\n", timeout.Token));
@@ -244,12 +259,12 @@ public sealed partial class FastPathTests
         using (var resumed = await RawConnection.OpenAsync(server.BaseAddress, timeout.Token))
         {
             var epoch = await client.EpochAsync(topic);
-            await resumed.SendAsync($"GET /ps/subscriptions?topics={topic} HTTP/1.1\r\nHost: test\r\nAccept: text/event-stream\r\nLast-Event-ID: {topic}:2~{epoch}\r\n\r\n", timeout.Token);
+            await resumed.SendAsync($"GET /ps/subscriptions?topics={topic} HTTP/1.1\r\nHost: test\r\nAccept: text/event-stream\r\n{originHeader}Last-Event-ID: {topic}:2~{epoch}\r\n\r\n", timeout.Token);
             answers.Add(await resumed.ReadThroughAsync("\"body\":\"two\"}\n\n\r\n", timeout.Token));
         }
         using (var unknown = await RawConnection.OpenAsync(server.BaseAddress, timeout.Token))
         {
-            var answer = await ExchangeAsync(unknown, Get("/ps/subscriptions?topics=999999", "text/event-stream"), timeout.Token);
+            var answer = await ExchangeAsync(unknown, Get("/ps/subscriptions?topics=999999", "text/event-stream").Replace("Host: test\r\n", "Host: test\r\n" + originHeader, StringComparison.Ordinal), timeout.Token);
             // Framed by length here, chunked by the pipeline, as the poll's 404 (TheFastPathAnswersAsThePipelineDoes).
             var head = answer.Head.Split("\r\n").Where(line => !line.StartsWith("Content-Length:", StringComparison.Ordinal) && !line.StartsWith("Transfer-Encoding:", StringComparison.Ordinal));
             answers.Add(string.Join("\n", head) + "\n\n" + answer.BodyText);

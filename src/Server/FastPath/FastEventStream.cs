@@ -11,7 +11,7 @@ namespace Laharsub.Server.FastPath;
 /// would carry them, a chunk per send (HTTP/1.1 chunked framing) after the same head, and the stream's end
 /// is the last chunk.
 /// </summary>
-internal sealed class FastEventStream(PipeWriter output, FastPathResponses responses, ConnectionContext connection, string traceId) : IEventStreamTarget
+internal sealed class FastEventStream(PipeWriter output, FastPathResponses responses, ConnectionContext connection, string traceId, byte[] cors) : IEventStreamTarget
 {
     /// <summary>A buffer grown past this by a large message is let go after its send, so that a quiet stream keeps little.</summary>
     private const int KeptBufferBytes = 16 * 1024;
@@ -32,7 +32,7 @@ internal sealed class FastEventStream(PipeWriter output, FastPathResponses respo
     {
         if (!Started)
         {
-            responses.WriteEventStreamHead(output);
+            responses.WriteEventStreamHead(output, cors);
             Started = true;
         }
         WriteChunk();
@@ -43,7 +43,7 @@ internal sealed class FastEventStream(PipeWriter output, FastPathResponses respo
     public async Task TopicNotFoundAsync(long topicId)
     {
         Status = 404;
-        responses.WriteTopicNotFound(output, topicId, traceId: null, eventStream: true);
+        responses.WriteTopicNotFound(output, cors, topicId, traceId: null, eventStream: true);
         await output.FlushAsync().ConfigureAwait(false);
     }
 
@@ -55,7 +55,7 @@ internal sealed class FastEventStream(PipeWriter output, FastPathResponses respo
             return false;
         }
         Status = 503;
-        responses.WritePollProblem(output, 503, title, detail, traceId, json => json.WriteString("store", storeName), retryAfterSeconds, eventStream: true);
+        responses.WritePollProblem(output, cors, 503, title, detail, traceId, json => json.WriteString("store", storeName), retryAfterSeconds, eventStream: true);
         return true;
     }
 

@@ -340,8 +340,9 @@ internal sealed class FastPathConnection : IHttpRequestLineHandler, IHttpHeaders
     {
         _pipelineReason = _state.Lifetime.ApplicationStopping.IsCancellationRequested ? "stopping"
             : LaharsubActivitySource.IsListenedTo || _state.Hosting.Traced ? "traced"
-            // CORS answers a request from a page: the pipeline's, but for a WebSocket whose 101 it knows.
-            : _origin && !(_webSocket && _state.WebSocketOriginHeaders is not null) ? "origin"
+            // A request from a page gets the CORS headers the pipeline would add, where the policy allows any
+            // origin (the same headers whatever the origin); where it names origins, the pipeline decides.
+            : _origin && (_webSocket ? _state.WebSocketOriginHeaders : _state.OriginHeaders) is null ? "origin"
             : _webSocket ? (TakesWebSocket() ? null : "websocket")
             : _kind switch
             {
@@ -390,7 +391,7 @@ internal sealed class FastPathConnection : IHttpRequestLineHandler, IHttpHeaders
                 _pollStatus = 503;
                 FastPathConnectionHandler.StoreUnavailable(_state.Logger, unavailable.StoreName, unavailable.Message);
                 var answer = StoreUnavailableAnswer.From(unavailable);
-                _state.Responses.WritePollProblem(_output, 503, answer.Title, answer.Detail, TraceId(),
+                _state.Responses.WritePollProblem(_output, Cors, 503, answer.Title, answer.Detail, TraceId(),
                     json => json.WriteString("store", answer.Store), answer.RetryAfterSeconds);
                 await _output.FlushAsync().ConfigureAwait(false);
             }
@@ -558,7 +559,7 @@ internal sealed class FastPathConnection : IHttpRequestLineHandler, IHttpHeaders
             }
             _input.AdvanceTo(headEnd);
             _state.Metrics.FastPath("stream");
-            var target = new FastEventStream(_output, _state.Responses, _connection, TraceId());
+            var target = new FastEventStream(_output, _state.Responses, _connection, TraceId(), _origin ? _state.OriginHeaders! : []);
             stream = (target, SubscriptionEndpoints.WriteDeadline(target, _state.Poll));
             var wait = new SubscriptionWait(_state.Poll.Streams.HeartbeatInterval, _state.Clock, _connection.ConnectionClosed, _state.Lifetime.ApplicationStopping);
             _state.Metrics.PollStarted();
@@ -676,11 +677,14 @@ internal sealed class FastPathConnection : IHttpRequestLineHandler, IHttpHeaders
         _input.AdvanceTo(bodySequence.End);
         var stored = result.Value;
         var json = JsonSerializer.SerializeToUtf8Bytes(new PublishedMessage(_topicId, stored.MessageId, stored.Epoch!), LaharsubJsonContext.Default.PublishedMessage);
-        _state.Responses.WritePublished(_output, json, stored.Epoch!);
+        _state.Responses.WritePublished(_output, Cors, json, stored.Epoch!);
         await _output.FlushAsync().ConfigureAwait(false);
         _state.Hosting.Ended("POST", _state.PublishRoute, 201, started, counted: false);
         return Served.Next;
     }
+
+    /// <summary>The CORS headers of the request's answer: the policy's for a request with <c>Origin</c> (which <see cref="Takes"/> admitted), none without.</summary>
+    private ReadOnlySpan<byte> Cors => _origin ? _state.OriginHeaders : default;
 
     /// <summary>As the pipeline's problem details give it: the connection's id and the request's number on it.</summary>
     private string TraceId() => $"{_connection.ConnectionId}:{_requests:X8}";
@@ -941,7 +945,7 @@ internal sealed class FastPathConnection : IHttpRequestLineHandler, IHttpHeaders
     {
         _pollStatus = 200;
         var notices = PollResponseWriter.EncodeNotices(result.Notices);
-        _state.Responses.WritePollOk(_output, PollResponseWriter.JsonLength(result, notices));
+        _state.Responses.WritePollOk(_output, Cors, PollResponseWriter.JsonLength(result, notices));
         PollResponseWriter.WriteJson(_output, result, notices);
         return FlushAsync();
     }
@@ -949,14 +953,14 @@ internal sealed class FastPathConnection : IHttpRequestLineHandler, IHttpHeaders
     ValueTask IPollResponder.WriteTopicNotFoundAsync(long topicId, System.Diagnostics.Activity? activity)
     {
         _pollStatus = 404;
-        _state.Responses.WriteTopicNotFound(_output, topicId, activity?.Id ?? TraceId());
+        _state.Responses.WriteTopicNotFound(_output, Cors, topicId, activity?.Id ?? TraceId());
         return FlushAsync();
     }
 
     ValueTask IPollResponder.WriteNoContentAsync(bool closeConnection)
     {
         _pollStatus = 204;
-        _state.Responses.WritePollNoContent(_output, close: closeConnection);
+        _state.Responses.WritePollNoContent(_output, Cors, close: closeConnection);
         _pollOutcome = closeConnection ? Served.Close : Served.Next;
         return FlushAsync();
     }

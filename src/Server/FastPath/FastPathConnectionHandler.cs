@@ -159,7 +159,8 @@ internal sealed partial class FastPathConnectionHandler
             TopicsPath = Encoding.ASCII.GetBytes(prefix + "/topics/");
             TakesWebSockets = pipelineServesWebSockets && !RateLimited;
             var webSockets = services.GetRequiredService<IOptions<WebSocketOptions>>().Value;
-            WebSocketOriginHeaders = corsAllowsAnyOrigin && webSockets.AllowedOrigins.Count == 0 ? FastPathResponses.AnyOriginHeaders : null;
+            OriginHeaders = corsAllowsAnyOrigin ? FastPathResponses.AnyOriginHeaders : null;
+            WebSocketOriginHeaders = webSockets.AllowedOrigins.Count == 0 ? OriginHeaders : null;
             WebSocketKeepAliveTimeout = webSockets.KeepAliveTimeout;
         }
 
@@ -217,6 +218,13 @@ internal sealed partial class FastPathConnectionHandler
 
         /// <summary>Whether WebSocket upgrades are the fast path's to accept (<see cref="ServeWebSockets"/>, and no rate limit on publish frames).</summary>
         public bool TakesWebSockets { get; }
+
+        /// <summary>
+        /// The CORS headers the pipeline adds to an answer to a request that carries <c>Origin</c>, where they are the
+        /// same for every origin (the host runs Laharsub's CORS policy and it allows any origin); null where the
+        /// pipeline decides by the origin, so that such requests are its own.
+        /// </summary>
+        public byte[]? OriginHeaders { get; }
 
         /// <summary>
         /// The CORS headers the pipeline adds to a WebSocket's <c>101</c> when the upgrade carries <c>Origin</c>;

@@ -32,7 +32,10 @@ internal sealed class FastPathResponses(TimeProvider clock, bool serverHeader)
     private static readonly byte[] WebSocketAccept = "\r\nCache-Control: no-store\r\nUpgrade: websocket\r\nSec-WebSocket-Accept: "u8.ToArray();
     private static readonly byte[] WebSocketProtocolName = "\r\nSec-WebSocket-Protocol: "u8.ToArray();
 
-    /// <summary>The headers Laharsub's CORS policy adds, when it allows any origin, to an answer to a request that carries <c>Origin</c>.</summary>
+    /// <summary>
+    /// The headers Laharsub's CORS policy adds, when it allows any origin, to an answer to a request that carries
+    /// <c>Origin</c>; each answer writes what it is given as <c>cors</c> (empty for a request without <c>Origin</c>).
+    /// </summary>
     public static readonly byte[] AnyOriginHeaders = Encoding.ASCII.GetBytes(
         $"\r\nAccess-Control-Allow-Origin: *\r\nAccess-Control-Expose-Headers: {string.Join(',', Endpoints.CrossOrigin.ExposedHeaders)}");
 
@@ -40,21 +43,23 @@ internal sealed class FastPathResponses(TimeProvider clock, bool serverHeader)
     private DateLine? _date;
 
     /// <summary>A poll's <c>200</c> head for a JSON body of <paramref name="length"/> bytes; the body follows.</summary>
-    public void WritePollOk(IBufferWriter<byte> writer, long length)
+    public void WritePollOk(IBufferWriter<byte> writer, ReadOnlySpan<byte> cors, long length)
     {
         writer.Write(Ok);
         WriteNumber(writer, length);
         writer.Write(JsonType);
         WriteDate(writer);
+        writer.Write(cors);
         writer.Write(NoStore);
         writer.Write(HeadEnd);
     }
 
     /// <summary>A poll's <c>204</c>; with <paramref name="close"/> it also says the connection closes (the server is stopping).</summary>
-    public void WritePollNoContent(IBufferWriter<byte> writer, bool close)
+    public void WritePollNoContent(IBufferWriter<byte> writer, ReadOnlySpan<byte> cors, bool close)
     {
         writer.Write(NoContent);
         WriteDate(writer);
+        writer.Write(cors);
         writer.Write(NoStore);
         if (close)
         {
@@ -64,10 +69,11 @@ internal sealed class FastPathResponses(TimeProvider clock, bool serverHeader)
     }
 
     /// <summary>An event stream's <c>200</c> head; the body follows in chunks.</summary>
-    public void WriteEventStreamHead(IBufferWriter<byte> writer)
+    public void WriteEventStreamHead(IBufferWriter<byte> writer, ReadOnlySpan<byte> cors)
     {
         writer.Write(EventStreamStart);
         WriteDate(writer);
+        writer.Write(cors);
         writer.Write(EventStreamHeaders);
     }
 
@@ -95,18 +101,19 @@ internal sealed class FastPathResponses(TimeProvider clock, bool serverHeader)
     /// write it: a stream's keeps the header that tells proxies not to buffer, set before the runner looked, and
     /// carries no trace id, as the pipeline's stream 404 carries none (FastPathTests compares them).
     /// </summary>
-    public void WriteTopicNotFound(IBufferWriter<byte> writer, long topicId, string? traceId, bool eventStream = false) =>
-        WritePollProblem(writer, 404, "Topic not found",
+    public void WriteTopicNotFound(IBufferWriter<byte> writer, ReadOnlySpan<byte> cors, long topicId, string? traceId, bool eventStream = false) =>
+        WritePollProblem(writer, cors, 404, "Topic not found",
             $"Topic {topicId} does not exist: it was never created, or it was deleted. Create a topic with POST to the topics collection.",
             traceId, json => json.WriteNumber("topicId", topicId), eventStream: eventStream);
 
     /// <summary>A publish's <c>201</c> with its JSON body and the topic's epoch as ETag.</summary>
-    public void WritePublished(IBufferWriter<byte> writer, ReadOnlySpan<byte> json, string epoch)
+    public void WritePublished(IBufferWriter<byte> writer, ReadOnlySpan<byte> cors, ReadOnlySpan<byte> json, string epoch)
     {
         writer.Write(Created);
         WriteNumber(writer, json.Length);
         writer.Write(JsonType);
         WriteDate(writer);
+        writer.Write(cors);
         writer.Write(ETagStart);
         WriteAscii(writer, epoch);
         writer.Write("\""u8);
@@ -118,7 +125,7 @@ internal sealed class FastPathResponses(TimeProvider clock, bool serverHeader)
     /// A poll's problem answer (RFC 9457), as the pipeline's problem details service writes it: type, title,
     /// status, detail, the extensions, then the trace id.
     /// </summary>
-    public void WritePollProblem(IBufferWriter<byte> writer, int status, string title, string detail,
+    public void WritePollProblem(IBufferWriter<byte> writer, ReadOnlySpan<byte> cors, int status, string title, string detail,
         string? traceId, Action<Utf8JsonWriter> extensions, int? retryAfterSeconds = null, bool eventStream = false)
     {
         var body = new ArrayBufferWriter<byte>(256);
@@ -140,6 +147,7 @@ internal sealed class FastPathResponses(TimeProvider clock, bool serverHeader)
         WriteNumber(writer, body.WrittenCount);
         writer.Write(ProblemType);
         WriteDate(writer);
+        writer.Write(cors);
         writer.Write(NoStore);
         if (retryAfterSeconds is { } seconds)
         {
