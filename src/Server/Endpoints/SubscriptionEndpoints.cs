@@ -222,10 +222,10 @@ internal static partial class SubscriptionEndpoints
         {
             using (activity)
             {
-                if (result.UnknownTopicId is { } unknown)
+                if (result.RefusedTopicId is not null)
                 {
-                    Ended("not_found");
-                    await Problems.TopicNotFound(unknown).ExecuteAsync(context).ConfigureAwait(false);
+                    Ended(Problems.RefusedOutcome(result));
+                    await Problems.Refused(result, services.Options.Presence.MaxMembersPerTopic).ExecuteAsync(context).ConfigureAwait(false);
                 }
                 else
                 {

@@ -881,11 +881,11 @@ internal sealed class FastPathConnection : IHttpRequestLineHandler, IHttpHeaders
             var output = connection._output;
             using (activity)
             {
-                if (result.UnknownTopicId is { } unknown)
+                if (result.RefusedTopicId is not null)
                 {
-                    connection._pollStatus = 404;
-                    Ended("not_found");
-                    state.Responses.WriteTopicNotFound(output, unknown, activity?.Id ?? connection.TraceId());
+                    connection._pollStatus = result.UnknownTopicId is null ? 409 : 404;
+                    Ended(Problems.RefusedOutcome(result));
+                    state.Responses.WriteRefused(output, result, state.Delivery.Presence.MaxMembersPerTopic, activity?.Id ?? connection.TraceId());
                     await output.FlushAsync().ConfigureAwait(false);
                     return false;
                 }
