@@ -41,9 +41,11 @@ internal static class RedisPresenceScripts
 
     /// <summary>
     /// KEYS: meta of the topic, presence members, expiry, data. ARGV: topic id, member, data ('' for none),
-    /// expiry (Unix ms). Keeps the later of the held and the new expiry, so a release never cuts another
-    /// tab's lease, and an expired member the sweep has not removed yet is renewed, not joined again.
-    /// Returns {0, joined (1/0), occupancy, companion id}, {1} when the topic does not exist, {2} when it has no presence.
+    /// expiry (Unix ms), max members. Keeps the later of the held and the new expiry, so a release never cuts another
+    /// tab's lease, and an expired member the sweep has not removed yet is renewed, not joined again. A member
+    /// not present yet is not added when the topic has max members already.
+    /// Returns {0, joined (1/0), occupancy, companion id}, {1} when the topic does not exist, {2} when it has no presence,
+    /// {3, occupancy, companion id} when it is full (nothing written).
     /// </summary>
     public const string Renew = """
         local companion = redis.call('HGET', KEYS[1], 'presence')
@@ -58,6 +60,9 @@ internal static class RedisPresenceScripts
         if held then
           joined = 0
           expires = math.max(tonumber(held), expires)
+        else
+          local occupancy = redis.call('ZLEXCOUNT', KEYS[2], '[' .. ARGV[1] .. ':', '(' .. ARGV[1] .. ';')
+          if occupancy >= tonumber(ARGV[5]) then return {3, occupancy, tonumber(companion)} end
         end
         redis.call('ZADD', KEYS[2], 0, field)
         redis.call('ZADD', KEYS[3], expires, field)

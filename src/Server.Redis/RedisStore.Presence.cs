@@ -11,18 +11,20 @@ internal sealed partial class RedisStore
         CreateAsync(label, presence: true);
 
     /// <inheritdoc/>
-    public async ValueTask<PresenceRenewal> RenewAsync(long topicId, string member, string? data, DateTimeOffset expiresAt,
+    public async ValueTask<PresenceRenewal> RenewAsync(long topicId, string member, string? data, DateTimeOffset expiresAt, int maxMembers,
         CancellationToken cancellationToken = default)
     {
         ArgumentNullException.ThrowIfNull(member);
+        ArgumentOutOfRangeException.ThrowIfNegativeOrZero(maxMembers);
         var bucket = BucketOf(topicId);
         var result = (RedisResult[])(await RunAsync(RedisPresenceScripts.Renew,
             [MetaKey(topicId), bucket.PresenceMembers, bucket.PresenceExpiry, bucket.PresenceData],
-            [topicId, member, data ?? "", expiresAt.ToUnixTimeMilliseconds()]).ConfigureAwait(false))!;
+            [topicId, member, data ?? "", expiresAt.ToUnixTimeMilliseconds(), maxMembers]).ConfigureAwait(false))!;
         return (long)result[0] switch
         {
             1 => new PresenceRenewal(PresenceStatus.TopicNotFound, false, 0, 0),
             2 => new PresenceRenewal(PresenceStatus.NoPresence, false, 0, 0),
+            3 => new PresenceRenewal(PresenceStatus.Full, false, (int)(long)result[1], (long)result[2]),
             _ => new PresenceRenewal(PresenceStatus.Done, (long)result[1] == 1, (int)(long)result[2], (long)result[3]),
         };
     }

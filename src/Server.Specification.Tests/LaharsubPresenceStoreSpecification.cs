@@ -63,6 +63,30 @@ public abstract class LaharsubPresenceStoreSpecification : IAsyncLifetime
         Assert.Equal(new PresenceRenewal(PresenceStatus.Done, true, 2, topic.PresenceTopicId.Value), bob);
     }
 
+    /// <summary>
+    /// A topic with its maximum of members refuses a new one, storing nothing of it; its members still renew, and a
+    /// place freed by the sweep is taken again.
+    /// </summary>
+    [Fact]
+    public async Task ATopicWithItsMaximumOfMembersRefusesAnotherAndStoresNothingOfIt()
+    {
+        var (store, topic) = await StartWithTopicAsync();
+        await RenewAsync(store, topic.TopicId, "alice", T0.AddSeconds(1), maxMembers: 2);
+        await RenewAsync(store, topic.TopicId, "bob", T0.AddSeconds(10), maxMembers: 2);
+
+        var carol = await RenewAsync(store, topic.TopicId, "carol", T0.AddSeconds(10), """{"name":"Carol"}""", maxMembers: 2);
+        var alice = await RenewAsync(store, topic.TopicId, "alice", T0.AddSeconds(2), maxMembers: 2);
+        var page = await ListAsync(store, topic.TopicId, after: null, limit: 10);
+        var swept = await SweepAsync(store, T0.AddSeconds(5));
+        var carolAgain = await RenewAsync(store, topic.TopicId, "carol", T0.AddSeconds(10), maxMembers: 2);
+
+        Assert.Equal(new PresenceRenewal(PresenceStatus.Full, false, 2, topic.PresenceTopicId!.Value), carol);
+        Assert.Equal(new PresenceRenewal(PresenceStatus.Done, false, 2, topic.PresenceTopicId.Value), alice);
+        Assert.Equal(["alice", "bob"], page.Members.Select(member => member.Member));
+        Assert.Equal("alice", Assert.Single(swept).Member);
+        Assert.Equal(new PresenceRenewal(PresenceStatus.Done, true, 2, topic.PresenceTopicId.Value), carolAgain);
+    }
+
     /// <summary>A member whose lease expired but was not swept yet renews as the same member: no join, and the sweep then finds it renewed.</summary>
     [Fact]
     public async Task AnExpiredMemberThatRenewsBeforeTheSweepIsNeitherJoinedNorSwept()
@@ -269,8 +293,9 @@ public abstract class LaharsubPresenceStoreSpecification : IAsyncLifetime
         return topic;
     }
 
-    private static Task<PresenceRenewal> RenewAsync(ILaharsubStore store, long topicId, string member, DateTimeOffset expiresAt, string? data = null) =>
-        Bounded(((IPresenceStore)store).RenewAsync(topicId, member, data, expiresAt));
+    private static Task<PresenceRenewal> RenewAsync(ILaharsubStore store, long topicId, string member, DateTimeOffset expiresAt, string? data = null,
+        int maxMembers = 1000) =>
+        Bounded(((IPresenceStore)store).RenewAsync(topicId, member, data, expiresAt, maxMembers));
 
     private static async Task<PresencePage> ListAsync(ILaharsubStore store, long topicId, string? after, int limit)
     {

@@ -161,7 +161,7 @@ public sealed class RedisClusterBucketTests(RedisClusterFixture cluster) : IAsyn
 
         foreach (var topic in topics)
         {
-            var renewal = await presence.RenewAsync(topic.TopicId, "alice", null, now.AddSeconds(1)).AsTask().WaitAsync(Bound);
+            var renewal = await presence.RenewAsync(topic.TopicId, "alice", null, now.AddSeconds(1), maxMembers: 10).AsTask().WaitAsync(Bound);
             Assert.Equal(new PresenceRenewal(PresenceStatus.Done, true, 1, topic.PresenceTopicId!.Value), renewal);
             Assert.Equal("alice", Assert.Single((await presence.ListMembersAsync(topic.TopicId, null, 10).AsTask().WaitAsync(Bound))!.Members).Member);
             var published = await presence.PublishEventAsync(topic.PresenceTopicId.Value, Encoding.UTF8.GetBytes("{}")).AsTask().WaitAsync(Bound);

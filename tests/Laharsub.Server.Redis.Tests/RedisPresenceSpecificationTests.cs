@@ -73,7 +73,7 @@ public sealed class RedisPresenceIdTests(RedisStoreSpecificationTests.PrivateRed
         await using var handle = RedisStores.Create(redis.Server.Configuration, prefix, new LaharsubStoreOptions(), new NoSignals(), o => o.Buckets = 3);
         var store = (IPresenceStore)handle.Store;
         var first = await store.CreateTopicWithPresenceAsync("first").AsTask().WaitAsync(Bound);
-        await store.RenewAsync(first!.TopicId, "alice", null, DateTimeOffset.UtcNow.AddMinutes(1)).AsTask().WaitAsync(Bound);
+        await store.RenewAsync(first!.TopicId, "alice", null, DateTimeOffset.UtcNow.AddMinutes(1), maxMembers: 10).AsTask().WaitAsync(Bound);
 
         await RedisCli.RunAsync(Bound, "-p", redis.Server.Port.ToString(System.Globalization.CultureInfo.InvariantCulture), "SET", prefix + "{0}topic-ids", "0");
         var second = await store.CreateTopicWithPresenceAsync("second").AsTask().WaitAsync(Bound);

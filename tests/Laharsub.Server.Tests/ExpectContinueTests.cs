@@ -42,6 +42,9 @@ public sealed class ExpectContinueTests : IAsyncLifetime
     [InlineData("topics/{topic}", "If-Match: \"0123456789abcdef\"\r\n", 10, 412, "epoch")]
     [InlineData("topics/{topic}", "If-Match: nonsense\r\n", 10, 400, "If-Match")]
     [InlineData("topics/{topic}", "", MaxMessageBytes + 1, 413, "MaxMessageBytes")]
+    [InlineData("topics/publish?topics={topic},999999", "", 10, 404, "topic 999999 does not exist")]
+    [InlineData("topics/publish?topics=999999~0123456789abcdef", "", 10, 404, "topic 999999 does not exist")]
+    [InlineData("topics/publish?topics={topic}~0123456789abcdef", "", 10, 412, "epochMismatch")]
     public async Task APublishRefusedWithoutItsBodyIsAnsweredBefore100Continue(string path, string headers, int contentLength, int status, string named)
     {
         var head = $"POST /ps/{path.Replace("{topic}", _topic.ToString())} HTTP/1.1\r\nHost: x\r\nContent-Type: text/plain\r\n"
@@ -82,6 +85,23 @@ public sealed class ExpectContinueTests : IAsyncLifetime
         Assert.Null(final);
         Assert.StartsWith("application/problem+json", first!.Header("Content-Type"));
         Assert.Equal(0, (await admin.GetTopicAsync(topic)).GetProperty("lastMessageId").GetInt64());
+    }
+
+    [Fact]
+    public async Task APublishToSeveralKnownTopicsGets100ContinueThenIsPublished()
+    {
+        var other = await _client.CreateTopicAsync();
+        var head = $"POST /ps/topics/publish?topics={_topic}~{_epoch},{other} HTTP/1.1\r\nHost: x\r\nContent-Type: text/plain\r\nContent-Length: 5\r\n"
+            + "Expect: 100-continue\r\n\r\n";
+        using var timeout = new CancellationTokenSource(Bound);
+
+        var (first, final) = await RawHttp.ExchangeExpectingContinueAsync(_server.BaseAddress, Encoding.ASCII.GetBytes(head),
+            "hello"u8.ToArray(), timeout.Token);
+
+        Assert.Equal(100, first?.Status);
+        Assert.True(final is not null, "no answer after the body");
+        Assert.Equal(201, final.Status);
+        Assert.Equal(2, JsonDocument.Parse(final.Body).RootElement.GetProperty("messages").GetArrayLength());
     }
 
     [Fact]

@@ -22,6 +22,14 @@ public sealed class LaharsubPresenceOptions
     public int MaxMemberDataBytes { get; set; } = 256;
 
     /// <summary>
+    /// The most members present on one topic at once. A subscription whose identity would be one more is refused
+    /// (<c>409</c>, or a <c>problem</c> frame on a WebSocket) and nothing of it is stored; members already present
+    /// keep renewing. Bounds what one client can make the store hold by inventing member ids.
+    /// </summary>
+    [Range(1, 1_000_000)]
+    public int MaxMembersPerTopic { get; set; } = 10_000;
+
+    /// <summary>
     /// How often each instance looks for expired leases and renews the leases of its held polls and streams.
     /// Leaves are announced up to this late; each expired member is announced by one instance whatever the
     /// number of instances. At most half of <see cref="GracePeriod"/>.

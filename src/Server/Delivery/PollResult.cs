@@ -23,8 +23,20 @@ internal sealed class PollResult
     /// <summary>A poll that named a topic that does not exist: nothing was read or registered.</summary>
     public static PollResult TopicNotFound(long topicId) => new(NoNotices, NoMessages, topicId);
 
+    /// <summary>A run whose identity a topic refused to add, having its maximum of members: nothing was read.</summary>
+    public static PollResult PresenceFull(long topicId) => new(NoNotices, NoMessages, unknownTopicId: null) { PresenceFullTopicId = topicId };
+
     public List<PollNotice> Notices { get; }
     public List<Message> Messages { get; }
     public long? UnknownTopicId { get; }
+
+    /// <summary>The topic that refused the run's member for having <c>MaxMembersPerTopic</c> members already.</summary>
+    public long? PresenceFullTopicId { get; private init; }
+
+    /// <summary>The topic the run was refused for, before it delivered anything (unknown, or full of members).</summary>
+    public long? RefusedTopicId => UnknownTopicId ?? PresenceFullTopicId;
+
+    /// <summary>The outcome a refused poll or stream is counted with (<c>not_found</c>, <c>presence_full</c>); null when it was not refused.</summary>
+    public string? RefusedOutcome => UnknownTopicId is not null ? "not_found" : PresenceFullTopicId is not null ? "presence_full" : null;
     public bool IsEmpty => Notices.Count == 0 && Messages.Count == 0;
 }

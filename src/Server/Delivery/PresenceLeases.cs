@@ -51,9 +51,15 @@ internal sealed partial class PresenceLeases
         _logger = logger;
         GracePeriod = options.Value.GracePeriod;
         RenewInterval = GracePeriod / 3;
+        MaxMembersPerTopic = options.Value.MaxMembersPerTopic;
     }
 
     public TimeSpan GracePeriod { get; }
+
+    /// <summary>The most members a topic has at once: a join beyond it is refused by the store, and the run with it.</summary>
+    public int MaxMembersPerTopic { get; }
+
+    private static readonly Task<long?> NoneRefused = Task.FromResult<long?>(null);
 
     /// <summary>How often a held poll or open stream renews: a third of the grace period, so two renewals can fail before the lease runs out.</summary>
     public TimeSpan RenewInterval { get; }
@@ -88,9 +94,10 @@ internal sealed partial class PresenceLeases
                 leases[count++] = _leases.GetOrAdd((subscription.TopicId, identity.Member), static key => new MemberLease(key.TopicId));
             }
         }
-        var hold = new PresenceHold(this, leases, identity, _clock.GetUtcNow().UtcTicks);
+        // The first renewal is the run's admission: a join the topic has no room for refuses the run.
+        var admission = RenewAsync(leases, identity, RenewInterval);
+        var hold = new PresenceHold(this, leases, identity, _clock.GetUtcNow().UtcTicks, admission);
         List(hold);
-        _ = RenewAsync(leases, identity, RenewInterval);
         return hold;
     }
 
@@ -210,9 +217,12 @@ internal sealed partial class PresenceLeases
         return pending;
     }
 
-    /// <summary>Renews <paramref name="leases"/> of <paramref name="identity"/>, but those renewed here within <paramref name="unlessWithin"/>.</summary>
+    /// <summary>
+    /// Renews <paramref name="leases"/> of <paramref name="identity"/>, but those renewed here within <paramref name="unlessWithin"/>;
+    /// the first topic that refused the member for having <see cref="MaxMembersPerTopic"/> members already, or null.
+    /// </summary>
     /// <remarks>Which leases are due is decided here, without a state machine: most calls renew nothing.</remarks>
-    internal Task RenewAsync(MemberLease[] leases, PresenceIdentity identity, TimeSpan unlessWithin)
+    internal Task<long?> RenewAsync(MemberLease[] leases, PresenceIdentity identity, TimeSpan unlessWithin)
     {
         var now = _clock.GetUtcNow();
         List<MemberLease>? due = null;
@@ -226,17 +236,18 @@ internal sealed partial class PresenceLeases
             }
             (due ??= []).Add(lease);
         }
-        return due is null ? Task.CompletedTask : RenewDueAsync(due, identity, now);
+        return due is null ? NoneRefused : RenewDueAsync(due, identity, now);
     }
 
-    private async Task RenewDueAsync(List<MemberLease> leases, PresenceIdentity identity, DateTimeOffset now)
+    private async Task<long?> RenewDueAsync(List<MemberLease> leases, PresenceIdentity identity, DateTimeOffset now)
     {
+        long? refused = null;
         foreach (var lease in leases)
         {
             var topicId = lease.TopicId;
             try
             {
-                var renewal = await _store!.RenewAsync(topicId, identity.Member, identity.Data, now + GracePeriod).ConfigureAwait(false);
+                var renewal = await _store!.RenewAsync(topicId, identity.Member, identity.Data, now + GracePeriod, MaxMembersPerTopic).ConfigureAwait(false);
                 switch (renewal.Status)
                 {
                     case PresenceStatus.Done:
@@ -245,6 +256,13 @@ internal sealed partial class PresenceLeases
                         {
                             await _events.JoinedAsync(topicId, renewal, identity).ConfigureAwait(false);
                         }
+                        break;
+                    case PresenceStatus.Full:
+                        // Not a member, and nothing stored: the lease is forgotten, its claim (RenewedTicks) kept so that
+                        // the refused run's release, right after, does not try the join again.
+                        _hasPresence[topicId] = true;
+                        _leases.TryRemove((topicId, identity.Member), out _);
+                        refused ??= topicId;
                         break;
                     case PresenceStatus.NoPresence:
                         if (_hasPresence.Count > MaxCachedTopics)
@@ -267,6 +285,7 @@ internal sealed partial class PresenceLeases
                 Log.RenewalFailed(_logger, exception, topicId);
             }
         }
+        return refused;
     }
 
     /// <summary>
@@ -316,7 +335,7 @@ internal sealed class MemberLease(long topicId)
 /// cancelling a timer cost more than everything else a poll does (a cancelled timer's wait throws, and the exception
 /// captures its stack trace as text).
 /// </remarks>
-internal sealed class PresenceHold(PresenceLeases leases, MemberLease[] memberLeases, PresenceIdentity identity, long startedTicks) : IDisposable
+internal sealed class PresenceHold(PresenceLeases leases, MemberLease[] memberLeases, PresenceIdentity identity, long startedTicks, Task<long?> admission) : IDisposable
 {
     private int _released;
 
@@ -329,6 +348,9 @@ internal sealed class PresenceHold(PresenceLeases leases, MemberLease[] memberLe
     public MemberLease[] Leases => memberLeases;
 
     public PresenceIdentity Identity => identity;
+
+    /// <summary>The run's first renewal: the topic that refused the member as full (the run is refused), or null.</summary>
+    public Task<long?> Admission => admission;
 
     public bool IsReleased => Volatile.Read(ref _released) != 0;
 

@@ -82,6 +82,12 @@ internal sealed partial class SubscriptionRunner(ILaharsubStore store, TopicSign
         var notBefore = paced && run.Pacing.IntervalFromStart ? wait.Clock.GetTimestamp() + IntervalTicks(run, wait) : 0;
         try
         {
+            if (hold is not null && await hold.Admission.ConfigureAwait(false) is { } full)
+            {
+                inSink = true;
+                await sink.DeliverAsync(PollResult.PresenceFull(full)).ConfigureAwait(false);
+                return;
+            }
             while (true)
             {
                 if (paced && notBefore > 0 && wait.Clock.GetTimestamp() < notBefore)

@@ -17,8 +17,11 @@ internal interface IEventStreamTarget
     /// <summary>Sends what was written; false when the stream is over (its client gone or its connection ending).</summary>
     ValueTask<bool> SendAsync();
 
-    /// <summary>Answers 404 for a topic that does not exist, before anything else was sent.</summary>
-    Task TopicNotFoundAsync(long topicId);
+    /// <summary>
+    /// Answers the problem of a run refused before anything else was sent (<see cref="Delivery.PollResult.RefusedTopicId"/>):
+    /// 404 for a topic that does not exist, 409 for one with <paramref name="maxMembers"/> members already.
+    /// </summary>
+    Task RefuseAsync(Delivery.PollResult refused, int maxMembers);
 
     /// <summary>Drops the connection (a client that does not read).</summary>
     void Abort();

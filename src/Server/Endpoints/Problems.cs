@@ -34,6 +34,17 @@ internal static class Problems
         statusCode: StatusCodes.Status409Conflict,
         extensions: new Dictionary<string, object?> { ["topicId"] = topicId });
 
+    /// <summary>A subscription whose identity a topic has no room for: it would be one member more than the limit.</summary>
+    public static ProblemHttpResult PresenceFull(long topicId, int maxMembers) => TypedResults.Problem(
+        title: "Topic full of members",
+        detail: $"Topic {topicId} has its maximum of {maxMembers} present members (Laharsub:Presence:MaxMembersPerTopic): this subscription's identity was not added and nothing was subscribed. Retry after members leave, or subscribe without an identity (observers are not members).",
+        statusCode: StatusCodes.Status409Conflict,
+        extensions: new Dictionary<string, object?> { ["topicId"] = topicId, ["maxMembersPerTopic"] = maxMembers });
+
+    /// <summary>Why a poll or stream was refused before it delivered anything (<see cref="Delivery.PollResult.RefusedTopicId"/>).</summary>
+    public static ProblemHttpResult Refused(Delivery.PollResult result, int maxMembers) =>
+        result.UnknownTopicId is { } unknown ? TopicNotFound(unknown) : PresenceFull(result.PresenceFullTopicId!.Value, maxMembers);
+
     public static ProblemHttpResult Status(int statusCode, string title, string detail) =>
         TypedResults.Problem(title: title, detail: detail, statusCode: statusCode);
 

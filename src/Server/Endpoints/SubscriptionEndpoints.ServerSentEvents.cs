@@ -181,10 +181,10 @@ internal static partial class SubscriptionEndpoints
 
         public async ValueTask<bool> DeliverAsync(PollResult result)
         {
-            if (result.UnknownTopicId is { } unknown)
+            if (result.RefusedTopicId is not null)
             {
-                services.Metrics.PollEnded("not_found", 0);
-                await target.TopicNotFoundAsync(unknown).ConfigureAwait(false);
+                services.Metrics.PollEnded(result.RefusedOutcome!, 0);
+                await target.RefuseAsync(result, services.Options.Presence.MaxMembersPerTopic).ConfigureAwait(false);
                 return false;
             }
             // Only on the pipeline in practice: the fast path leaves streams to it while Laharsub is traced.
@@ -303,7 +303,7 @@ internal static partial class SubscriptionEndpoints
             return !flushed.IsCompleted && !flushed.IsCanceled && !context.RequestAborted.IsCancellationRequested;
         }
 
-        public Task TopicNotFoundAsync(long topicId) => Problems.TopicNotFound(topicId).ExecuteAsync(context);
+        public Task RefuseAsync(PollResult refused, int maxMembers) => Problems.Refused(refused, maxMembers).ExecuteAsync(context);
 
         public void Abort() => context.Abort();
     }

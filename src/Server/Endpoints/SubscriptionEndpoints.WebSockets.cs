@@ -611,12 +611,13 @@ internal static partial class SubscriptionEndpoints
 
             public async ValueTask<bool> DeliverAsync(PollResult result)
             {
-                if (result.UnknownTopicId is { } unknown)
+                if (result.RefusedTopicId is { } unknown)
                 {
+                    // Unknown, or full of members: either way the socket goes on without the topic.
                     session._unknownTopic = unknown;
                     // The frame that named the topic, if one did (else it came with the URL).
                     var naming = session._answering.FindLast(frame => frame.Topics.Exists(topic => topic.TopicId == unknown)).Id;
-                    await session.SendProblemAsync(naming, Problems.TopicNotFound(unknown).ProblemDetails).ConfigureAwait(false);
+                    await session.SendProblemAsync(naming, Problems.Refused(result, session.Services.Options.Presence.MaxMembersPerTopic).ProblemDetails).ConfigureAwait(false);
                     return false;
                 }
                 using var activity = LaharsubActivitySource.StartDelivery("websocket", result.Messages);

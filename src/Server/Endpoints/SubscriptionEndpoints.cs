@@ -73,6 +73,38 @@ internal static partial class SubscriptionEndpoints
             .ExecuteAsync(context);
     }
 
+    /// <summary>
+    /// A GET that asks for a WebSocket (<c>Upgrade: websocket</c>) in a handshake that <c>UseWebSockets()</c> does
+    /// not accept: refused at once, rather than held as the long poll it would otherwise be. An unknown version gets
+    /// RFC 6455's (4.2.2) <c>426</c> with the version this server speaks; null for any other <c>Upgrade</c>.
+    /// </summary>
+    private static IResult? RefuseUpgrade(HttpContext context)
+    {
+        var headers = context.Request.Headers;
+        if (!headers.Upgrade.ToString().Contains("websocket", StringComparison.OrdinalIgnoreCase))
+        {
+            return null;
+        }
+        if (context.Features.Get<IHttpWebSocketFeature>() is null)
+        {
+            return Problems.Status(StatusCodes.Status501NotImplemented, "WebSockets not served",
+                "This application does not accept WebSockets (it does not call UseWebSockets()): poll or stream the subscription URL without Upgrade instead.");
+        }
+        var version = headers.SecWebSocketVersion.ToString();
+        if (version != "13")
+        {
+            var detail = $"This server speaks WebSocket version 13 (RFC 6455); the handshake's Sec-WebSocket-Version was '{Excerpt(version)}'. Upgrade with Sec-WebSocket-Version: 13, or poll or stream without Upgrade.";
+            context.Response.Headers.SecWebSocketVersion = "13";
+            context.Response.Headers.Upgrade = "websocket";
+            context.Response.Headers.Connection = "Upgrade";
+            return TypedResults.Problem(title: "WebSocket version not supported", detail: detail, statusCode: StatusCodes.Status426UpgradeRequired,
+                extensions: new Dictionary<string, object?> { ["errors"] = new Dictionary<string, string[]> { [HeaderNames.SecWebSocketVersion] = [detail] } });
+        }
+        return headers.Connection.ToString().Contains("upgrade", StringComparison.OrdinalIgnoreCase)
+            ? Problems.Invalid(HeaderNames.SecWebSocketKey, $"A WebSocket handshake sends Sec-WebSocket-Key, 16 random bytes in base64 (RFC 6455); this one sent '{Excerpt(headers.SecWebSocketKey.ToString())}'.")
+            : Problems.Invalid(HeaderNames.Connection, $"A WebSocket handshake sends Connection: Upgrade with Upgrade: websocket (RFC 6455); this one sent Connection '{Excerpt(headers.Connection.ToString())}'.");
+    }
+
     [ThreadStatic]
     private static List<Subscription>? t_subscriptions;
 
@@ -149,6 +181,10 @@ internal static partial class SubscriptionEndpoints
             // Copied now: the query's list is this thread's, reused by the next poll once this returns.
             return RunWebSocketAsync(context, services, query.Error is null ? [.. query.Subscriptions] : [], query.Conflation, PresenceOf(context, services, query));
         }
+        if (context.Request.Headers.Upgrade.Count > 0 && RefuseUpgrade(context) is { } refused)
+        {
+            return refused.ExecuteAsync(context);
+        }
         if (query.Error is not null)
         {
             return Problems.Invalid(query.ErrorParameter!, query.Error).ExecuteAsync(context);
@@ -186,7 +222,8 @@ internal static partial class SubscriptionEndpoints
         public ValueTask WriteMessagesAsync(PollResult result) =>
             new(PollResponseWriter.WriteAsync(context.Response, result, format, services.Wire, context.RequestAborted));
 
-        public ValueTask WriteTopicNotFoundAsync(long topicId, Activity? activity) => new(Problems.TopicNotFound(topicId).ExecuteAsync(context));
+        public ValueTask WriteRefusedAsync(PollResult refused, Activity? activity) =>
+            new(Problems.Refused(refused, services.Options.Presence.MaxMembersPerTopic).ExecuteAsync(context));
 
         public ValueTask WriteNoContentAsync(bool closeConnection)
         {

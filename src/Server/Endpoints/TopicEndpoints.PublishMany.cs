@@ -54,7 +54,13 @@ internal static partial class TopicEndpoints
         {
             return BeforeBody(context, PublishRefusal.TooLarge(services.Options.MaxMessageBytes));
         }
-        return await PublishToTargetsAsync(context, services, [.. targets], contentType, key, single: false).ConfigureAwait(false);
+        PublishTarget[] publish = [.. targets];
+        if (ExpectsContinue(context.Request)
+            && await RefusalBeforeBodyAsync(context, services, publish, contentType, key, single: false).ConfigureAwait(false) is { } refusal)
+        {
+            return BeforeBody(context, refusal);
+        }
+        return await PublishToTargetsAsync(context, services, publish, contentType, key, single: false).ConfigureAwait(false);
     }
 
     /// <summary>

@@ -200,7 +200,7 @@ internal static partial class TopicEndpoints
         var maxBytes = services.Options.MaxMessageBytes;
         var cancellationToken = context.RequestAborted;
         if (ExpectsContinue(context.Request)
-            && await RefusalBeforeBodyAsync(context, services.Store, id, ifEpoch, maxBytes, cancellationToken).ConfigureAwait(false) is { } refusal)
+            && await RefusalBeforeBodyAsync(context, services, [new PublishTarget(id, ifEpoch)], contentType, key, single: true).ConfigureAwait(false) is { } refusal)
         {
             return BeforeBody(context, refusal);
         }
@@ -262,25 +262,40 @@ internal static partial class TopicEndpoints
 
     /// <summary>
     /// What a publish that expects <c>100 Continue</c> is refused for before its body is read: too large by
-    /// its Content-Length, an unknown topic, or another incarnation than If-Match names. Only such a client
-    /// pays this store lookup (the publish checks all of it again, atomically); any other publish goes
-    /// straight to the store, which answers the same refusals after the body.
+    /// its Content-Length, an unknown topic, or another incarnation than its epoch names; answered as the
+    /// store's refusal of the publish to one topic (<paramref name="single"/>) or to several would be. Only
+    /// such a client pays these store lookups (the publish checks all of it again, atomically); any other
+    /// publish goes straight to the store, which answers the same refusals after the body.
     /// </summary>
-    private static async ValueTask<IResult?> RefusalBeforeBodyAsync(HttpContext context, ILaharsubStore store, long topicId,
-        string? ifEpoch, int maxBytes, CancellationToken cancellationToken)
+    private static async ValueTask<IResult?> RefusalBeforeBodyAsync(HttpContext context, PublishServices services, PublishTarget[] targets,
+        string contentType, string? key, bool single)
     {
+        var maxBytes = services.Options.MaxMessageBytes;
         if (context.Request.ContentLength > maxBytes)
         {
             return PublishRefusal.TooLarge(maxBytes);
         }
-        var topic = await store.GetTopicAsync(topicId, cancellationToken).ConfigureAwait(false);
-        if (topic is null)
+        var topics = new PublishResult[targets.Length];
+        var status = PublishStatus.Published;
+        for (var i = 0; i < targets.Length; i++)
         {
-            return Problems.TopicNotFound(topicId);
+            var (topicId, ifEpoch) = targets[i];
+            var topic = await services.Store.GetTopicAsync(topicId, context.RequestAborted).ConfigureAwait(false);
+            if (topic is null)
+            {
+                topics[i] = new PublishResult(PublishStatus.TopicNotFound);
+                status = PublishStatus.TopicNotFound;
+            }
+            else if (ifEpoch is not null && !string.Equals(ifEpoch, topic.Epoch, StringComparison.Ordinal))
+            {
+                topics[i] = new PublishResult(PublishStatus.EpochMismatch, Epoch: topic.Epoch);
+                // A missing topic outranks another incarnation, as in the store's answer.
+                status = status == PublishStatus.TopicNotFound ? status : PublishStatus.EpochMismatch;
+            }
         }
-        return ifEpoch is not null && !string.Equals(ifEpoch, topic.Epoch, StringComparison.Ordinal)
-            ? PublishRefusal.EpochMismatch(topicId, ifEpoch, topic.Epoch, PublishSurface.Rest).Answer(context.Response)
-            : null;
+        return status == PublishStatus.Published ? null
+            : PublishRefusal.For(status, targets, topics, retryAfter: null, single, key, contentType, bodyLength: 0, services.Options, PublishSurface.Rest)
+                .Answer(context.Response);
     }
 
     /// <summary>

@@ -40,10 +40,10 @@ internal sealed class FastEventStream(PipeWriter output, FastPathResponses respo
         return !flushed.IsCompleted && !flushed.IsCanceled && !connection.ConnectionClosed.IsCancellationRequested;
     }
 
-    public async Task TopicNotFoundAsync(long topicId)
+    public async Task RefuseAsync(Delivery.PollResult refused, int maxMembers)
     {
-        Status = 404;
-        responses.WriteTopicNotFound(output, cors, topicId, traceId: null, eventStream: true);
+        Status = refused.UnknownTopicId is null ? 409 : 404;
+        responses.WriteRefused(output, cors, refused, maxMembers, traceId: null, eventStream: true);
         await output.FlushAsync().ConfigureAwait(false);
     }
 

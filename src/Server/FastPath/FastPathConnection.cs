@@ -950,10 +950,10 @@ internal sealed class FastPathConnection : IHttpRequestLineHandler, IHttpHeaders
         return FlushAsync();
     }
 
-    ValueTask IPollResponder.WriteTopicNotFoundAsync(long topicId, System.Diagnostics.Activity? activity)
+    ValueTask IPollResponder.WriteRefusedAsync(PollResult refused, System.Diagnostics.Activity? activity)
     {
-        _pollStatus = 404;
-        _state.Responses.WriteTopicNotFound(_output, Cors, topicId, activity?.Id ?? TraceId());
+        _pollStatus = refused.UnknownTopicId is null ? 409 : 404;
+        _state.Responses.WriteRefused(_output, Cors, refused, _state.Delivery.Presence.MaxMembersPerTopic, activity?.Id ?? TraceId());
         return FlushAsync();
     }
 

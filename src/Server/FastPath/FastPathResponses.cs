@@ -2,7 +2,10 @@ using System.Buffers;
 using System.Buffers.Text;
 using System.Text;
 using System.Text.Json;
+using Laharsub.Server.Delivery;
+using Laharsub.Server.Endpoints;
 using Laharsub.Server.Wire;
+using Microsoft.AspNetCore.WebUtilities;
 
 namespace Laharsub.Server.FastPath;
 
@@ -106,6 +109,27 @@ internal sealed class FastPathResponses(TimeProvider clock, bool serverHeader)
             $"Topic {topicId} does not exist: it was never created, or it was deleted. Create a topic with POST to the topics collection.",
             traceId, json => json.WriteNumber("topicId", topicId), eventStream: eventStream);
 
+    /// <summary>
+    /// The problem of a poll or stream refused before it delivered anything, as the pipeline answers it
+    /// (<see cref="Problems.Refused"/>): the 404 above, or the 409 of a topic full of members.
+    /// </summary>
+    public void WriteRefused(IBufferWriter<byte> writer, ReadOnlySpan<byte> cors, PollResult refused, int maxMembers, string? traceId, bool eventStream = false)
+    {
+        if (refused.UnknownTopicId is { } unknown)
+        {
+            WriteTopicNotFound(writer, cors, unknown, traceId, eventStream);
+            return;
+        }
+        var problem = Problems.Refused(refused, maxMembers).ProblemDetails;
+        WritePollProblem(writer, cors, problem.Status!.Value, problem.Title!, problem.Detail!, traceId, json =>
+        {
+            foreach (var (name, value) in problem.Extensions)
+            {
+                json.WriteNumber(name, Convert.ToInt64(value, System.Globalization.CultureInfo.InvariantCulture));
+            }
+        }, eventStream: eventStream);
+    }
+
     /// <summary>A publish's <c>201</c> with its JSON body and the topic's epoch as ETag.</summary>
     public void WritePublished(IBufferWriter<byte> writer, ReadOnlySpan<byte> cors, ReadOnlySpan<byte> json, string epoch)
     {
@@ -132,7 +156,12 @@ internal sealed class FastPathResponses(TimeProvider clock, bool serverHeader)
         using (var json = new Utf8JsonWriter(body))
         {
             json.WriteStartObject();
-            json.WriteString("type", status == 404 ? "https://tools.ietf.org/html/rfc9110#section-15.5.5" : "https://tools.ietf.org/html/rfc9110#section-15.6.4");
+            json.WriteString("type", status switch
+            {
+                404 => "https://tools.ietf.org/html/rfc9110#section-15.5.5",
+                409 => "https://tools.ietf.org/html/rfc9110#section-15.5.10",
+                _ => "https://tools.ietf.org/html/rfc9110#section-15.6.4",
+            });
             json.WriteString("title", title);
             json.WriteNumber("status", status);
             json.WriteString("detail", detail);
@@ -143,7 +172,7 @@ internal sealed class FastPathResponses(TimeProvider clock, bool serverHeader)
             }
             json.WriteEndObject();
         }
-        writer.Write(Encoding.ASCII.GetBytes($"HTTP/1.1 {status} {(status == 404 ? "Not Found" : "Service Unavailable")}\r\nContent-Length: "));
+        writer.Write(Encoding.ASCII.GetBytes($"HTTP/1.1 {status} {ReasonPhrases.GetReasonPhrase(status)}\r\nContent-Length: "));
         WriteNumber(writer, body.WrittenCount);
         writer.Write(ProblemType);
         WriteDate(writer);

@@ -1,10 +1,12 @@
 using System.ComponentModel.DataAnnotations;
+using Microsoft.Extensions.Configuration;
 using Microsoft.Extensions.Options;
 
 namespace Laharsub.Server.Hosting;
 
 /// <summary>Checks the rules between settings that data annotations cannot express.</summary>
-internal sealed class LaharsubOptionsValidator : IValidateOptions<LaharsubOptions>
+/// <param name="configuration">What the options were bound from, to tell a setting that bound to nothing.</param>
+internal sealed class LaharsubOptionsValidator(IConfiguration? configuration = null) : IValidateOptions<LaharsubOptions>
 {
     public ValidateOptionsResult Validate(string? name, LaharsubOptions options)
     {
@@ -26,13 +28,7 @@ internal sealed class LaharsubOptionsValidator : IValidateOptions<LaharsubOption
             failures.Add($"Laharsub:Presence:SweepInterval ({options.Presence.SweepInterval}) must be at most half of Laharsub:Presence:GracePeriod ({options.Presence.GracePeriod}): "
                 + "held polls and streams renew their leases on the sweep's ticks, and a longer tick would let present members expire.");
         }
-        foreach (var origin in options.Cors.AllowedOrigins ?? [])
-        {
-            if (origin != "*" && !Uri.TryCreate(origin, UriKind.Absolute, out _))
-            {
-                failures.Add($"Laharsub:Cors:AllowedOrigins contains '{origin}', which is neither \"*\" nor an absolute origin such as https://app.example.com.");
-            }
-        }
+        failures.AddRange(LaharsubCorsOptions.Problems(configuration, options.Cors));
         // Data annotations live on the parts, which the annotations of this class would not reach.
         Validate(options.Store, "Laharsub:", failures);
         Validate(options.Delivery, "Laharsub:", failures);

@@ -11,6 +11,7 @@ using Microsoft.AspNetCore.Builder;
 using Microsoft.AspNetCore.Cors.Infrastructure;
 using Microsoft.AspNetCore.Diagnostics;
 using Microsoft.AspNetCore.Server.Kestrel.Core;
+using Microsoft.Extensions.Configuration;
 using Microsoft.Extensions.DependencyInjection.Extensions;
 using Microsoft.Extensions.DependencyInjection;
 using Microsoft.Extensions.Options;
@@ -43,6 +44,7 @@ public static class LaharsubServiceCollectionExtensions
         services.AddSingleton(builder);
         var options = services.AddOptions<LaharsubOptions>()
             .BindConfiguration(LaharsubOptions.SectionName)
+            .Configure<IConfiguration>(static (options, configuration) => LaharsubCorsOptions.BindOneValue(configuration, options.Cors))
             .ValidateOnStart();
         if (configure is not null)
         {
@@ -103,14 +105,14 @@ public static class LaharsubServiceCollectionExtensions
     {
         public void Configure(CorsOptions cors) => cors.AddPolicy(CorsPolicyName, policy =>
         {
-            var origins = options.Value.Cors.AllowedOrigins ?? [];
-            if (origins.Length == 0 || origins.Contains("*"))
+            var cors = options.Value.Cors;
+            if (cors.AllowsAnyOrigin)
             {
                 policy.AllowAnyOrigin();
             }
             else
             {
-                policy.WithOrigins(origins);
+                policy.WithOrigins(cors.AllowedOrigins);
             }
             // No credentials mode: tokens travel in Authorization, which a page sets itself, so no cookie
             // of the user's is ever sent on a cross-origin request (docs/access-control.md).

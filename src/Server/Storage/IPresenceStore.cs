@@ -32,9 +32,11 @@ public interface IPresenceStore
     /// <summary>
     /// Makes <paramref name="member"/> present on <paramref name="topicId"/> until <paramref name="expiresAt"/>
     /// (or keeps its later expiry), with <paramref name="data"/> (JSON text or <see langword="null"/>). Also
-    /// what a lease's release is: a renewal that runs for the grace period.
+    /// what a lease's release is: a renewal that runs for the grace period. A member not present yet is not
+    /// added when the topic already has <paramref name="maxMembers"/> members (<see cref="PresenceStatus.Full"/>,
+    /// nothing stored); a present member always renews. The check and the addition are one atomic step.
     /// </summary>
-    ValueTask<PresenceRenewal> RenewAsync(long topicId, string member, string? data, DateTimeOffset expiresAt,
+    ValueTask<PresenceRenewal> RenewAsync(long topicId, string member, string? data, DateTimeOffset expiresAt, int maxMembers,
         CancellationToken cancellationToken = default);
 
     /// <summary>
@@ -75,6 +77,9 @@ public enum PresenceStatus
 
     /// <summary>The topic exists but was not created with presence.</summary>
     NoPresence,
+
+    /// <summary>The topic has its maximum of members and the member is not one of them: it was not added.</summary>
+    Full,
 }
 
 /// <summary>A member and its data.</summary>

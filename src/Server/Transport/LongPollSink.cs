@@ -14,8 +14,8 @@ internal interface IPollResponder
     /// <summary>The 200 with the messages and notices of <paramref name="result"/>.</summary>
     ValueTask WriteMessagesAsync(PollResult result);
 
-    /// <summary>The 404 problem for a subscribed topic that does not exist.</summary>
-    ValueTask WriteTopicNotFoundAsync(long topicId, Activity? activity);
+    /// <summary>The problem of a poll refused before it delivered anything (<see cref="PollResult.RefusedTopicId"/>): 404 for a topic that does not exist, 409 for one full of members.</summary>
+    ValueTask WriteRefusedAsync(PollResult refused, Activity? activity);
 
     /// <summary>The 204 of a poll whose wait ended with nothing to deliver; <paramref name="closeConnection"/> at shutdown.</summary>
     ValueTask WriteNoContentAsync(bool closeConnection);
@@ -25,8 +25,8 @@ internal interface IPollResponder
 }
 
 /// <summary>
-/// The long poll's outcome → answer rules, written once for both front-ends: its first delivery (or the unknown
-/// topic it names) answers it; its wait's end answers 204 (with <c>Connection: close</c> at shutdown, so that the
+/// The long poll's outcome → answer rules, written once for both front-ends: its first delivery (or the refusal of
+/// a topic it names: unknown, or full of members) answers it; its wait's end answers 204 (with <c>Connection: close</c> at shutdown, so that the
 /// client's next poll may reach an instance that is not stopping) or nothing when the client is gone; each
 /// outcome is counted and ends the poll's activity.
 /// </summary>
@@ -42,10 +42,10 @@ internal readonly struct LongPollSink<TResponder>(TResponder responder, Laharsub
     {
         using (activity)
         {
-            if (result.UnknownTopicId is { } unknown)
+            if (result.RefusedOutcome is { } refused)
             {
-                Ended("not_found");
-                await responder.WriteTopicNotFoundAsync(unknown, activity).ConfigureAwait(false);
+                Ended(refused);
+                await responder.WriteRefusedAsync(result, activity).ConfigureAwait(false);
             }
             else
             {

@@ -19,7 +19,8 @@ internal interface IStreamSession : IAsyncDisposable
 }
 
 /// <summary>What a stream delivered or how it ended.</summary>
-internal readonly record struct StreamStep(StreamStepKind Kind, SubscriptionEvent? Event = null, Exception? Error = null, long TopicId = 0, string? Detail = null, long? Answers = null)
+internal readonly record struct StreamStep(StreamStepKind Kind, SubscriptionEvent? Event = null, Exception? Error = null, long TopicId = 0, string? Detail = null, long? Answers = null,
+    IReadOnlyList<KeyValuePair<long, string>>? Epochs = null)
 {
     public static StreamStep Delivered(SubscriptionEvent item) => new(StreamStepKind.Event, item);
 
@@ -27,8 +28,12 @@ internal readonly record struct StreamStep(StreamStepKind Kind, SubscriptionEven
     public static readonly StreamStep Stopped = new(StreamStepKind.Stopped);
     public static readonly StreamStep Drained = new(StreamStepKind.Drained);
 
-    /// <summary>The stream started (SSE <c>open</c>), or a WebSocket's subscriptions were set (<c>subscribed</c>, answering the change frames up to <paramref name="answers"/>).</summary>
-    public static StreamStep Subscribed(long? answers = null) => new(StreamStepKind.Subscribed, Answers: answers);
+    /// <summary>
+    /// The stream started (SSE <c>open</c>), or a WebSocket's subscriptions were set (<c>subscribed</c>, answering the
+    /// change frames up to <paramref name="answers"/>, with each topic's epoch in <paramref name="epochs"/>).
+    /// </summary>
+    public static StreamStep Subscribed(long? answers = null, IReadOnlyList<KeyValuePair<long, string>>? epochs = null) =>
+        new(StreamStepKind.Subscribed, Answers: answers, Epochs: epochs);
 
     /// <summary>The server does not know a topic; on a WebSocket, answering the change frames up to <paramref name="answers"/>.</summary>
     public static StreamStep TopicNotFound(long topicId, string? detail, long? answers = null) => new(StreamStepKind.TopicNotFound, TopicId: topicId, Detail: detail, Answers: answers);

@@ -362,6 +362,41 @@ internal sealed class WebSocketSession : IStreamSession
         _steps.Writer.TryComplete();
     }
 
+    /// <summary>
+    /// The epochs of a <c>subscribed</c> frame's <c>topics</c> (<c>[{"topicId":14,"epoch":"...","from":43}]</c>):
+    /// the only word of a topic's incarnation before it delivers anything.
+    /// </summary>
+    private static List<KeyValuePair<long, string>>? ReadEpochs(ref Utf8JsonReader reader)
+    {
+        reader.Read();
+        if (reader.TokenType != JsonTokenType.StartArray)
+        {
+            reader.Skip();
+            return null;
+        }
+        var epochs = new List<KeyValuePair<long, string>>();
+        while (reader.Read() && reader.TokenType == JsonTokenType.StartObject)
+        {
+            long topicId = 0;
+            string? epoch = null;
+            while (reader.Read() && reader.TokenType == JsonTokenType.PropertyName)
+            {
+                if (reader.ValueTextEquals("topicId"u8)) topicId = Notices.ReadInt64(ref reader);
+                else if (reader.ValueTextEquals("epoch"u8)) epoch = Notices.ReadEpoch(ref reader);
+                else
+                {
+                    reader.Read();
+                    reader.Skip();
+                }
+            }
+            if (topicId > 0 && epoch is not null)
+            {
+                epochs.Add(new(topicId, epoch));
+            }
+        }
+        return epochs;
+    }
+
     /// <summary>How the server's close frame ends the stream (docs/protocol.md, close codes).</summary>
     private StreamStep Closed()
     {
@@ -390,6 +425,7 @@ internal sealed class WebSocketSession : IStreamSession
             throw new InvalidDataException("A frame is not a JSON object.");
         }
         string? type = null, id = null, epoch = null;
+        List<KeyValuePair<long, string>>? epochs = null;
         SubscriptionEvent? item = null;
         long topicId = 0, messageId = 0;
         var problem = ReadOnlySpan<byte>.Empty;
@@ -434,6 +470,7 @@ internal sealed class WebSocketSession : IStreamSession
                 reader.Skip();
                 publishedMessages = frame[start..(int)reader.BytesConsumed];
             }
+            else if (reader.ValueTextEquals("topics"u8)) epochs = ReadEpochs(ref reader);
             else if (reader.ValueTextEquals("topicId"u8)) topicId = Notices.ReadInt64(ref reader);
             else if (reader.ValueTextEquals("messageId"u8)) messageId = Notices.ReadInt64(ref reader);
             else if (reader.ValueTextEquals("epoch"u8)) epoch = Notices.ReadEpoch(ref reader);
@@ -450,7 +487,7 @@ internal sealed class WebSocketSession : IStreamSession
                 return item is null ? null : StreamStep.Delivered(item);
             case "subscribed":
                 Answered(SocketFrames.ChangeSequence(id));
-                return StreamStep.Subscribed(SocketFrames.ChangeSequence(id));
+                return StreamStep.Subscribed(SocketFrames.ChangeSequence(id), epochs);
             case "published":
                 if (id is not null && _publishes.TryRemove(id, out var published))
                 {

@@ -236,6 +236,30 @@ public sealed partial class LaharsubSubscription
         return changed;
     }
 
+    /// <summary>
+    /// Takes the epochs a WebSocket's <c>subscribed</c> frame names for topics whose cursors have none (bare cursors,
+    /// or topics that delivered nothing yet), as a delivery's epoch would be taken: the next connection then sends
+    /// them, and a topic re-created meanwhile is reported as a reset instead of being read as the same topic. A topic
+    /// with a change not answered yet is left as it is (the frame describes the set before that change).
+    /// </summary>
+    private void LearnEpochs(IReadOnlyList<KeyValuePair<long, string>>? epochs)
+    {
+        if (epochs is null)
+        {
+            return;
+        }
+        lock (_gate)
+        {
+            foreach (var (topicId, epoch) in epochs)
+            {
+                if (!_fences.ContainsKey(topicId) && _cursors.TryGetValue(topicId, out var cursor) && cursor.Epoch is null)
+                {
+                    _cursors[topicId] = cursor with { Epoch = epoch };
+                }
+            }
+        }
+    }
+
     /// <summary>The server has taken the change frames up to <paramref name="answers"/>: their topics' events are delivered again.</summary>
     private void Unfence(long? answers)
     {

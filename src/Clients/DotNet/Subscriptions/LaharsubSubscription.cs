@@ -350,6 +350,7 @@ public sealed partial class LaharsubSubscription : IAsyncDisposable
                             break;
                         case StreamStepKind.Subscribed:
                             Unfence(step.Answers);
+                            LearnEpochs(step.Epochs);
                             if (!started)
                             {
                                 started = true;

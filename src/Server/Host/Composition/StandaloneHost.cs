@@ -106,8 +106,8 @@ internal static class StandaloneHost
         app.MapLaharsub("/ps");
         // This pipeline accepts WebSockets and runs Laharsub's CORS policy on requests from pages, which is
         // what the fast path's 101 answers; with a list of allowed origins, upgrades from pages stay here.
-        var origins = app.Services.GetRequiredService<IOptions<LaharsubOptions>>().Value.Cors.AllowedOrigins ?? [];
-        app.Services.GetRequiredService<FastPathConnectionHandler>().ServeWebSockets(corsAllowsAnyOrigin: origins.Length == 0 || origins.Contains("*"));
+        var cors = app.Services.GetRequiredService<IOptions<LaharsubOptions>>().Value.Cors;
+        app.Services.GetRequiredService<FastPathConnectionHandler>().ServeWebSockets(corsAllowsAnyOrigin: cors.AllowsAnyOrigin);
         app.MapHealthProbes();
         MapDemo(app);
         return app;

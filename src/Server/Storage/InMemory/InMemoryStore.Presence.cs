@@ -26,16 +26,17 @@ internal sealed partial class InMemoryStore
     }
 
     /// <inheritdoc/>
-    public ValueTask<PresenceRenewal> RenewAsync(long topicId, string member, string? data, DateTimeOffset expiresAt,
+    public ValueTask<PresenceRenewal> RenewAsync(long topicId, string member, string? data, DateTimeOffset expiresAt, int maxMembers,
         CancellationToken cancellationToken = default)
     {
         ArgumentNullException.ThrowIfNull(member);
+        ArgumentOutOfRangeException.ThrowIfNegativeOrZero(maxMembers);
         if (!_rooms.TryGetValue(topicId, out var room))
         {
             return ValueTask.FromResult(new PresenceRenewal(_topics.ContainsKey(topicId) ? PresenceStatus.NoPresence : PresenceStatus.TopicNotFound, false, 0, 0));
         }
-        var (joined, occupancy) = room.Renew(member, data, expiresAt.UtcTicks);
-        return ValueTask.FromResult(new PresenceRenewal(PresenceStatus.Done, joined, occupancy, room.PresenceTopicId));
+        var (status, joined, occupancy) = room.Renew(member, data, expiresAt.UtcTicks, maxMembers);
+        return ValueTask.FromResult(new PresenceRenewal(status, joined, occupancy, room.PresenceTopicId));
     }
 
     /// <inheritdoc/>

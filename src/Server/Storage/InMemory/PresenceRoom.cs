@@ -8,15 +8,19 @@ internal sealed class PresenceRoom(long presenceTopicId)
 
     public long PresenceTopicId { get; } = presenceTopicId;
 
-    /// <summary>Renews or adds the member; whether it joined, and the occupancy after.</summary>
-    public (bool Joined, int Occupancy) Renew(string member, string? data, long expiresTicks)
+    /// <summary>Renews the member, or adds it unless the room has <paramref name="maxMembers"/>; whether it joined, and the occupancy after.</summary>
+    public (PresenceStatus Status, bool Joined, int Occupancy) Renew(string member, string? data, long expiresTicks, int maxMembers)
     {
         lock (_lock)
         {
             var joined = !_members.TryGetValue(member, out var held);
+            if (joined && _members.Count >= maxMembers)
+            {
+                return (PresenceStatus.Full, false, _members.Count);
+            }
             // A release's shorter lease never cuts a longer one that another tab's renewal set.
             _members[member] = (data, joined ? expiresTicks : Math.Max(held.ExpiresTicks, expiresTicks));
-            return (joined, _members.Count);
+            return (PresenceStatus.Done, joined, _members.Count);
         }
     }
 
