@@ -28,16 +28,19 @@ internal static class IdempotencyKeyHeader
         {
             return true;
         }
-        var text = values.Count == 1 ? values[0] ?? "" : "";
         if (values.Count > 1)
         {
             error = "Send one Idempotency-Key, not several.";
             return false;
         }
-        if (text.Length >= 2 && text[0] == '"' && text[^1] == '"')
-        {
-            text = text[1..^1];
-        }
+        return TryParse(values[0] ?? "", out key, out error);
+    }
+
+    /// <summary>Reads one header value: the key in quotes, or bare; false with the reason when it is malformed.</summary>
+    public static bool TryParse(string value, out string? key, out string error)
+    {
+        key = null;
+        var text = value.Length >= 2 && value[0] == '"' && value[^1] == '"' ? value[1..^1] : value;
         if (!IsValid(text, out error))
         {
             return false;

@@ -73,6 +73,9 @@ internal sealed class FastPathConnection : IHttpRequestLineHandler, IHttpHeaders
     private long _contentLength = -1;
     private string? _contentType;
 
+    /// <summary>A publish's <c>Idempotency-Key</c> (unquoted), recorded with it in the store's step.</summary>
+    private string? _idempotencyKey;
+
     /// <summary>A WebSocket upgrade of the poll's URL (<c>Upgrade: websocket</c>), and what its handshake sends.</summary>
     private bool _webSocket;
     private bool _connectionUpgrade;
@@ -280,6 +283,7 @@ internal sealed class FastPathConnection : IHttpRequestLineHandler, IHttpHeaders
         _headers = 0;
         _contentLength = -1;
         _contentType = null;
+        _idempotencyKey = null;
         _webSocket = false;
         _connectionUpgrade = false;
         _webSocketVersion13 = false;
@@ -647,7 +651,9 @@ internal sealed class FastPathConnection : IHttpRequestLineHandler, IHttpHeaders
         var activity = LaharsubActivitySource.StartPublish(_topicId);
         try
         {
-            result = await _state.Store.PublishAsync(_topicId, body, _contentType!, null, _connection.ConnectionClosed).ConfigureAwait(false);
+            result = _idempotencyKey is null
+                ? await _state.Store.PublishAsync(_topicId, body, _contentType!, null, _connection.ConnectionClosed).ConfigureAwait(false)
+                : await PublishKeyedAsync(body).ConfigureAwait(false);
         }
         catch (LaharsubStoreUnavailableException)
         {
@@ -669,7 +675,11 @@ internal sealed class FastPathConnection : IHttpRequestLineHandler, IHttpHeaders
                 _pipelineReason = "store_refused";
                 return null;
             }
-            _state.Metrics.Published();
+            if (_idempotencyKey is null)
+            {
+                // A keyed publish was counted by StorePublish, unless it was a replay.
+                _state.Metrics.Published();
+            }
             _state.Metrics.FastPath("publish");
             LaharsubActivitySource.Published(activity, published.MessageId, published.Epoch!);
             result = published;
@@ -681,6 +691,17 @@ internal sealed class FastPathConnection : IHttpRequestLineHandler, IHttpHeaders
         await _output.FlushAsync().ConfigureAwait(false);
         _state.Hosting.Ended("POST", _state.PublishRoute, 201, started, counted: false);
         return Served.Next;
+    }
+
+    /// <summary>
+    /// A keyed publish: the key recorded with the message in the store's one step, as on the pipeline (the store's
+    /// all-or-none publish to one target); a replay of the same request answers the recorded message.
+    /// </summary>
+    private async ValueTask<PublishResult> PublishKeyedAsync(ReadOnlyMemory<byte> body)
+    {
+        var published = await StorePublish.PublishAsync(_state.Store, _state.Metrics, [new PublishTarget(_topicId, null)], body, _contentType!,
+            _idempotencyKey, _connection.ConnectionClosed).ConfigureAwait(false);
+        return published.Status == PublishStatus.Published ? published.Topics[0] : new PublishResult(published.Status);
     }
 
     /// <summary>The CORS headers of the request's answer: the policy's for a request with <c>Origin</c> (which <see cref="Takes"/> admitted), none without.</summary>
@@ -854,6 +875,16 @@ internal sealed class FastPathConnection : IHttpRequestLineHandler, IHttpHeaders
             _origin = true;
             _pipelineForGood = true;
         }
+        else if (Ascii.EqualsIgnoreCase(name, "Idempotency-Key"u8))
+        {
+            // A publish's key is the fast path's; a malformed or repeated one is the pipeline's to refuse (400).
+            if (_kind != Kind.Publish || _idempotencyKey is not null
+                || !IdempotencyKeyHeader.TryParse(Encoding.ASCII.GetString(value), out _idempotencyKey, out _))
+            {
+                NotOurs("idempotency_key");
+                _pipelineForGood = true;
+            }
+        }
         else if (Ascii.EqualsIgnoreCase(name, "X-Forwarded-For"u8))
         {
             // Whose address counts against the waiting-poll cap is the pipeline's to say once a proxy is trusted.
@@ -870,11 +901,11 @@ internal sealed class FastPathConnection : IHttpRequestLineHandler, IHttpHeaders
     }
 
     /// <summary>
-    /// Pipeline-only headers that a client, once it sends one, sends with every request of its kind: a token,
-    /// trace context (a traced client), and <c>Idempotency-Key</c> (both of Laharsub's clients key every publish).
+    /// Pipeline-only headers that a client, once it sends one, sends with every request of its kind: a token, and
+    /// trace context (a traced client).
     /// </summary>
     private static bool IsSentEveryTime(ReadOnlySpan<byte> name) =>
-        Ascii.EqualsIgnoreCase(name, "Authorization"u8) || Ascii.EqualsIgnoreCase(name, "Idempotency-Key"u8)
+        Ascii.EqualsIgnoreCase(name, "Authorization"u8)
         || Ascii.EqualsIgnoreCase(name, "traceparent"u8) || Ascii.EqualsIgnoreCase(name, "tracestate"u8)
         || Ascii.EqualsIgnoreCase(name, "Request-Id"u8);
 
@@ -886,7 +917,6 @@ internal sealed class FastPathConnection : IHttpRequestLineHandler, IHttpHeaders
         Ascii.EqualsIgnoreCase(name, "Authorization"u8) ? "authorization"
         : Ascii.EqualsIgnoreCase(name, "Expect"u8) ? "expect"
         : Ascii.EqualsIgnoreCase(name, "If-Match"u8) ? "if_match"
-        : Ascii.EqualsIgnoreCase(name, "Idempotency-Key"u8) ? "idempotency_key"
         : Ascii.EqualsIgnoreCase(name, "traceparent"u8) || Ascii.EqualsIgnoreCase(name, "tracestate"u8) || Ascii.EqualsIgnoreCase(name, "Request-Id"u8) ? "trace_context"
         : Ascii.EqualsIgnoreCase(name, "Access-Control-Request-Method"u8) ? "origin"
         : null;
