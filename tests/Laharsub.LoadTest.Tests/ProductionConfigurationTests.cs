@@ -197,6 +197,26 @@ public sealed class ProductionConfigurationTests : IDisposable
     }
 
     [Fact]
+    public async Task OneFlagSwitchesAServerTheToolStartsToJwtModeAllowingTheOrigin()
+    {
+        using var output = new StringWriter();
+
+        // No --url: the tool starts the server's Release build (--no-build: building the solution makes it).
+        var exit = await LoadTestCommand.RunAsync(
+            ["--no-build", "--transport", "sse", "--topics", "3", "--clients-per-topic", "2", "--interval", "0.2", "--warmup", "1", "--duration", "2",
+             "--max-schedule-lag", "1000", "--out", _out, "--jwt-key", TestTokens.Key, "--origin", Origin, "--keyed-publishes"],
+            output, output, CancellationToken.None).WaitAsync(LoadRuns.Timeout);
+
+        Assert.True(exit == 0, $"exit code {exit}:\n{output}");
+        var run = JsonDocument.Parse(File.ReadAllText(Path.Combine(_out, "custom-3t-sse-jwt-origin-keyed.json"))).RootElement;
+        var serverCommand = run.GetProperty("serverCommand").GetString();
+        Assert.Contains($"--Laharsub:Auth:Mode=Jwt --Laharsub:Auth:Jwt:SigningKey={TestTokens.Key} --Laharsub:Auth:Jwt:Issuer=laharsub-loadtest "
+            + $"--Laharsub:Auth:Jwt:Audience=laharsub --Laharsub:Cors:AllowedOrigins:0={Origin}", serverCommand);
+        // 6 clients publishing 5 times a second for 2 s, each message to 2 subscribers; nothing refused.
+        LoadRuns.AssertEveryMessageDeliveredOnce(run, 6 * 5 * 2 * 2);
+    }
+
+    [Fact]
     public async Task AWrongKeyFailsTheRunNamingTheRefusalInsteadOfPassing()
     {
         await using var server = await LaharsubTestServer.StartAsync(settings: TestTokens.JwtSettings()).WaitAsync(LoadRuns.Timeout);
