@@ -93,6 +93,22 @@ public sealed class ProductionConfigurationTests : IDisposable
     }
 
     [Fact]
+    public void APlanInProductionsConfigurationReachesTheWorkerProcessesWhole()
+    {
+        var plan = LoadRuns.Plan(new Uri("http://127.0.0.1:9/"), [7, 8]) with
+        {
+            Jwt = new JwtSigning(TestTokens.Key, TestTokens.Issuer, TestTokens.Audience),
+            Origin = Origin,
+            KeyedPublishes = true,
+        };
+
+        // What WorkerProcesses writes to a worker's plan file and the worker reads back (--processes).
+        var read = JsonSerializer.Deserialize<LoadPlan>(JsonSerializer.Serialize(plan, LoadJson.Compact), LoadJson.Compact)!;
+
+        Assert.Equal((plan.Jwt, Origin, true), (read.Jwt, read.Origin, read.KeyedPublishes));
+    }
+
+    [Fact]
     public void APollCarriesTheTokenAndOriginAndAStreamItsTokenInTheUrlAsABrowserDoes()
     {
         var plan = LoadRuns.Plan(new Uri("http://127.0.0.1:9/"), [7]) with
