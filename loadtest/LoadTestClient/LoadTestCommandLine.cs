@@ -137,7 +137,7 @@ internal sealed class LoadTestCommandLine
 
     public Option<bool> Presence { get; } = new("--presence")
     {
-        Description = "Laharsub: create the topics with presence and subscribe each client as a member (client=lt{N}), to measure what presence costs.",
+        Description = "Laharsub: create the topics with presence and subscribe each client as a member (client=lt{N}; with --jwt-key, its token's subject loadtest-N), to measure what presence costs.",
     };
 
     public Option<string> JwtKey { get; } = new("--jwt-key")

@@ -213,6 +213,27 @@ public sealed class ProductionConfigurationTests : IDisposable
     }
 
     [Fact]
+    public async Task InJwtModePresenceMembersAreTheTokensSubjects()
+    {
+        await using var server = await LaharsubTestServer.StartAsync(settings: TestTokens.JwtSettings()).WaitAsync(LoadRuns.Timeout);
+        using var output = new StringWriter();
+
+        // client= would be refused (400 naming client): the member is the token's subject.
+        var exit = await LoadTestCommand.RunAsync(
+            ["--url", server.BaseAddress.ToString(), "--presence", "--transport", "sse", "--topics", "2", "--clients-per-topic", "2", "--interval", "0.2",
+             "--warmup", "1", "--duration", "2", "--max-schedule-lag", "1000", "--out", _out,
+             "--jwt-key", TestTokens.Key, "--jwt-issuer", TestTokens.Issuer, "--jwt-audience", TestTokens.Audience],
+            output, output, CancellationToken.None).WaitAsync(LoadRuns.Timeout);
+
+        Assert.True(exit == 0, $"exit code {exit}:\n{output}");
+        var run = JsonDocument.Parse(File.ReadAllText(Path.Combine(_out, "custom-2t-sse-jwt.json"))).RootElement;
+        // 4 clients publishing 5 times a second for 2 s, each message to 2 subscribers, every client a member.
+        LoadRuns.AssertEveryMessageDeliveredOnce(run, 4 * 5 * 2 * 2);
+        Assert.True(run.GetProperty("presence").GetBoolean());
+        Assert.Equal(4L, run.GetProperty("totals").GetProperty("streamsOpened").GetInt64());
+    }
+
+    [Fact]
     public async Task OneFlagSwitchesAServerTheToolStartsToJwtModeAllowingTheOrigin()
     {
         using var output = new StringWriter();
