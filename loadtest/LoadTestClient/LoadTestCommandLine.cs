@@ -21,6 +21,8 @@ internal sealed class LoadTestCommandLine
           dotnet run -c Release --project loadtest/LoadTestClient -- --preset seed1 --topics 200 --compare laharsub,nchan
           dotnet run -c Release --project loadtest/LoadTestClient -- --preset seed1 --topics 200 --compare laharsub,nchan --transport sse
           dotnet run -c Release --project loadtest/LoadTestClient -- --preset seed1 --topics 200 --compare laharsub,floor,nchan --server-cpus 0 --client-cpus 1
+        Laharsub as production runs it (Jwt mode with a token per client, a page's Origin, an Idempotency-Key on every publish):
+          dotnet run -c Release --project loadtest/LoadTestClient -- --preset seed1 --topics 200 --jwt-key "$(openssl rand -base64 32)" --origin https://app.example.com --keyed-publishes
         """;
 
     /// <summary>Far above what any run here needs; it only keeps the arithmetic honest.</summary>
@@ -50,6 +52,7 @@ internal sealed class LoadTestCommandLine
         [
             Preset, Topics, Sweep, ClientsPerTopic, PublishersPerTopic, Interval, TopicsPerClient, MessageSize, Conflate, Format, Transport, LongPollPercent, Presence,
             Warmup, Duration, PollTimeout, Processes, SourceAddresses, PublishConnections, MaxScheduleLag, Target, Compare,
+            JwtKey, JwtIssuer, JwtAudience, Origin, KeyedPublishes,
             FindMax, FindMaxSteps, FindMaxFactor, Url, Servers, Redis, NoBuild, ServerPid, ServerSetting, ServerEnv, ServerCpus, ClientCpus, Out, Worker,
         ];
         foreach (var option in all)
@@ -134,7 +137,37 @@ internal sealed class LoadTestCommandLine
 
     public Option<bool> Presence { get; } = new("--presence")
     {
-        Description = "Laharsub: create the topics with presence and subscribe each client as a member (client=lt{N}), to measure what presence costs.",
+        Description = "Laharsub: create the topics with presence and subscribe each client as a member (client=lt{N}; with --jwt-key, its token's subject loadtest-N), to measure what presence costs.",
+    };
+
+    public Option<string> JwtKey { get; } = new("--jwt-key")
+    {
+        HelpName = "KEY",
+        Description = "Laharsub in Jwt mode: each client sends a token of its own (subject loadtest-N, granting subscribe on its topics and publish on "
+            + "its home topic), signed HS256 with KEY (at least 32 bytes): Authorization: Bearer on polls and publishes, access_token in the URL of "
+            + "SSE streams and WebSockets (what a browser must do). A server this tool starts is set to Jwt mode with this key, --jwt-issuer and "
+            + "--jwt-audience; with --url, give your server's (Laharsub:Auth:Jwt:SigningKey, Issuer, Audience). Topics are created with a token "
+            + "granting create and delete.",
+        CustomParser = result => System.Text.Encoding.UTF8.GetByteCount(result.Tokens[0].Value) >= JwtSigning.MinKeyBytes ? result.Tokens[0].Value
+            : Refuse<string>(result, $"--jwt-key is {System.Text.Encoding.UTF8.GetByteCount(result.Tokens[0].Value)} bytes; the server's HS256 key is at least {JwtSigning.MinKeyBytes}, e.g. --jwt-key \"$(openssl rand -base64 32)\"."),
+    };
+
+    public Option<string> JwtIssuer { get; } = NonEmpty("--jwt-issuer", "ISSUER", $"With --jwt-key: the tokens' iss (default {JwtSigning.DefaultIssuer}).");
+
+    public Option<string> JwtAudience { get; } = NonEmpty("--jwt-audience", "AUDIENCE", $"With --jwt-key: the tokens' aud (default {JwtSigning.DefaultAudience}).");
+
+    public Option<string> Origin { get; } = new("--origin")
+    {
+        HelpName = "ORIGIN",
+        Description = "Laharsub: send Origin: ORIGIN on every request (polls, streams, publishes, WebSocket upgrades), as a page on that origin "
+            + "would. A server this tool starts allows it (Laharsub:Cors:AllowedOrigins:0).",
+        CustomParser = ParseOrigin,
+    };
+
+    public Option<bool> KeyedPublishes { get; } = new("--keyed-publishes")
+    {
+        Description = "Laharsub: every publish carries a fresh Idempotency-Key (\"UUID\"; on a WebSocket the publish frame's idempotencyKey), "
+            + "as the .NET and jQuery clients send by default.",
     };
 
     public Option<double> Warmup { get; } = Number("--warmup", "SECONDS", 0, "Warm-up before measuring.", fallback: 10);
@@ -264,6 +297,24 @@ internal sealed class LoadTestCommandLine
 
     /// <summary>Only for the child processes this tool starts itself (--processes): the file holding a worker's plan.</summary>
     public Option<string> Worker { get; } = new("--worker") { Hidden = true };
+
+    private static Option<string> NonEmpty(string name, string helpName, string description) => new(name)
+    {
+        HelpName = helpName,
+        Description = description,
+        CustomParser = result => result.Tokens[0].Value is { Length: > 0 } value && !string.IsNullOrWhiteSpace(value) ? value
+            : Refuse<string>(result, $"{name} is empty: give the value your server checks, e.g. {name} {Example(name)}."),
+    };
+
+    /// <summary>An origin as a browser sends it: scheme, host and port (if not the default), nothing else.</summary>
+    private static string ParseOrigin(ArgumentResult result)
+    {
+        var text = result.Tokens[0].Value;
+        return Uri.TryCreate(text, UriKind.Absolute, out var uri) && (uri.Scheme == Uri.UriSchemeHttp || uri.Scheme == Uri.UriSchemeHttps)
+            && uri.AbsolutePath == "/" && uri.Query.Length == 0 && uri.Fragment.Length == 0 && uri.UserInfo.Length == 0
+            ? uri.GetLeftPart(UriPartial.Authority)
+            : Refuse<string>(result, $"--origin '{text}' is not an origin: write a page's scheme, host and port only, e.g. --origin https://app.example.com.");
+    }
 
     private static int[] ParseCores(ArgumentResult result, string option) =>
         Hosting.CpuAffinity.Parse(result.Tokens[0].Value, out var problem)
@@ -420,6 +471,10 @@ internal sealed class LoadTestCommandLine
         "--target" => "nchan",
         "--compare" => "laharsub,nchan",
         "--find-max-factor" => "1.5",
+        "--jwt-key" => "\"$(openssl rand -base64 32)\"",
+        "--jwt-issuer" => "https://login.example.com",
+        "--jwt-audience" => "laharsub",
+        "--origin" => "https://app.example.com",
         _ => "10",
     };
 

@@ -37,8 +37,11 @@ internal sealed record RunSpec(string Configuration, int Topics, int ClientsPerT
     /// <summary>Where the run went beyond one server: "redis2" for --servers 2, "3urls" for three --url; null for one server.</summary>
     public string? Deployment { get; init; }
 
+    /// <summary>What of production's configuration the run has: "jwt", "origin", "keyed" or several joined by dashes; null for none.</summary>
+    public string? Production { get; init; }
+
     public string Name => $"{Configuration}-{Topics}t" + (Transport == TransportKind.LongPoll ? "" : "-" + Transports.Name(Transport))
-        + (NamesTarget ? "-" + TargetName(Target) : "") + (Deployment is null ? "" : "-" + Deployment);
+        + (NamesTarget ? "-" + TargetName(Target) : "") + (Deployment is null ? "" : "-" + Deployment) + (Production is null ? "" : "-" + Production);
 
     public int PublishersOfEachTopic => PublishersPerTopic ?? ClientsPerTopic;
 
@@ -71,6 +74,15 @@ internal sealed record LoadTestOptions
 
     /// <summary>Whether topics are created with presence and every client subscribes as a member.</summary>
     public bool Presence { get; init; }
+
+    /// <summary>With --jwt-key: Jwt mode, a token per client; null: Open mode, no tokens.</summary>
+    public JwtSigning? Jwt { get; init; }
+
+    /// <summary>With --origin: the Origin every request carries (and a started server allows); null: none.</summary>
+    public string? Origin { get; init; }
+
+    /// <summary>With --keyed-publishes: an Idempotency-Key on every publish.</summary>
+    public bool KeyedPublishes { get; init; }
     public TimeSpan Warmup { get; init; } = TimeSpan.FromSeconds(10);
     public TimeSpan Duration { get; init; } = TimeSpan.FromSeconds(30);
     public int PollTimeoutSeconds { get; init; } = 30;
@@ -147,6 +159,11 @@ internal sealed record LoadTestOptions
             Transport = transport,
             LongPollPercent = parsed.GetValue(line.LongPollPercent),
             Presence = parsed.GetValue(line.Presence),
+            Jwt = parsed.GetValue(line.JwtKey) is { } key
+                ? new JwtSigning(key, parsed.GetValue(line.JwtIssuer) ?? JwtSigning.DefaultIssuer, parsed.GetValue(line.JwtAudience) ?? JwtSigning.DefaultAudience)
+                : null,
+            Origin = parsed.GetValue(line.Origin),
+            KeyedPublishes = parsed.GetValue(line.KeyedPublishes),
             Warmup = TimeSpan.FromSeconds(parsed.GetValue(line.Warmup)),
             Duration = TimeSpan.FromSeconds(parsed.GetValue(line.Duration)),
             PollTimeoutSeconds = parsed.GetValue(line.PollTimeout),
@@ -169,6 +186,7 @@ internal sealed record LoadTestOptions
         };
         CheckTransport(options, Given(line.Format), Given(line.PollTimeout));
         CheckTargets(options, Given(line.Format));
+        CheckProduction(options, parsed, line);
         if (!findMax && (Given(line.FindMaxSteps) || Given(line.FindMaxFactor)))
         {
             throw new UsageException("--find-max-steps and --find-max-factor shape a --find-max search; add --find-max.");
@@ -187,7 +205,12 @@ internal sealed record LoadTestOptions
         }
         CheckServers(options);
         var deployment = options.Servers is { } servers ? $"redis{servers}" : urls.Length > 1 ? $"{urls.Length}urls" : null;
-        options = options with { Runs = options.Runs.Select(r => r with { Deployment = deployment }).ToList() };
+        // Named for it, so that a run in production's configuration is never taken for one without it.
+        string[] production = [.. new[] { options.Jwt is null ? null : "jwt", options.Origin is null ? null : "origin", options.KeyedPublishes ? "keyed" : null }.OfType<string>()];
+        options = options with
+        {
+            Runs = options.Runs.Select(r => r with { Deployment = deployment, Production = production.Length == 0 ? null : string.Join('-', production) }).ToList(),
+        };
         if ((options.ServerSettings.Count > 0 || options.ServerEnvironment.Count > 0) && options.Url is not null)
         {
             throw new UsageException("--server-setting and --server-env configure the server this tool starts; with --url, configure your server yourself.");
@@ -241,6 +264,30 @@ internal sealed record LoadTestOptions
         if (options.Targets.Any(target => target != TargetKind.Laharsub))
         {
             throw new UsageException("--servers starts Laharsub servers on Redis; it cannot be combined with --target nchan, --target floor or --compare.");
+        }
+    }
+
+    /// <summary>
+    /// Production's configuration is Laharsub's: nchan checks no JWT of its own (nchan_authorize_request asks an
+    /// application upstream, another measurement), keeps no idempotency keys, and an Origin on one side of a
+    /// comparison only would compare different things; the floor has none of them either.
+    /// </summary>
+    private static void CheckProduction(LoadTestOptions options, ParseResult parsed, LoadTestCommandLine line)
+    {
+        bool Given(Option option) => LoadTestCommandLine.Given(parsed, option);
+        if (options.Jwt is null && (Given(line.JwtIssuer) || Given(line.JwtAudience)))
+        {
+            throw new UsageException((Given(line.JwtIssuer) ? "--jwt-issuer" : "--jwt-audience") + " shapes the tokens of a run in Jwt mode; add --jwt-key with the server's signing key.");
+        }
+        var given = new Option[] { line.JwtKey, line.Origin, line.KeyedPublishes }.Where(Given).Select(option => option.Name).ToList();
+        if (given.Count > 0 && options.Targets.Any(target => target != TargetKind.Laharsub))
+        {
+            var other = options.Targets.First(target => target != TargetKind.Laharsub);
+            throw new UsageException($"{string.Join(", ", given)}: production's configuration is Laharsub's; {RunSpec.TargetName(other)} "
+                + (other == TargetKind.Nchan
+                    ? "checks no JWT of its own (nchan_authorize_request asks an application upstream, another measurement), keeps no idempotency keys, and an Origin on one side only would compare different things"
+                    : "has no access control, CORS or idempotency keys")
+                + ", so run it with --target laharsub.");
         }
     }
 

@@ -27,7 +27,7 @@ internal sealed class RunExecutor(LoadTestOptions options, TextWriter output, st
         output.WriteLine($"== {spec.Name}: {spec.Topics} topics x {spec.ClientsPerTopic} clients = {clients} clients, "
             + (publishers == clients ? "each" : $"{publishers} of them") + " publishing every "
             + $"{spec.Interval.TotalSeconds.ToString(CultureInfo.InvariantCulture)} s ({publishers / spec.Interval.TotalSeconds:0.#}/s), "
-            + $"{FormatName(spec)}, {options.Processes} process(es); load average {loadAverage}");
+            + $"{FormatName(spec)}, {options.Processes} process(es){(ProductionText(options.Jwt is not null, options.Origin, options.KeyedPublishes) is { } production ? ", " + production : "")}; load average {loadAverage}");
 
         var servers = new List<ITargetServer>();
         RedisProcess? redis = null;
@@ -110,8 +110,9 @@ internal sealed class RunExecutor(LoadTestOptions options, TextWriter output, st
             }
             // nchan's channels need no creating: each run reads and writes channels of its own, fresh names.
             var apis = instances.Select(root => spec.Target.SpeaksLaharsub() ? new Uri(root, "ps/") : root).ToArray();
+            using var setup = SetupClient(options);
             var topicIds = spec.Target.SpeaksLaharsub()
-                ? await CreateTopicsAsync(apis, spec.Topics, options.Presence, stop).ConfigureAwait(false)
+                ? await CreateTopicsAsync(setup, apis, spec.Topics, options.Presence, stop).ConfigureAwait(false)
                 : Enumerable.Range(1, spec.Topics).Select(i => (long)i).ToArray();
             var plan = new LoadPlan
             {
@@ -121,6 +122,9 @@ internal sealed class RunExecutor(LoadTestOptions options, TextWriter output, st
                 Transport = spec.Transport,
                 LongPollPercent = options.LongPollPercent,
                 Presence = options.Presence,
+                Jwt = options.Jwt,
+                Origin = options.Origin,
+                KeyedPublishes = options.KeyedPublishes,
                 ChannelPrefix = $"lt{Guid.NewGuid():N}"[..10] + "-",
                 TopicIds = topicIds,
                 ClientsPerTopic = spec.ClientsPerTopic,
@@ -140,7 +144,7 @@ internal sealed class RunExecutor(LoadTestOptions options, TextWriter output, st
             var (result, window) = await RunClientsAsync(plan, spec, sampled, stop).ConfigureAwait(false);
             if (options.Url is not null)
             {
-                await DeleteTopicsAsync(plan).ConfigureAwait(false);
+                await DeleteTopicsAsync(setup, plan).ConfigureAwait(false);
             }
             return BuildReport(spec, plan, result, sampled, window, startedAt, loadAverage, commandLines.Count == 0 ? null : string.Join(" ; ", commandLines));
         }
@@ -155,6 +159,14 @@ internal sealed class RunExecutor(LoadTestOptions options, TextWriter output, st
                 await redis.DisposeAsync().ConfigureAwait(false);
             }
         }
+    }
+
+    /// <summary>What of production's configuration a run has, as the reports say it; null for none.</summary>
+    internal static string? ProductionText(bool jwt, string? origin, bool keyedPublishes)
+    {
+        string[] parts = [.. new[] { jwt ? "Jwt mode (a token per client)" : null, origin is null ? null : "Origin " + origin,
+            keyedPublishes ? "Idempotency-Key on every publish" : null }.OfType<string>()];
+        return parts.Length == 0 ? null : string.Join(", ", parts);
     }
 
     /// <summary>A process sampled during the run, named as the reports name it (server, server2, redis).</summary>
@@ -272,7 +284,15 @@ internal sealed class RunExecutor(LoadTestOptions options, TextWriter output, st
         var scheduleLag = LatencySummary.From(result.ScheduleLag);
         var expected = result.PublishesAccepted * plan.SubscribersPerTopic;
         string? invalid = null;
-        if (result.Latency.Count == 0)
+        var refused = DeliveryCounters.RefusalStatuses.Select(status => status.ToString(CultureInfo.InvariantCulture))
+            .Where(result.HttpErrors.ContainsKey).Select(status => $"{status}: {result.HttpErrors[status]}").ToList();
+        if (refused.Count > 0)
+        {
+            // First: a refused run may still have measured something, which would pass for the load asked for.
+            invalid = $"the server refused requests ({string.Join(", ", refused)}): "
+                + (plan.Jwt is null ? "it wants tokens (--jwt-key)" : "the tokens do not fit its Laharsub:Auth settings") + ", so these numbers do not describe the load asked for";
+        }
+        else if (result.Latency.Count == 0)
         {
             invalid = "nothing was measured";
         }
@@ -300,6 +320,9 @@ internal sealed class RunExecutor(LoadTestOptions options, TextWriter output, st
             Transport = Transports.Name(spec.Transport),
             LongPollPercent = plan.LongPollPercent,
             Presence = plan.Presence,
+            Jwt = plan.Jwt is not null,
+            Origin = plan.Origin,
+            KeyedPublishes = plan.KeyedPublishes,
             PublishVia = Transports.PublishesOnSocket(spec.Target, spec.Transport) ? "websocket" : "http",
             WarmupSeconds = plan.Warmup.TotalSeconds,
             DurationSeconds = plan.Duration.TotalSeconds,
@@ -414,14 +437,43 @@ internal sealed class RunExecutor(LoadTestOptions options, TextWriter output, st
         {
             settings.Add($"--Kestrel:Limits:MaxConcurrentConnections={FileLimits.ServerConnectionLimit(polls, options.PublishConnections, options.Processes)}");
         }
+        // Production's configuration set to match the clients (one flag switches the whole run); --server-setting, after, may still override it.
+        if (options.Jwt is { } jwt)
+        {
+            settings.Add("--Laharsub:Auth:Mode=Jwt");
+            settings.Add($"--Laharsub:Auth:Jwt:SigningKey={jwt.Key}");
+            settings.Add($"--Laharsub:Auth:Jwt:Issuer={jwt.Issuer}");
+            settings.Add($"--Laharsub:Auth:Jwt:Audience={jwt.Audience}");
+        }
+        if (options.Origin is { } origin)
+        {
+            settings.Add($"--Laharsub:Cors:AllowedOrigins:0={origin}");
+        }
         settings.AddRange(options.ServerSettings.Select(s => "--Laharsub:" + s));
         return settings;
     }
 
-    /// <summary>Creates the run's topics round robin over the instances: a topic is not tied to the instance it was created on.</summary>
-    private static async Task<long[]> CreateTopicsAsync(Uri[] apis, int count, bool presence, CancellationToken cancellationToken)
+    /// <summary>
+    /// The client of this tool's own requests before and after the run, with what every request of the run
+    /// carries: in Jwt mode a token that may create and delete topics, and the Origin.
+    /// </summary>
+    internal static HttpClient SetupClient(LoadTestOptions options)
     {
-        using var client = new HttpClient { Timeout = TimeSpan.FromSeconds(30) };
+        var client = new HttpClient { Timeout = TimeSpan.FromSeconds(30) };
+        if (options.Jwt is { } jwt)
+        {
+            client.DefaultRequestHeaders.Authorization = new System.Net.Http.Headers.AuthenticationHeaderValue("Bearer", jwt.SetupToken(options.Warmup + options.Duration));
+        }
+        if (options.Origin is { } origin)
+        {
+            client.DefaultRequestHeaders.TryAddWithoutValidation("Origin", origin);
+        }
+        return client;
+    }
+
+    /// <summary>Creates the run's topics round robin over the instances: a topic is not tied to the instance it was created on.</summary>
+    private static async Task<long[]> CreateTopicsAsync(HttpClient client, Uri[] apis, int count, bool presence, CancellationToken cancellationToken)
+    {
         var ids = new long[count];
         await Parallel.ForAsync(0, count, new ParallelOptions { MaxDegreeOfParallelism = 16, CancellationToken = cancellationToken }, async (i, token) =>
         {
@@ -429,7 +481,9 @@ internal sealed class RunExecutor(LoadTestOptions options, TextWriter output, st
             using var response = await client.PostAsync(new Uri(apis[i % apis.Length], "topics"), body, token).ConfigureAwait(false);
             if (!response.IsSuccessStatusCode)
             {
-                throw new InvalidOperationException($"Creating topic {i + 1} of {count} failed: {(int)response.StatusCode} {await response.Content.ReadAsStringAsync(token).ConfigureAwait(false)}");
+                var refused = (int)response.StatusCode is 401 or 403
+                    ? " (in Jwt mode, --jwt-key, --jwt-issuer and --jwt-audience must be the server's Laharsub:Auth:Jwt:SigningKey, Issuer and Audience)" : "";
+                throw new InvalidOperationException($"Creating topic {i + 1} of {count} failed{refused}: {(int)response.StatusCode} {await response.Content.ReadAsStringAsync(token).ConfigureAwait(false)}");
             }
             var created = await response.Content.ReadFromJsonAsync<JsonElement>(token).ConfigureAwait(false);
             ids[i] = created.GetProperty("topicId").GetInt64();
@@ -438,14 +492,13 @@ internal sealed class RunExecutor(LoadTestOptions options, TextWriter output, st
         return ids;
     }
 
-    private static async Task DeleteTopicsAsync(LoadPlan plan)
+    private static async Task DeleteTopicsAsync(HttpClient client, LoadPlan plan)
     {
         // Laharsub: DELETE /ps/topics/{id}; nchan: DELETE /pub?id=CHANNEL on the publisher location.
         var protocol = TargetProtocol.For(plan);
-        using var client = new HttpClient { BaseAddress = plan.ApiAddress, Timeout = TimeSpan.FromSeconds(30) };
         await Parallel.ForEachAsync(plan.TopicIds, new ParallelOptions { MaxDegreeOfParallelism = 16 }, async (id, token) =>
         {
-            using var response = await client.DeleteAsync(protocol.PublishPath(id), token).ConfigureAwait(false);
+            using var response = await client.DeleteAsync(new Uri(plan.ApiAddress, protocol.PublishPath(id)), token).ConfigureAwait(false);
         }).ConfigureAwait(false);
     }
 

@@ -39,19 +39,29 @@ internal sealed class LaharsubProtocol(LoadPlan plan) : TargetProtocol
         throw new JsonException("The publish answer has no messageId.");
     }
 
-    public override IPollWire CreatePollWire(IReadOnlyList<DeliveryVerifier> topics, int client = 0) => new Wire(topics, plan.PollTimeoutSeconds, plan.Format, QuerySuffix(client));
+    public override IPollWire CreatePollWire(IReadOnlyList<DeliveryVerifier> topics, int client = 0, string? token = null) =>
+        new Wire(topics, plan.PollTimeoutSeconds, plan.Format, QuerySuffix(client, streamToken: null), Headers(token, plan.Origin));
 
-    public override IEventStreamWire CreateEventStreamWire(IReadOnlyList<DeliveryVerifier> topics, int client = 0) => new EventStreamWire(topics, QuerySuffix(client));
+    // A browser's EventSource and WebSocket cannot set Authorization: their token travels in the URL (docs/protocol.md).
+    public override IEventStreamWire CreateEventStreamWire(IReadOnlyList<DeliveryVerifier> topics, int client = 0, string? token = null) =>
+        new EventStreamWire(topics, QuerySuffix(client, token), Headers(token: null, plan.Origin));
 
-    public override IWebSocketWire CreateWebSocketWire(IReadOnlyList<DeliveryVerifier> topics, int client = 0) => new SocketWire(topics, QuerySuffix(client));
+    public override IWebSocketWire CreateWebSocketWire(IReadOnlyList<DeliveryVerifier> topics, int client = 0, string? token = null) =>
+        new SocketWire(topics, QuerySuffix(client, token), plan.Origin, plan.KeyedPublishes);
 
     /// <summary>
     /// What every subscription of <paramref name="client"/> adds after its topics: <c>&amp;conflate=MS</c> when the run
-    /// asks for conflation, and <c>&amp;client=lt{client}</c> when it measures presence (each client a member).
+    /// asks for conflation, <c>&amp;client=lt{client}</c> when it measures presence in Open mode (each client a member;
+    /// in Jwt mode the token's subject is the member, and <c>client</c> is refused), and a stream's <c>access_token</c>.
     /// </summary>
-    private byte[] QuerySuffix(int client) => Encoding.ASCII.GetBytes(
+    private byte[] QuerySuffix(int client, string? streamToken) => Encoding.ASCII.GetBytes(
         (plan.ConflateMilliseconds == 0 ? "" : "&conflate=" + plan.ConflateMilliseconds.ToString(CultureInfo.InvariantCulture))
-        + (plan.Presence ? "&client=lt" + client.ToString(CultureInfo.InvariantCulture) : ""));
+        + (plan.Presence && plan.Jwt is null ? "&client=lt" + client.ToString(CultureInfo.InvariantCulture) : "")
+        + (streamToken is null ? "" : "&access_token=" + streamToken));
+
+    /// <summary>The header lines a client's raw requests add: its bearer token and the page's <c>Origin</c>, each when the run has one.</summary>
+    internal static byte[] Headers(string? token, string? origin) => Encoding.ASCII.GetBytes(
+        (token is null ? "" : $"Authorization: Bearer {token}\r\n") + (origin is null ? "" : $"Origin: {origin}\r\n"));
 
     /// <summary>
     /// <c>topics=14:3~9f3c0a1b2c3d4e5f,15:9</c>: every subscribed topic with its cursor and, once the
@@ -105,7 +115,7 @@ internal sealed class LaharsubProtocol(LoadPlan plan) : TargetProtocol
     /// an <c>event: notice</c>. The events' ids (the stream's cursors) are not needed: the client keeps
     /// the same cursors itself and reopens the stream with them in the query.
     /// </summary>
-    private sealed class EventStreamWire(IReadOnlyList<DeliveryVerifier> topics, byte[] querySuffix) : IEventStreamWire
+    private sealed class EventStreamWire(IReadOnlyList<DeliveryVerifier> topics, byte[] querySuffix, byte[] headers) : IEventStreamWire
     {
         private byte[] _scratch = new byte[64];
 
@@ -120,7 +130,7 @@ internal sealed class LaharsubProtocol(LoadPlan plan) : TargetProtocol
         public bool TryWriteHeaders(Span<byte> destination, out int written)
         {
             written = 0;
-            return true;
+            return Append(destination, ref written, headers);
         }
 
         public StreamSignal Read(in ServerSentEvent sse, IPollResponseSink sink)
@@ -150,13 +160,24 @@ internal sealed class LaharsubProtocol(LoadPlan plan) : TargetProtocol
     /// <c>message</c> or <c>notice</c> frame each; <c>publish</c> frames are answered <c>published</c>
     /// or <c>problem</c>, in the order they were sent.
     /// </summary>
-    private sealed class SocketWire(IReadOnlyList<DeliveryVerifier> topics, byte[] querySuffix) : IWebSocketWire
+    private sealed class SocketWire(IReadOnlyList<DeliveryVerifier> topics, byte[] querySuffix, string? origin, bool keyedPublishes) : IWebSocketWire
     {
+        /// <summary>A UUID's length in its <c>D</c> form.</summary>
+        private const int KeyLength = 36;
+
         private byte[] _scratch = new byte[64];
 
         public string SubProtocol => WebSocketSubProtocol;
 
         public bool OpenAtConnect => false;
+
+        public void SetRequestHeaders(System.Net.WebSockets.ClientWebSocketOptions options)
+        {
+            if (origin is not null)
+            {
+                options.SetRequestHeader("Origin", origin);
+            }
+        }
 
         public Uri Address(Uri pollAddress)
         {
@@ -255,6 +276,7 @@ internal sealed class LaharsubProtocol(LoadPlan plan) : TargetProtocol
             var encoded = Base64.GetMaxEncodedToUtf8Length(body.Length);
             if (!Append(destination, ref written, "{\"type\":\"publish\",\"id\":\""u8) || !Append(destination, ref written, sequence)
                 || !Append(destination, ref written, "\",\"topicId\":"u8) || !Append(destination, ref written, topicId)
+                || (keyedPublishes && !AppendKey(destination, ref written))
                 || !Append(destination, ref written, ",\"contentType\":\"application/octet-stream\",\"encoding\":\"base64\",\"body\":\""u8)
                 || destination.Length - written < encoded + 2)
             {
@@ -266,6 +288,18 @@ internal sealed class LaharsubProtocol(LoadPlan plan) : TargetProtocol
             }
             written += count;
             return Append(destination, ref written, "\"}"u8);
+        }
+
+        /// <summary><c>,"idempotencyKey":"UUID"</c>: a fresh key, as the clients give every publish by default.</summary>
+        private static bool AppendKey(Span<byte> destination, ref int written)
+        {
+            if (!Append(destination, ref written, ",\"idempotencyKey\":\""u8) || destination.Length - written < KeyLength + 1
+                || !Guid.NewGuid().TryFormat(destination[written..], out var count, "D"))
+            {
+                return false;
+            }
+            written += count;
+            return Append(destination, ref written, "\""u8);
         }
 
         /// <summary>The <c>status</c> of a problem object (0 when it has none), leaving the reader on the object's end.</summary>
@@ -307,7 +341,7 @@ internal sealed class LaharsubProtocol(LoadPlan plan) : TargetProtocol
     /// <c>timeout=30&amp;topics=14:3~9f3c0a1b2c3d4e5f,15:9</c>: every subscribed topic with its cursor and,
     /// once an answer has named it, its epoch, in the compact form (as the .NET client sends them).
     /// </summary>
-    private sealed class Wire(IReadOnlyList<DeliveryVerifier> topics, int pollTimeoutSeconds, WireFormatKind format, byte[] querySuffix) : IPollWire
+    private sealed class Wire(IReadOnlyList<DeliveryVerifier> topics, int pollTimeoutSeconds, WireFormatKind format, byte[] querySuffix, byte[] headers) : IPollWire
     {
         private byte[] _scratch = new byte[64];
 
@@ -326,7 +360,7 @@ internal sealed class LaharsubProtocol(LoadPlan plan) : TargetProtocol
         public bool TryWriteHeaders(Span<byte> destination, out int written)
         {
             written = 0;
-            return true;
+            return Append(destination, ref written, headers);
         }
 
         public void Read(in RawPollResponse response, IPollResponseSink sink)

@@ -113,6 +113,13 @@ internal sealed class LoadEngine : IDisposable
         var deadline = Stopwatch.StartNew();
         while (PollsWaiting < _clients.Length || Http.OpenConnections < _clients.Length)
         {
+            if (Counters.Refusals() is { Count: > 0 } refusals)
+            {
+                // A refused client retries forever: waiting the whole timeout would only hide why.
+                throw new InvalidOperationException($"The server refused the clients' subscriptions ({string.Join(", ", refusals.Select(r => $"{r.Key}: {r.Value}"))}): "
+                    + (Plan.Jwt is null ? "it is in Jwt mode; give --jwt-key with its Laharsub:Auth:Jwt:SigningKey (and --jwt-issuer, --jwt-audience)."
+                        : "--jwt-key, --jwt-issuer and --jwt-audience must be its Laharsub:Auth:Jwt:SigningKey, Issuer and Audience."));
+            }
             if (deadline.Elapsed > timeout)
             {
                 throw new TimeoutException($"Only {Http.OpenConnections} of {_clients.Length} clients connected within {timeout.TotalSeconds:0} s; is the server up and the open-file limit high enough?");
@@ -257,6 +264,19 @@ internal sealed class LoadEngine : IDisposable
             if (Protocol.PublishAccept is { } accept)
             {
                 request.Headers.TryAddWithoutValidation("Accept", accept);
+            }
+            if (client.Authorization is { } authorization)
+            {
+                request.Headers.TryAddWithoutValidation("Authorization", authorization);
+            }
+            if (Plan.Origin is { } origin)
+            {
+                request.Headers.TryAddWithoutValidation("Origin", origin);
+            }
+            if (Plan.KeyedPublishes)
+            {
+                // A structured-field string, as the clients send it (docs/protocol.md, "Idempotency keys").
+                request.Headers.TryAddWithoutValidation("Idempotency-Key", "\"" + Guid.NewGuid().ToString("D") + "\"");
             }
             using var response = await Http.Client.SendAsync(request, HttpCompletionOption.ResponseHeadersRead).ConfigureAwait(false);
             var answer = ArrayPool<byte>.Shared.Rent(512);

@@ -49,6 +49,19 @@ internal sealed record LoadPlan
     /// <summary>Laharsub only: topics are created with presence and each client subscribes as a member (<c>client=lt{g}</c>).</summary>
     public bool Presence { get; init; }
 
+    /// <summary>
+    /// Laharsub in Jwt mode: each client mints a token of its own with this key and sends it on every request
+    /// (<c>Authorization: Bearer</c> on polls and publishes; <c>access_token</c> in the URL of a stream, as a
+    /// browser's EventSource or WebSocket must). Null: no tokens (Open mode).
+    /// </summary>
+    public JwtSigning? Jwt { get; init; }
+
+    /// <summary>Laharsub only: the <c>Origin</c> every request carries (polls, streams, publishes, upgrades), as a page's would; null: none.</summary>
+    public string? Origin { get; init; }
+
+    /// <summary>Laharsub only: every publish carries a fresh <c>Idempotency-Key</c> (a publish frame its <c>idempotencyKey</c>), as the clients send by default.</summary>
+    public bool KeyedPublishes { get; init; }
+
     /// <summary>nchan only: channel names are this prefix and the topic id, fresh for each run.</summary>
     public string ChannelPrefix { get; init; } = "";
 
@@ -101,4 +114,7 @@ internal sealed record LoadPlan
     public int SubscribersPerTopic => ClientsPerTopic * TopicsPerClient;
 
     public double TargetPublishesPerSecond => TotalPublishers / PublishInterval.TotalSeconds;
+
+    /// <summary>How long the run's tokens must last: warm-up, window and the longest drain.</summary>
+    public TimeSpan TokenLifetime => Warmup + Duration + TimeSpan.FromMinutes(2);
 }

@@ -32,7 +32,7 @@ internal sealed class NchanProtocol(LoadPlan plan) : TargetProtocol
 
     public override long ReadPublishedId(ReadOnlySpan<byte> answer) => NchanMessageId.ReadPublishAnswer(answer);
 
-    public override IPollWire CreatePollWire(IReadOnlyList<DeliveryVerifier> topics, int client = 0)
+    public override IPollWire CreatePollWire(IReadOnlyList<DeliveryVerifier> topics, int client = 0, string? token = null)
     {
         if (topics.Count != 1)
         {
@@ -41,10 +41,10 @@ internal sealed class NchanProtocol(LoadPlan plan) : TargetProtocol
         return new Wire(_channelPrefix, topics[0].TopicId);
     }
 
-    public override IEventStreamWire CreateEventStreamWire(IReadOnlyList<DeliveryVerifier> topics, int client = 0) =>
+    public override IEventStreamWire CreateEventStreamWire(IReadOnlyList<DeliveryVerifier> topics, int client = 0, string? token = null) =>
         new EventStreamWire(_channelPrefix, OneChannel(topics));
 
-    public override IWebSocketWire CreateWebSocketWire(IReadOnlyList<DeliveryVerifier> topics, int client = 0) =>
+    public override IWebSocketWire CreateWebSocketWire(IReadOnlyList<DeliveryVerifier> topics, int client = 0, string? token = null) =>
         new SocketWire(plan.ChannelPrefix, OneChannel(topics));
 
     private static long OneChannel(IReadOnlyList<DeliveryVerifier> topics) => topics.Count == 1 ? topics[0].TopicId

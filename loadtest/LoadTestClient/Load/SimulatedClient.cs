@@ -33,17 +33,20 @@ internal sealed class SimulatedClient : IPollResponseSink, IRawPollHandler, IEve
         Publishes = publishes;
         _topics = subscribedTopicIds.Select(id => new DeliveryVerifier(id, engine.Protocol.ConsecutiveMessageIds)).ToArray();
         _byTopicId = _topics.Length > 4 ? _topics.ToDictionary(t => t.TopicId) : null;
-        _wire = engine.Protocol.CreatePollWire(_topics, client);
+        // One token per client, as each user of an application has their own.
+        var token = engine.Plan.Jwt?.ClientToken(client, publishes ? homeTopicId : null, subscribedTopicIds, engine.Plan.TokenLifetime);
+        Authorization = token is null ? null : "Bearer " + token;
+        _wire = engine.Protocol.CreatePollWire(_topics, client, token);
         var subscriptionAddress = engine.Protocol.PollAddressAt(apiAddress);
         Transport = engine.Plan.TransportOf(client);
         switch (Transport)
         {
             case TransportKind.Sse:
-                _eventWire = engine.Protocol.CreateEventStreamWire(_topics, client);
+                _eventWire = engine.Protocol.CreateEventStreamWire(_topics, client, token);
                 _eventStream = new RawEventStream(engine.Http, subscriptionAddress);
                 break;
             case TransportKind.WebSocket:
-                _socket = new SocketSubscriber(engine.Http, subscriptionAddress, engine.Protocol.CreateWebSocketWire(_topics, client), this);
+                _socket = new SocketSubscriber(engine.Http, subscriptionAddress, engine.Protocol.CreateWebSocketWire(_topics, client, token), this);
                 PublishSocket = Transports.PublishesOnSocket(engine.Plan.Target, Transport) ? _socket : null;
                 break;
             default:
@@ -57,6 +60,9 @@ internal sealed class SimulatedClient : IPollResponseSink, IRawPollHandler, IEve
 
     public long HomeTopicId { get; }
     public Uri PublishUri { get; }
+
+    /// <summary>The <c>Authorization</c> of this client's REST publishes in Jwt mode (<c>Bearer</c> and its token); null in Open mode.</summary>
+    public string? Authorization { get; }
 
     /// <summary>Whether this client publishes (every client does, except in shapes with fewer publishers than readers).</summary>
     public bool Publishes { get; }

@@ -80,6 +80,7 @@ internal sealed class SocketSubscriber : IStreamSink, IDisposable
             try
             {
                 socket.Options.AddSubProtocol(_wire.SubProtocol);
+                _wire.SetRequestHeaders(socket.Options);
                 // The servers ping; unsolicited pongs from 19,500 clients would only add timers and traffic.
                 socket.Options.KeepAliveInterval = TimeSpan.Zero;
                 socket.Options.CollectHttpResponseDetails = true;

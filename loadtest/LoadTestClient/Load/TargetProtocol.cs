@@ -60,14 +60,14 @@ internal abstract class TargetProtocol
     /// </summary>
     public abstract long ReadPublishedId(ReadOnlySpan<byte> answer);
 
-    /// <summary>Client <paramref name="client"/>'s poll requests and the reading of their answers.</summary>
-    public abstract IPollWire CreatePollWire(IReadOnlyList<Measurement.DeliveryVerifier> topics, int client = 0);
+    /// <summary>Client <paramref name="client"/>'s poll requests and the reading of their answers; <paramref name="token"/> is its JWT in Jwt mode.</summary>
+    public abstract IPollWire CreatePollWire(IReadOnlyList<Measurement.DeliveryVerifier> topics, int client = 0, string? token = null);
 
     /// <summary>Client <paramref name="client"/>'s Server-Sent Events stream (<c>--transport sse</c>): its request and the reading of its events.</summary>
-    public abstract IEventStreamWire CreateEventStreamWire(IReadOnlyList<Measurement.DeliveryVerifier> topics, int client = 0);
+    public abstract IEventStreamWire CreateEventStreamWire(IReadOnlyList<Measurement.DeliveryVerifier> topics, int client = 0, string? token = null);
 
     /// <summary>Client <paramref name="client"/>'s WebSocket (<c>--transport websocket</c>): its address and the reading of its frames.</summary>
-    public abstract IWebSocketWire CreateWebSocketWire(IReadOnlyList<Measurement.DeliveryVerifier> topics, int client = 0);
+    public abstract IWebSocketWire CreateWebSocketWire(IReadOnlyList<Measurement.DeliveryVerifier> topics, int client = 0, string? token = null);
 }
 
 /// <summary>What a stream's event or frame meant for the stream itself, beyond the deliveries it held.</summary>
@@ -118,6 +118,11 @@ internal interface IWebSocketWire
 
     /// <summary>Whether the socket is subscribed once the handshake is done (nchan), rather than at a frame that says so.</summary>
     bool OpenAtConnect { get; }
+
+    /// <summary>Sets the upgrade request's headers beyond the handshake's own (a page's <c>Origin</c>).</summary>
+    void SetRequestHeaders(System.Net.WebSockets.ClientWebSocketOptions options)
+    {
+    }
 
     /// <summary>Reads one whole frame (a text frame unless <paramref name="binary"/>) into <paramref name="sink"/>.</summary>
     StreamSignal Read(ReadOnlySpan<byte> frame, bool binary, IStreamSink sink);

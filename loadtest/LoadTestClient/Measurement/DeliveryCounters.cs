@@ -49,6 +49,23 @@ internal sealed class DeliveryCounters
     /// <summary>Counts an unexpected HTTP status (anything but the 200/204/201 of a healthy run).</summary>
     public void AddStatus(int status) => Interlocked.Increment(ref _statusCounts[Math.Clamp(status, 0, _statusCounts.Length - 1)]);
 
+    /// <summary>The 401 and 403 answers so far (status to count): the server refused a token, or the token this request.</summary>
+    public Dictionary<int, long> Refusals()
+    {
+        var refusals = new Dictionary<int, long>();
+        foreach (var status in RefusalStatuses)
+        {
+            if (Volatile.Read(ref _statusCounts[status]) is > 0 and var n)
+            {
+                refusals[status] = n;
+            }
+        }
+        return refusals;
+    }
+
+    /// <summary>Unauthorized and forbidden: a run in Jwt mode whose tokens do not fit the server.</summary>
+    public static readonly int[] RefusalStatuses = [401, 403];
+
     public Dictionary<string, long> StatusCounts()
     {
         var counts = new Dictionary<string, long>();

@@ -15,6 +15,10 @@ internal static class ConsoleReport
         output.WriteLine($"   {r.Target} ({r.Format}): clients {r.Clients} ({r.Topics} topics x {r.ClientsPerTopic}, "
             + $"{(r.PublishersPerTopic == r.ClientsPerTopic ? "all" : r.PublishersPerTopic)} publishing, "
             + $"{r.TopicsPerClient} topic(s) per {(stream ? "stream" : "poll")}{(r.LongPollPercent > 0 ? $", {r.LongPollPercent}% long polling" : "")}{(r.Presence ? ", every client a presence member" : "")}), window {t.WindowSeconds:0.0} s after {r.WarmupSeconds:0} s warm-up");
+        if (RunExecutor.ProductionText(r.Jwt, r.Origin, r.KeyedPublishes) is { } production)
+        {
+            output.WriteLine($"   production configuration: {production}");
+        }
         output.WriteLine($"   publishes/s target {r.TargetPublishesPerSecond:0.0}, achieved {r.AchievedPublishesPerSecond:0.0} ({t.PublishesAccepted} accepted, {t.PublishesFailed} failed in the whole run)");
         output.WriteLine($"   deliveries expected {r.DeliveriesExpected}, received {r.DeliveriesReceived}, missing {r.DeliveriesMissing}; lost {t.Lost}, duplicated {t.Duplicates}, "
             + $"out of order {t.OutOfOrder}, gap notices {t.GapNotices} ({t.GapMessages} messages), resets {t.Resets}, epoch resets {t.EpochResets}");

@@ -32,8 +32,9 @@ internal static class HtmlReport
             <h1>Laharsub load test</h1>
             """);
         var first = reports[0];
+        var production = RunExecutor.ProductionText(first.Jwt, first.Origin, first.KeyedPublishes) is { } text ? "; production configuration: " + Encode(text) : "";
         html.Append(CultureInfo.InvariantCulture, $"<p>{Encode(first.Command)}<br>Started {first.StartedAt:u}; {first.WarmupSeconds:0} s warm-up, {first.DurationSeconds:0} s measured per run; "
-            + $"{first.MessageSize}-byte messages, over {first.Transport} ({first.Format}). Latency is from the creation of a message to its receipt by a subscriber "
+            + $"{first.MessageSize}-byte messages, over {first.Transport} ({first.Format}){production}. Latency is from the creation of a message to its receipt by a subscriber "
             + $"(the original's metric); \"from schedule\" counts from the time the publisher was meant to send it.</p>");
         AppendTable(html, reports);
 

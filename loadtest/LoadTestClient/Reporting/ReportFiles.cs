@@ -43,7 +43,7 @@ internal static class ReportFiles
             + "latency_mean_ms,latency_sd_ms,latency_min_ms,latency_p50_ms,latency_p90_ms,latency_p99_ms,latency_p999_ms,latency_max_ms,"
             + "sched_latency_mean_ms,sched_latency_p99_ms,sched_latency_max_ms,publish_lag_p99_ms,server_rss_mean_mib,server_rss_max_mib,server_cpu_pct,"
             + "server_cpu_us_per_delivery,client_cpu_pct,client_cpu_us_per_delivery,client_gc_pause_ms,sent_bytes_per_s,received_bytes_per_s,valid,load_average,"
-            + "target,publishers_per_topic,resets,epoch_resets,backend,instances,server_processes,transport,publish_via,streams_opened,server_idle_rss_mib,server_kib_per_connection\n");
+            + "target,publishers_per_topic,resets,epoch_resets,backend,instances,server_processes,transport,publish_via,streams_opened,server_idle_rss_mib,server_kib_per_connection,jwt,origin,keyed_publishes\n");
         foreach (var r in reports)
         {
             var l = r.Latency;
@@ -58,7 +58,7 @@ internal static class ReportFiles
                 + $"{r.ClientCpuPercentOfOneCore:0.0},{r.ClientCpuMicrosecondsPerDelivery:0.0},{r.Totals.GcPauseMs:0},{r.BytesSentPerSecond:0},{r.BytesReceivedPerSecond:0},"
                 + $"{(r.Valid ? "true" : "false")},\"{r.LoadAverage}\",{r.Target},{r.PublishersPerTopic},{r.Totals.Resets},{r.Totals.EpochResets},"
                 + $"{r.Backend},{r.Instances},\"{ProcessesColumn(r)}\",{r.Transport},{r.PublishVia},{r.Totals.StreamsOpened},"
-                + $"{r.Server?.IdleRssMiB:0.0},{r.Server?.MemoryPerConnectionKiB:0.00}\n");
+                + $"{r.Server?.IdleRssMiB:0.0},{r.Server?.MemoryPerConnectionKiB:0.00},{(r.Jwt ? "true" : "false")},{r.Origin},{(r.KeyedPublishes ? "true" : "false")}\n");
         }
         return csv.ToString();
     }

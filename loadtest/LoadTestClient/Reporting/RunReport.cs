@@ -52,6 +52,15 @@ internal sealed record RunReport
     /// <summary>Whether the topics had presence and every client subscribed as a member.</summary>
     public bool Presence { get; init; }
 
+    /// <summary>Whether the run was in Jwt mode, every client sending a token of its own (--jwt-key).</summary>
+    public bool Jwt { get; init; }
+
+    /// <summary>The Origin every request carried (--origin); null: none.</summary>
+    public string? Origin { get; init; }
+
+    /// <summary>Whether every publish carried an Idempotency-Key (--keyed-publishes).</summary>
+    public bool KeyedPublishes { get; init; }
+
     /// <summary>Where publishes went: http (REST requests) or websocket (each client's own socket).</summary>
     public string PublishVia { get; init; } = "http";
     public required double WarmupSeconds { get; init; }
