@@ -60,6 +60,10 @@ public sealed class TopicLabelTests
         { "application/json", """["orders"]""", "body" },
         { "application/json", "{\"label\":\"orders\"", "body" },
         { "text/plain", "orders", "Content-Type" },
+        // Lone surrogates: JSON that parses, whose text is not Unicode.
+        { "application/json", """{"label":"orders\ud800"}""", "label" },
+        { "application/json", """{"label":"\udc00\ud800"}""", "label" },
+        { "application/json", """{"\udc00":1}""", "body" },
     };
 
     [Theory]

@@ -75,7 +75,10 @@ internal sealed class CreateTopicRequest : ILabelledRequest
             }
             while (reader.Read() && reader.TokenType == JsonTokenType.PropertyName)
             {
-                var name = reader.GetString();
+                if (!UnicodeText.TryGetString(ref reader, out var name))
+                {
+                    return Fail("body", $"A property name in the body is not Unicode text. {UnicodeText.Rule} {Example}");
+                }
                 reader.Read();
                 if (name == "presence")
                 {
@@ -89,7 +92,7 @@ internal sealed class CreateTopicRequest : ILabelledRequest
                 if (name != "label")
                 {
                     reader.Skip();
-                    return Fail(name ?? "body", $"'{name}' is not a property of a topic: they are \"label\" and \"presence\". {Example}");
+                    return Fail(name, $"'{name}' is not a property of a topic: they are \"label\" and \"presence\". {Example}");
                 }
                 if (reader.TokenType == JsonTokenType.Null)
                 {
@@ -99,7 +102,10 @@ internal sealed class CreateTopicRequest : ILabelledRequest
                 {
                     return Fail("label", $"The label must be a string. {Example}");
                 }
-                label = reader.GetString()!;
+                if (!UnicodeText.TryGetString(ref reader, out label))
+                {
+                    return Fail("label", $"The label is not Unicode text. {UnicodeText.Rule} {TopicLabel.Rule}");
+                }
             }
             if (reader.TokenType != JsonTokenType.EndObject || reader.Read())
             {

@@ -1,6 +1,7 @@
 using System.Buffers;
 using System.Text;
 using System.Text.Json;
+using Laharsub.Server.Wire;
 
 namespace Laharsub.Server.Endpoints;
 
@@ -8,6 +9,8 @@ namespace Laharsub.Server.Endpoints;
 internal static class PresenceParameters
 {
     public const int MaxClientLength = 64;
+
+    private const string InvalidText = "member holds text that is not Unicode: " + UnicodeText.Rule + " Send it URL-encoded as UTF-8.";
 
     private static readonly SearchValues<char> ClientCharacters =
         SearchValues.Create("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.:@-");
@@ -36,13 +39,25 @@ internal static class PresenceParameters
         {
             return (SubscriptionQuery.MemberParameter, $"member is {bytes} bytes of UTF-8; at most {maxDataBytes} are allowed (Laharsub:Presence:MaxMemberDataBytes).");
         }
+        var utf8 = new byte[bytes];
+        if (!UnicodeText.TryEncode(member, utf8, out _))
+        {
+            return (SubscriptionQuery.MemberParameter, InvalidText);
+        }
         try
         {
-            using var document = JsonDocument.Parse(member);
-            if (document.RootElement.ValueKind != JsonValueKind.Object)
+            var reader = new Utf8JsonReader(utf8);
+            if (!reader.Read() || reader.TokenType != JsonTokenType.StartObject)
             {
                 return (SubscriptionQuery.MemberParameter, "member must be a JSON object, such as {\"name\":\"Alice\"} (URL-encoded).");
             }
+            // Its text is checked here, where it arrives: it goes out in presence events and member lists, which cannot carry text that is not Unicode.
+            if (!UnicodeText.ReadValue(ref reader))
+            {
+                return (SubscriptionQuery.MemberParameter, InvalidText);
+            }
+            // A value after the object is refused by the reader.
+            reader.Read();
         }
         catch (JsonException exception)
         {

@@ -356,8 +356,12 @@ internal static partial class SubscriptionEndpoints
             ProblemDetails? problem;
             try
             {
-                problem = parsed.WrongType is { } field
-                    ? Invalid(field, $"\"{field}\" is a string (a JSON text value), not an object, array or boolean; nothing was changed.")
+                problem = parsed.InvalidText is { } invalid
+                    ? Invalid(invalid, $"\"{invalid}\" is not Unicode text. {UnicodeText.Rule} Nothing was changed.")
+                    : parsed.WrongType is { } field
+                    ? Invalid(field, field == "body"
+                        ? "\"body\" is the message as a JSON string (its text, or its base64 with \"encoding\":\"base64\"), not a number, object, array or boolean; nothing was published."
+                        : $"\"{field}\" is a string (a JSON text value), not an object, array or boolean; nothing was changed.")
                     : parsed.Type switch
                 {
                     "subscribe" or "unsubscribe" => await ChangeAsync(parsed).ConfigureAwait(false),
@@ -642,10 +646,12 @@ internal static partial class SubscriptionEndpoints
 
     /// <summary>
     /// A client's frame, read with one pass of a <see cref="Utf8JsonReader"/>. A property of the wrong JSON type
-    /// is not fatal: <see cref="WrongType"/> names the first one, and the frame is refused with a problem.
+    /// is not fatal: <see cref="WrongType"/> names the first one, and the frame is refused with a problem; nor is
+    /// one whose text is not Unicode (<see cref="InvalidText"/>). A property name that is not Unicode text names no
+    /// field of the protocol, and is ignored as every unknown property is.
     /// </summary>
     private readonly record struct ClientFrame(string Type, string? Id, string? Topics, long? TopicId, string? ContentType, string? Body,
-        string? Encoding, string? IfEpoch, string? IdempotencyKey, string? WrongType)
+        string? Encoding, string? IfEpoch, string? IdempotencyKey, string? WrongType, string? InvalidText)
     {
         public static ClientFrame Parse(ReadOnlySpan<byte> json)
         {
@@ -655,45 +661,29 @@ internal static partial class SubscriptionEndpoints
                 throw new JsonException("Not an object.");
             }
             string type = "", id = null!, topics = null!, contentType = null!, body = null!, ifEpoch = null!, encoding = null!, key = null!;
-            string? wrongType = null;
+            var faults = new Faults();
             long? topicId = null;
             while (reader.Read() && reader.TokenType == JsonTokenType.PropertyName)
             {
-                var name = reader.GetString()!;
+                // A name that is not Unicode text is no field's: skipped, as unknown properties are.
+                var name = UnicodeText.TryGetString(ref reader, out var text) ? text : null;
                 reader.Read();
                 switch (name)
                 {
-                    case "type": type = Text(ref reader, name, ref wrongType) ?? ""; break;
-                    case "id": id = Text(ref reader, name, ref wrongType)!; break;
-                    case "topics": topics = Text(ref reader, name, ref wrongType)!; break;
+                    case "type": type = Text(ref reader, name, ref faults) ?? ""; break;
+                    case "id": id = Text(ref reader, name, ref faults)!; break;
+                    case "topics": topics = Text(ref reader, name, ref faults)!; break;
                     case "topicId": topicId = reader.TokenType == JsonTokenType.Number && reader.TryGetInt64(out var number) ? number : Skipped(ref reader); break;
-                    case "contentType": contentType = Text(ref reader, name, ref wrongType)!; break;
-                    case "body": body = Text(ref reader, name, ref wrongType)!; break;
-                    case "encoding": encoding = Text(ref reader, name, ref wrongType)!; break;
-                    case "ifEpoch": ifEpoch = Text(ref reader, name, ref wrongType)!; break;
-                    case "idempotencyKey": key = Text(ref reader, name, ref wrongType)!; break;
+                    case "contentType": contentType = Text(ref reader, name, ref faults)!; break;
+                    // The message's text or base64: a number is not taken for its digits.
+                    case "body": body = Text(ref reader, name, ref faults, numberAllowed: false)!; break;
+                    case "encoding": encoding = Text(ref reader, name, ref faults)!; break;
+                    case "ifEpoch": ifEpoch = Text(ref reader, name, ref faults)!; break;
+                    case "idempotencyKey": key = Text(ref reader, name, ref faults)!; break;
                     default: reader.Skip(); break;
                 }
             }
-            return new ClientFrame(type, id, topics, topicId, contentType, body, encoding, ifEpoch, key, wrongType);
-        }
-
-        /// <summary>A string (or a number, as its text); an object or array is skipped and noted in <paramref name="wrongType"/>.</summary>
-        private static string? Text(ref Utf8JsonReader reader, string name, ref string? wrongType)
-        {
-            switch (reader.TokenType)
-            {
-                case JsonTokenType.String:
-                    return reader.GetString();
-                case JsonTokenType.Number:
-                    return System.Text.Encoding.UTF8.GetString(reader.ValueSpan);
-                case JsonTokenType.Null:
-                    return null;
-                default:
-                    wrongType ??= name;
-                    reader.Skip();
-                    return null;
-            }
+            return new ClientFrame(type, id, topics, topicId, contentType, body, encoding, ifEpoch, key, faults.WrongType, faults.InvalidText);
         }
 
         /// <summary>A <c>topicId</c> that is no integer: skipped (an object or array whole), and refused as not positive.</summary>
@@ -701,6 +691,39 @@ internal static partial class SubscriptionEndpoints
         {
             reader.Skip();
             return -1;
+        }
+
+        /// <summary>
+        /// A string (or a number, as its text, where <paramref name="numberAllowed"/>). Another JSON type is
+        /// skipped and noted in <paramref name="faults"/>' wrong type, a string that is not Unicode text in its invalid text.
+        /// </summary>
+        private static string? Text(ref Utf8JsonReader reader, string name, ref Faults faults, bool numberAllowed = true)
+        {
+            switch (reader.TokenType)
+            {
+                case JsonTokenType.String:
+                    if (UnicodeText.TryGetString(ref reader, out var text))
+                    {
+                        return text;
+                    }
+                    faults.InvalidText ??= name;
+                    return null;
+                case JsonTokenType.Number when numberAllowed:
+                    return System.Text.Encoding.UTF8.GetString(reader.ValueSpan);
+                case JsonTokenType.Null:
+                    return null;
+                default:
+                    faults.WrongType ??= name;
+                    reader.Skip();
+                    return null;
+            }
+        }
+
+        /// <summary>The first property of the wrong JSON type, and the first whose text is not Unicode.</summary>
+        private struct Faults
+        {
+            public string? WrongType;
+            public string? InvalidText;
         }
     }
 }

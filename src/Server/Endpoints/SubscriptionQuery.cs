@@ -152,6 +152,11 @@ internal readonly struct SubscriptionQuery
                 {
                     return GivenTwice(name.ToString());
                 }
+                if (!UnicodeText.HasUtf8Escapes(pair.EncodedValue.Span))
+                {
+                    var parameter = isClient ? ClientParameter : MemberParameter;
+                    return Fail(parameter, $"{parameter} has percent-escapes that are not UTF-8 text. {UnicodeText.QueryRule}");
+                }
                 if (isClient)
                 {
                     client = value.ToString();

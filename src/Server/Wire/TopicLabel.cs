@@ -9,7 +9,7 @@ internal static class TopicLabel
 {
     public const int MaxLength = 100;
 
-    private const string Rule = "A label is 1 to 100 characters: it starts with a letter, then letters, digits and - _ . : /.";
+    public const string Rule = "A label is 1 to 100 characters: it starts with a letter, then letters, digits and - _ . : /.";
 
     /// <summary>Why <paramref name="label"/> is not a label, or <see langword="null"/> when it is one.</summary>
     /// <remarks>A label starts with a letter so that it never reads as a topic id or an id range in an access pattern.</remarks>

@@ -2,6 +2,7 @@ using System.Net;
 using System.Text;
 using Laharsub.Server.Tests.Support;
 using Laharsub.Testing;
+using Microsoft.Extensions.DependencyInjection;
 
 namespace Laharsub.Server.Tests.Access;
 
@@ -77,6 +78,31 @@ public sealed class AnonymousAccessTests
         var poll = await client.PollAsync($"topics={topic}:1&timeout=0");
 
         Assert.Equal(["mine"], poll.Messages.Select(m => m.Text));
+    }
+
+    /// <summary>A body whose text is not Unicode is bad input for anyone, answered before any token is asked for; never a 500 or a logged error.</summary>
+    [Theory]
+    [InlineData("""{"label":"\ud800"}""", "label")]
+    [InlineData("""{"\ud800":1}""", "body")]
+    public async Task ATopicDescriptionThatIsNotUnicodeIs400ForAnAnonymousCaller(string body, string field)
+    {
+        var logs = new Support.LogRecorder();
+        await using var server = await LaharsubTestServer.StartAsync(settings: TestTokens.JwtSettings(""),
+            services: s => s.AddSingleton<Microsoft.Extensions.Logging.ILoggerProvider>(logs));
+        using var anonymousClient = server.CreateClient();
+        using var admin = server.CreateClient();
+        admin.DefaultRequestHeaders.Authorization = new("Bearer", TestTokens.Grant(JwtServerFixture.Everything, "admin"));
+
+        var (status, problem) = await anonymousClient.SendForProblemAsync(new HttpRequestMessage(HttpMethod.Post, "topics")
+        {
+            Content = new StringContent(body, Encoding.UTF8, "application/json"),
+        });
+
+        Assert.Equal(HttpStatusCode.BadRequest, status);
+        Assert.True(problem.GetProperty("errors").TryGetProperty(field, out _), problem.ToString());
+        var listing = TestTokens.ParseJson(await admin.GetStringAsync("topics").WaitAsync(WireClient.Bound));
+        Assert.Empty(listing.GetProperty("topics").EnumerateArray());
+        Assert.DoesNotContain(logs.Entries, entry => entry.Level >= Microsoft.Extensions.Logging.LogLevel.Error || entry.Exception is not null);
     }
 
     private static async Task<long> CreateLabelledAsync(HttpClient admin, string label)

@@ -41,6 +41,9 @@ public sealed class PresenceTests
         [
             ["client=has%20space", "client"], ["client=", "client"], ["client=" + new string('a', 65), "client"], ["member=%7B%7D", "member"],
             ["client=dan&member=%5B1%5D", "member"], ["client=dan&member=%7Bnot", "member"], ["client=dan&client=eve", "client"],
+            // Text that is not Unicode: a lone surrogate escape in a value or a name, escapes of bytes that are not UTF-8.
+            ["client=dan&member=%7B%22name%22%3A%22%5Cud800%22%7D", "member"], ["client=dan&member=%7B%22%5Cudc00%22%3A1%7D", "member"],
+            ["client=dan&member=%7B%22name%22%3A%22%FF%22%7D", "member"], ["client=d%C3n", "client"],
         ];
         foreach (var onRedis in new[] { false, true })
         {

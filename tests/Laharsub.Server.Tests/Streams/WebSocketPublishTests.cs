@@ -151,6 +151,11 @@ public sealed class WebSocketPublishTests
     [InlineData("\"topics\":\"{a},{b}\",\"encoding\":\"hex\"", "encoding")]
     [InlineData("\"topics\":\"{a},{b}\",\"body\":{\"x\":1}", "body")]
     [InlineData("\"topics\":\"{a},{b}\",\"body\":\"\"", "body")]
+    [InlineData("\"topics\":\"{a},{b}\",\"body\":123", "body")]
+    [InlineData("\"topicId\":{a},\"body\":123", "body")]
+    [InlineData("\"topicId\":{a},\"body\":\"x\\ud800\"", "body")]
+    [InlineData("\"topicId\":{a},\"contentType\":\"text/plain\\udc00\"", "contentType")]
+    [InlineData("\"topicId\":{a},\"idempotencyKey\":\"\\ud800\"", "idempotencyKey")]
     public async Task BadInputIsAProblemFrameNamingTheField(string properties, string field)
     {
         await using var server = await LaharsubTestServer.StartAsync(options => options.MaxTopicsPerPublish = 2);

@@ -115,6 +115,46 @@ public sealed class WebSocketTests
         Assert.Empty(before);
     }
 
+    /// <summary>
+    /// A lone surrogate escape is JSON, but not text: the frame is a problem naming the field (without echoing an
+    /// id that is not text), nothing changes, and the socket goes on. A property name that is not text names no
+    /// field, and is ignored as unknown properties are.
+    /// </summary>
+    [Theory]
+    [InlineData("""{"type":"subscribe","id":"\ud800","topics":"{topic}"}""", "id")]
+    [InlineData("""{"type":"subscr\udc00ibe","id":"f","topics":"{topic}"}""", "type")]
+    [InlineData("""{"type":"subscribe","id":"f","topics":"{topic}\udc00\ud800"}""", "topics")]
+    [InlineData("""{"type":"publish","id":"f","topicId":{topic},"body":"hi\ud83d"}""", "body")]
+    [InlineData("""{"type":"publish","id":"f","topicId":{topic},"body":"hi","\ud800":1}""", null)]
+    public async Task AFrameWithTextThatIsNotUnicodeIsAProblemNamingTheFieldAndTheSocketGoesOn(string frame, string? field)
+    {
+        await using var server = await LaharsubTestServer.StartAsync();
+        using var client = server.CreateClient();
+        var topic = await client.CreateTopicAsync();
+        await using var socket = await LaharsubSocket.ConnectAsync(server.ApiAddress, "");
+        await socket.ReceiveAsync("subscribed");
+
+        await socket.SendAsync(frame.Replace("{topic}", $"{topic}"));
+        var answer = await socket.ReceiveAsync();
+        await socket.SendAsync($$"""{"type":"subscribe","id":"next","topics":"{{topic}}"}""");
+        var next = await socket.ReceiveAsync("subscribed");
+
+        if (field is null)
+        {
+            Assert.Equal("published", answer.GetProperty("type").GetString());
+            Assert.Equal(1, (await client.GetTopicAsync(topic)).GetProperty("lastMessageId").GetInt64());
+        }
+        else
+        {
+            Assert.Equal("problem", answer.GetProperty("type").GetString());
+            Assert.Equal(400, answer.GetProperty("problem").GetProperty("status").GetInt32());
+            Assert.Contains("not Unicode", answer.GetProperty("problem").GetProperty("errors").GetProperty(field)[0].GetString());
+            Assert.Equal(field == "id" ? null : "f", answer.TryGetProperty("id", out var id) ? id.GetString() : null);
+            Assert.Equal(0, (await client.GetTopicAsync(topic)).GetProperty("lastMessageId").GetInt64());
+        }
+        Assert.Equal("next", next.GetProperty("id").GetString());
+    }
+
     [Fact]
     public async Task AFrameOfAnUnknownTypeIsAnsweredWithAProblemNamingTypeAndTheSocketGoesOn()
     {
