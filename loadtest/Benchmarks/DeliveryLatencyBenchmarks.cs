@@ -5,6 +5,7 @@ using Laharsub.Server.Diagnostics;
 using Laharsub.Server.Endpoints;
 using Laharsub.Server.Hosting;
 using Laharsub.Server.Storage;
+using Laharsub.Server.Transport;
 using Laharsub.Server.Wire;
 using Microsoft.AspNetCore.Http;
 using Microsoft.Extensions.DependencyInjection;

@@ -4,6 +4,7 @@ using Laharsub.LoadTestClient.Load;
 using Laharsub.Server.Delivery;
 using Laharsub.Server.Endpoints;
 using Laharsub.Server.Storage;
+using Laharsub.Server.Transport;
 using Laharsub.Server.Wire;
 using Microsoft.AspNetCore.Http;
 

@@ -1,3 +1,4 @@
+using Laharsub.Server.Transport;
 using BenchmarkDotNet.Attributes;
 using Laharsub.Server.Delivery;
 using Laharsub.Server.Endpoints;

@@ -3,6 +3,7 @@ using BenchmarkDotNet.Attributes;
 using Laharsub.Server.Delivery;
 using Laharsub.Server.Endpoints;
 using Laharsub.Server.Storage;
+using Laharsub.Server.Transport;
 using Laharsub.Server.Wire;
 using Microsoft.AspNetCore.Http;
 

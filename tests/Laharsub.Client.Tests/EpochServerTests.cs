@@ -2,6 +2,7 @@ using System.Net;
 using Laharsub.Server.Endpoints;
 using Laharsub.Server.Hosting;
 using Laharsub.Server.Redis;
+using Laharsub.Server.Transport;
 using Laharsub.Server.Wire;
 using Laharsub.Testing;
 

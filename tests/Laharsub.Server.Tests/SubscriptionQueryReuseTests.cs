@@ -1,6 +1,7 @@
 using Laharsub.Server.Delivery;
 using Laharsub.Server.Endpoints;
 using Laharsub.Server.Hosting;
+using Laharsub.Server.Transport;
 
 namespace Laharsub.Server.Tests;
 

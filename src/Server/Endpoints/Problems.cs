@@ -54,6 +54,5 @@ internal static class Problems
     /// <inheritdoc cref="TryParseId(string?, out long)"/>
     public static bool TryParseId(ReadOnlySpan<char> text, out long id) => PlainInteger.TryParseId(text, out id);
 
-    public static string NotAnId(string? text, string what) =>
-        $"'{text}' is not a {what}: use a positive integer no greater than {long.MaxValue}.";
+    public static string NotAnId(string? text, string what) => PlainInteger.NotAnId(text, what);
 }

@@ -1,5 +1,6 @@
 using System.Globalization;
 using Laharsub.Server.Storage;
+using Laharsub.Server.Transport;
 using Microsoft.AspNetCore.Http;
 using Microsoft.AspNetCore.Http.HttpResults;
 using Microsoft.AspNetCore.Mvc;

@@ -1,3 +1,5 @@
+using Laharsub.Server.Transport;
+
 namespace Laharsub.Server.Endpoints;
 
 /// <summary>

@@ -5,6 +5,7 @@ using System.Text.Json;
 using Laharsub.Server.Delivery;
 using Laharsub.Server.Diagnostics;
 using Laharsub.Server.Storage;
+using Laharsub.Server.Transport;
 using Laharsub.Server.Wire;
 using Microsoft.AspNetCore.Http;
 using Microsoft.Net.Http.Headers;

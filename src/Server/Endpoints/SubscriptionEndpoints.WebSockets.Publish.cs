@@ -3,6 +3,7 @@ using System.Text.Json;
 using Laharsub.Server.Access;
 using Laharsub.Server.Diagnostics;
 using Laharsub.Server.Storage;
+using Laharsub.Server.Transport;
 using Laharsub.Server.Wire;
 using Microsoft.AspNetCore.Http;
 using Microsoft.AspNetCore.Mvc;

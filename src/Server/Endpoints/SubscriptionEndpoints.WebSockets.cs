@@ -6,6 +6,7 @@ using Laharsub.Server.Access;
 using Laharsub.Server.Delivery;
 using Laharsub.Server.Diagnostics;
 using Laharsub.Server.Storage;
+using Laharsub.Server.Transport;
 using Laharsub.Server.Wire;
 using Microsoft.AspNetCore.Http;
 using Microsoft.AspNetCore.Http.HttpResults;

@@ -1,6 +1,7 @@
 using System.Text.Json;
 using Laharsub.Server.Access;
 using Laharsub.Server.Storage;
+using Laharsub.Server.Transport;
 using Microsoft.AspNetCore.Builder;
 using Microsoft.AspNetCore.Http;
 using Microsoft.AspNetCore.Http.HttpResults;

@@ -1,5 +1,6 @@
 using System.Text.Json;
 using Laharsub.Server.Storage;
+using Laharsub.Server.Transport;
 using Laharsub.Server.Wire;
 using Microsoft.AspNetCore.Http;
 

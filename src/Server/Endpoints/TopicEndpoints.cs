@@ -5,6 +5,7 @@ using Laharsub.Server.Delivery;
 using Laharsub.Server.Diagnostics;
 using Laharsub.Server.Limits;
 using Laharsub.Server.Storage;
+using Laharsub.Server.Transport;
 using Laharsub.Server.Wire;
 using Microsoft.AspNetCore.Builder;
 using Microsoft.AspNetCore.Http.Features;

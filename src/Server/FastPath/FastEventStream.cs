@@ -1,3 +1,4 @@
+using Laharsub.Server.Transport;
 using System.Buffers;
 using System.Buffers.Text;
 using System.IO.Pipelines;

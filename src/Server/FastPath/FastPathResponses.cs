@@ -1,3 +1,4 @@
+using Laharsub.Server.Transport;
 using System.Buffers;
 using System.Buffers.Text;
 using System.Text;
@@ -40,7 +41,7 @@ internal sealed class FastPathResponses(TimeProvider clock, bool serverHeader)
     /// <c>Origin</c>; each answer writes what it is given as <c>cors</c> (empty for a request without <c>Origin</c>).
     /// </summary>
     public static readonly byte[] AnyOriginHeaders = Encoding.ASCII.GetBytes(
-        $"\r\nAccess-Control-Allow-Origin: *\r\nAccess-Control-Expose-Headers: {string.Join(',', Endpoints.CrossOrigin.ExposedHeaders)}");
+        $"\r\nAccess-Control-Allow-Origin: *\r\nAccess-Control-Expose-Headers: {string.Join(',', Transport.CrossOrigin.ExposedHeaders)}");
 
     private readonly byte[] _serverLine = serverHeader ? ServerLine : [];
     private DateLine? _date;

@@ -3,6 +3,7 @@ using Laharsub.Server.Endpoints;
 using Laharsub.Server.FastPath;
 using Laharsub.Server.Limits;
 using Laharsub.Server.Storage;
+using Laharsub.Server.Transport;
 
 namespace Laharsub.Server.Hosting;
 

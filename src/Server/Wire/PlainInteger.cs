@@ -28,4 +28,8 @@ internal static class PlainInteger
     public static bool TryParseId(string? text, out long id) => TryParseId(text.AsSpan(), out id);
 
     private static bool IsDigits(ReadOnlySpan<char> text) => !text.IsEmpty && !text.ContainsAnyExceptInRange('0', '9');
+
+    /// <summary>What a problem says of <paramref name="text"/> that is not an id of <paramref name="what"/> (a topic id, a message id).</summary>
+    public static string NotAnId(string? text, string what) =>
+        $"'{text}' is not a {what}: use a positive integer no greater than {long.MaxValue}.";
 }

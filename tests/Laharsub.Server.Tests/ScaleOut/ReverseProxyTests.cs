@@ -3,6 +3,7 @@ using Laharsub.Server.Delivery;
 using Laharsub.Server.Endpoints;
 using Laharsub.Server.Storage;
 using Laharsub.Server.Tests.Support;
+using Laharsub.Server.Transport;
 using Laharsub.Testing;
 
 namespace Laharsub.Server.Tests.ScaleOut;

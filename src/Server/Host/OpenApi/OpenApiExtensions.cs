@@ -1,4 +1,5 @@
 using Laharsub.Server.Endpoints;
+using Laharsub.Server.Transport;
 using Microsoft.AspNetCore.Builder;
 using Microsoft.AspNetCore.OpenApi;
 using Microsoft.Extensions.DependencyInjection;

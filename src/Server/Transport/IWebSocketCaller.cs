@@ -1,7 +1,7 @@
 using Laharsub.Server.Access;
 using Microsoft.AspNetCore.Http;
 
-namespace Laharsub.Server.Endpoints;
+namespace Laharsub.Server.Transport;
 
 /// <summary>
 /// What a WebSocket session asks of the request that opened it: whether its caller may subscribe or publish

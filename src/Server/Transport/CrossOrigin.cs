@@ -1,4 +1,4 @@
-namespace Laharsub.Server.Endpoints;
+namespace Laharsub.Server.Transport;
 
 /// <summary>What Laharsub's CORS policy lets a page read of a cross-origin answer (docs/access-control.md).</summary>
 internal static class CrossOrigin

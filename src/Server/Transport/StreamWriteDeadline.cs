@@ -1,4 +1,4 @@
-namespace Laharsub.Server.Endpoints;
+namespace Laharsub.Server.Transport;
 
 /// <summary>
 /// Bounds each write of one stream (SSE or WebSocket) by <see cref="LaharsubStreamOptions.MaxWriteWait"/>:

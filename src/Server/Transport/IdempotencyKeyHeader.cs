@@ -4,7 +4,7 @@ using System.Text;
 using Laharsub.Server.Storage;
 using Microsoft.AspNetCore.Http;
 
-namespace Laharsub.Server.Endpoints;
+namespace Laharsub.Server.Transport;
 
 /// <summary>
 /// The <c>Idempotency-Key</c> request header of draft-ietf-httpapi-idempotency-key-header: a structured-field

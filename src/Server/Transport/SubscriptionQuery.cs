@@ -3,7 +3,7 @@ using Laharsub.Server.Storage;
 using Laharsub.Server.Wire;
 using Microsoft.AspNetCore.WebUtilities;
 
-namespace Laharsub.Server.Endpoints;
+namespace Laharsub.Server.Transport;
 
 /// <summary>
 /// A poll's query string, parsed and validated: its subscriptions and timeout, or the one parameter
@@ -259,16 +259,16 @@ internal readonly struct SubscriptionQuery
             {
                 return ($"subs[{index}][topicid]", $"subs[{index}][topicid] is required: every subscription names its topic.");
             }
-            if (!Problems.TryParseId(entry.TopicId, out var topicId))
+            if (!PlainInteger.TryParseId(entry.TopicId, out var topicId))
             {
-                return ($"subs[{index}][topicid]", Problems.NotAnId(entry.TopicId, "topic id"));
+                return ($"subs[{index}][topicid]", PlainInteger.NotAnId(entry.TopicId, "topic id"));
             }
             long? from = null;
             if (entry.From is not null)
             {
-                if (!Problems.TryParseId(entry.From, out var cursor))
+                if (!PlainInteger.TryParseId(entry.From, out var cursor))
                 {
-                    return ($"subs[{index}][from]", Problems.NotAnId(entry.From, "message id") + " Use 1 for everything retained, or leave it out for new messages only.");
+                    return ($"subs[{index}][from]", PlainInteger.NotAnId(entry.From, "message id") + " Use 1 for everything retained, or leave it out for new messages only.");
                 }
                 from = cursor;
             }
@@ -316,17 +316,17 @@ internal readonly struct SubscriptionQuery
             }
             var colon = item.IndexOf(':');
             var topicText = colon < 0 ? item : item[..colon];
-            if (!Problems.TryParseId(topicText, out var topicId))
+            if (!PlainInteger.TryParseId(topicText, out var topicId))
             {
-                return ("topics", $"In topics='{text}': " + Problems.NotAnId(topicText.ToString(), "topic id") + " Write topics=ID or ID:FROM, separated by commas.");
+                return ("topics", $"In topics='{text}': " + PlainInteger.NotAnId(topicText.ToString(), "topic id") + " Write topics=ID or ID:FROM, separated by commas.");
             }
             long? from = null;
             if (colon >= 0)
             {
                 var fromText = item[(colon + 1)..];
-                if (!Problems.TryParseId(fromText, out var cursor))
+                if (!PlainInteger.TryParseId(fromText, out var cursor))
                 {
-                    return ("topics", $"In topics='{text}': " + Problems.NotAnId(fromText.ToString(), "message id") + " Use 1 for everything retained, or write the topic alone for new messages only.");
+                    return ("topics", $"In topics='{text}': " + PlainInteger.NotAnId(fromText.ToString(), "message id") + " Use 1 for everything retained, or write the topic alone for new messages only.");
                 }
                 from = cursor;
             }

@@ -5,7 +5,7 @@ using Laharsub.Server.Storage;
 using Laharsub.Server.Wire;
 using Microsoft.AspNetCore.Http;
 
-namespace Laharsub.Server.Endpoints;
+namespace Laharsub.Server.Transport;
 
 /// <summary>
 /// Writes a poll result from the messages' cached encodings straight into the response pipe,

@@ -1,6 +1,6 @@
 using System.Buffers;
 
-namespace Laharsub.Server.Endpoints;
+namespace Laharsub.Server.Transport;
 
 /// <summary>
 /// Where a Server-Sent Events stream goes: the HTTP response on the pipeline, or the connection itself on

@@ -2,7 +2,7 @@ using System.Text.Json.Serialization;
 using System.Text.Json;
 using Laharsub.Server.Storage;
 
-namespace Laharsub.Server.Endpoints;
+namespace Laharsub.Server.Transport;
 // The answers of the topic endpoints, which the JSON context below serializes without reflection.
 
 /// <summary>Answer to <c>POST /ps/topics</c>.</summary>

@@ -1,7 +1,7 @@
 using Laharsub.Server.Diagnostics;
 using Laharsub.Server.Storage;
 
-namespace Laharsub.Server.Endpoints;
+namespace Laharsub.Server.Transport;
 
 /// <summary>
 /// The publish every transport shares once it has its targets, body and key: the store's all-or-none

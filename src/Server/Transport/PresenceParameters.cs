@@ -3,7 +3,7 @@ using System.Text;
 using System.Text.Json;
 using Laharsub.Server.Wire;
 
-namespace Laharsub.Server.Endpoints;
+namespace Laharsub.Server.Transport;
 
 /// <summary>The syntax of a subscription's presence parameters, <c>client</c> and <c>member</c> (docs/protocol.md, "Identity").</summary>
 internal static class PresenceParameters
