@@ -49,17 +49,15 @@ public static partial class LaharsubAccess
     /// <summary>
     /// In Jwt mode, gives every endpoint of <paramref name="group"/> the filter that enforces the
     /// <see cref="AccessRule"/> it declared where it was mapped (<see cref="EndpointAccess.RequireAccess"/>);
-    /// an endpoint that declared none is refused. In Open mode, logs the one warning that the server is open,
-    /// in an application that embeds Laharsub as in the standalone server.
+    /// an endpoint that declared none is refused. In Open mode, nothing.
     /// </summary>
     internal static RouteGroupBuilder RequireLaharsubAccess(this RouteGroupBuilder group, IServiceProvider services)
     {
-        var logger = services.GetRequiredService<ILoggerFactory>().CreateLogger(typeof(LaharsubAccess));
         if (services.GetRequiredService<IOptions<LaharsubAuthOptions>>().Value.Mode != LaharsubAuthMode.Jwt)
         {
-            Log.OpenMode(logger);
             return group;
         }
+        var logger = services.GetRequiredService<ILoggerFactory>().CreateLogger(typeof(LaharsubAccess));
         var access = services.GetRequiredService<AccessControl>();
         // Instantiated now so that the mode gauge exists from the start.
         services.GetRequiredService<AccessMetrics>();
@@ -81,6 +79,18 @@ public static partial class LaharsubAccess
         ((IEndpointConventionBuilder)group).Finally(endpoint =>
             endpoint.Metadata.Add(endpoint.Metadata.OfType<AccessRequirement>().LastOrDefault()?.Rule ?? AccessRule.Unclassified));
         return group;
+    }
+
+    /// <summary>
+    /// In Open mode, logs the one warning that the server is open: called by <c>MapLaharsub</c>, so that an
+    /// application that embeds Laharsub warns as the standalone server does.
+    /// </summary>
+    internal static void WarnIfOpen(IServiceProvider services)
+    {
+        if (services.GetRequiredService<IOptions<LaharsubAuthOptions>>().Value.Mode != LaharsubAuthMode.Jwt)
+        {
+            Log.OpenMode(services.GetRequiredService<ILoggerFactory>().CreateLogger(typeof(LaharsubAccess)));
+        }
     }
 
     /// <summary>
