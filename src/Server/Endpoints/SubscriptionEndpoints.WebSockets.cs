@@ -137,24 +137,31 @@ internal static partial class SubscriptionEndpoints
                             run.Cancel();
                         }
                     }
-                    _positioned = false;
-                    _unknownTopic = null;
-                    if (subscriptions.Length == 0)
+                    try
                     {
-                        _cursors.Reset([]);
-                        _positioned = true;
-                        await SendSubscribedAsync([]).ConfigureAwait(false);
-                        await WaitAsync(run.Token, stopping).ConfigureAwait(false);
+                        _positioned = false;
+                        _unknownTopic = null;
+                        if (subscriptions.Length == 0)
+                        {
+                            _cursors.Reset([]);
+                            _positioned = true;
+                            await SendSubscribedAsync([]).ConfigureAwait(false);
+                            await WaitAsync(run.Token, stopping).ConfigureAwait(false);
+                        }
+                        else
+                        {
+                            var wait = new SubscriptionWait(Timeout.InfiniteTimeSpan, services.TimeProvider, run.Token, stopping);
+                            await services.Runner.RunAsync(subscriptions, services.Wire.JsonAnswerBytes, wait, new SocketSink(this), pacing, member).ConfigureAwait(false);
+                        }
                     }
-                    else
+                    finally
                     {
-                        var wait = new SubscriptionWait(Timeout.InfiniteTimeSpan, services.TimeProvider, run.Token, stopping);
-                        await services.Runner.RunAsync(subscriptions, services.Wire.JsonAnswerBytes, wait, new SocketSink(this), pacing, member).ConfigureAwait(false);
-                    }
-                    lock (_changesLock)
-                    {
-                        // Disposed at the end of this iteration: a frame arriving now must not cancel it.
-                        _run = null;
+                        lock (_changesLock)
+                        {
+                            // Disposed at the end of this iteration, however it ends: a frame or the write deadline
+                            // arriving later must not cancel it.
+                            _run = null;
+                        }
                     }
                     subscriptions = ApplyChanges(subscriptions);
                 }
