@@ -13,13 +13,13 @@ namespace Laharsub.Server.Access;
 /// request changes nothing. In Open mode it is not attached at all.
 /// </summary>
 internal sealed class AccessControl(
-    IOptions<LaharsubAuthOptions> auth, TopicLabelLookup labels, AccessMetrics metrics)
+    IOptions<LaharsubAuthOptions> auth, TopicAccess topics, AccessMetrics metrics)
 {
     private readonly LaharsubPermissions _anonymous = ParseAnonymous(auth.Value.Anonymous);
 
     public LaharsubPermissions Anonymous => _anonymous;
 
-    public ValueTask<object?> InvokeAsync(AccessRule rule, SubscribedTopics? topics, EndpointFilterInvocationContext invocation, EndpointFilterDelegate next) => rule switch
+    public ValueTask<object?> InvokeAsync(AccessRule rule, SubscribedTopics? requested, EndpointFilterInvocationContext invocation, EndpointFilterDelegate next) => rule switch
     {
         AccessRule.CreateTopic => CreateAsync(invocation, next),
         AccessRule.ListTopics => ListAsync(invocation, next),
@@ -27,8 +27,8 @@ internal sealed class AccessControl(
         AccessRule.Publish => OneTopicAsync(invocation, next, LaharsubOperation.Publish, null),
         AccessRule.DeleteTopic => OneTopicAsync(invocation, next, LaharsubOperation.Delete, null),
         AccessRule.Presence => OneTopicAsync(invocation, next, LaharsubOperation.Presence, LaharsubOperation.Subscribe),
-        AccessRule.Poll when topics is not null => EveryTopicAsync(topics, LaharsubOperation.Subscribe, invocation, next),
-        AccessRule.PublishMany when topics is not null => EveryTopicAsync(topics, LaharsubOperation.Publish, invocation, next),
+        AccessRule.Poll when requested is not null => EveryTopicAsync(requested, LaharsubOperation.Subscribe, invocation, next),
+        AccessRule.PublishMany when requested is not null => EveryTopicAsync(requested, LaharsubOperation.Publish, invocation, next),
         AccessRule.Admin => AdminAsync(invocation, next),
         _ => ValueTask.FromResult<object?>(AccessResults.NoRule(invocation.HttpContext, metrics)),
     };
@@ -93,24 +93,13 @@ internal sealed class AccessControl(
         {
             return await next(invocation).ConfigureAwait(false);
         }
-        var permissions = caller.Permissions;
-        if (permissions.AllowsById(operation, topicId) || (alternative is { } other && permissions.AllowsById(other, topicId)))
-        {
-            return await next(invocation).ConfigureAwait(false);
-        }
-        if (permissions.HasLabelPatterns(operation) || (alternative is { } second && permissions.HasLabelPatterns(second)))
-        {
-            var label = await labels.GetLabelAsync(topicId, http.RequestAborted).ConfigureAwait(false);
-            if (permissions.AllowsLabel(operation, label) || (alternative is { } third && permissions.AllowsLabel(third, label)))
-            {
-                return await next(invocation).ConfigureAwait(false);
-            }
-        }
-        return Refuse(http, caller, operation, topicId, label: null);
+        return await topics.CheckAsync(caller.Permissions, operation, topicId, http.RequestAborted, alternative).ConfigureAwait(false) is { } denial
+            ? Refuse(http, caller, denial.Operation, denial.TopicId, label: null)
+            : await next(invocation).ConfigureAwait(false);
     }
 
     /// <summary>A poll (<c>subscribe</c>) or a publish to several topics (<c>publish</c>): the operation on every topic the request names.</summary>
-    private async ValueTask<object?> EveryTopicAsync(SubscribedTopics topics, LaharsubOperation operation, EndpointFilterInvocationContext invocation, EndpointFilterDelegate next)
+    private async ValueTask<object?> EveryTopicAsync(SubscribedTopics readTopics, LaharsubOperation operation, EndpointFilterInvocationContext invocation, EndpointFilterDelegate next)
     {
         var http = invocation.HttpContext;
         var caller = await IdentifyAsync(http).ConfigureAwait(false);
@@ -118,46 +107,20 @@ internal sealed class AccessControl(
         {
             return caller.Refusal;
         }
-        var permissions = caller.Permissions;
-        var companionsChecked = operation != LaharsubOperation.Subscribe || permissions.AllowsEveryTopic(LaharsubOperation.Presence);
-        if (permissions.AllowsEveryTopic(operation) && companionsChecked)
+        if (TopicAccess.AllowsEveryTopic(caller.Permissions, operation))
         {
             return await next(invocation).ConfigureAwait(false);
         }
         // Read a second time here (the endpoint parses the request again) only when the caller's grant is
         // narrower than every topic; an invalid request is left to the endpoint's 400.
         var topicIds = new List<long>();
-        if (!topics(http, topicIds))
+        if (!readTopics(http, topicIds))
         {
             return await next(invocation).ConfigureAwait(false);
         }
-        // The first forbidden topic, in the request's order, refuses it whole: answering for the allowed
-        // topics alone would let a client believe it is subscribed (or published) to all of them.
-        foreach (var topicId in topicIds)
-        {
-            // A presence companion's events are who is present: subscribing to it needs presence on its topic.
-            if (!companionsChecked && await labels.GetPresenceOwnerAsync(topicId, http.RequestAborted).ConfigureAwait(false) is { } owner)
-            {
-                if (!permissions.AllowsById(LaharsubOperation.Presence, owner)
-                    && !(permissions.HasLabelPatterns(LaharsubOperation.Presence)
-                        && permissions.AllowsLabel(LaharsubOperation.Presence, await labels.GetLabelAsync(owner, http.RequestAborted).ConfigureAwait(false))))
-                {
-                    return Refuse(http, caller, LaharsubOperation.Presence, owner, label: null);
-                }
-                continue;
-            }
-            if (permissions.AllowsById(operation, topicId))
-            {
-                continue;
-            }
-            if (permissions.HasLabelPatterns(operation)
-                && permissions.AllowsLabel(operation, await labels.GetLabelAsync(topicId, http.RequestAborted).ConfigureAwait(false)))
-            {
-                continue;
-            }
-            return Refuse(http, caller, operation, topicId, label: null);
-        }
-        return await next(invocation).ConfigureAwait(false);
+        return await topics.CheckEveryAsync(caller.Permissions, operation, topicIds, http.RequestAborted).ConfigureAwait(false) is { } denial
+            ? Refuse(http, caller, denial.Operation, denial.TopicId, label: null)
+            : await next(invocation).ConfigureAwait(false);
     }
 
     /// <summary>
@@ -176,10 +139,7 @@ internal sealed class AccessControl(
         {
             return false;
         }
-        var permissions = caller.Permissions;
-        return permissions.AllowsById(operation, topicId)
-            || (permissions.HasLabelPatterns(operation)
-                && permissions.AllowsLabel(operation, await labels.GetLabelAsync(topicId, http.RequestAborted).ConfigureAwait(false)));
+        return await topics.CheckAsync(caller.Permissions, operation, topicId, http.RequestAborted).ConfigureAwait(false) is null;
     }
 
     /// <summary>The presence identity of a request in Jwt mode: its token's subject; null without a valid token, or in Open mode.</summary>

@@ -40,6 +40,7 @@ public static partial class LaharsubAccess
         services.TryAddEnumerable(ServiceDescriptor.Singleton<IConfigureOptions<JwtBearerOptions>, ConfigureLaharsubJwtBearer>());
         services.TryAddSingleton<AccessTokenCache>();
         services.TryAddSingleton<TopicLabelLookup>();
+        services.TryAddSingleton<TopicAccess>();
         services.TryAddSingleton<AccessMetrics>();
         services.TryAddSingleton<AccessControl>();
         services.AddHealthChecks().AddCheck<AccessHealthCheck>("laharsub-access");
