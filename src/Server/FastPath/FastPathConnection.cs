@@ -429,7 +429,7 @@ internal sealed class FastPathConnection : IHttpRequestLineHandler, IHttpHeaders
     /// the pipeline refuses anyway.
     /// </summary>
     private ValueTask<bool> AllowsSubscriptionAsync() =>
-        _permissions is not { } permissions || TopicAccess.AllowsEveryTopic(permissions, LaharsubOperation.Subscribe)
+        _permissions is not { } permissions || TopicAccess.AllowsEveryTopic(new AccessCaller(permissions), LaharsubOperation.Subscribe)
             ? new(true)
             : CheckSubscriptionAsync(permissions);
 
@@ -441,7 +441,7 @@ internal sealed class FastPathConnection : IHttpRequestLineHandler, IHttpHeaders
             return true;
         }
         var topicIds = subscriptions.ConvertAll(subscription => subscription.TopicId);
-        return await AllowsAsync(_state.Tokens!.Access.CheckEveryAsync(permissions, LaharsubOperation.Subscribe, topicIds, _connection.ConnectionClosed)).ConfigureAwait(false);
+        return await AllowsAsync(_state.Tokens!.Access.CheckEveryAsync(new AccessCaller(permissions), LaharsubOperation.Subscribe, topicIds, _connection.ConnectionClosed)).ConfigureAwait(false);
     }
 
     /// <summary>Whether the decision allows the request; a refusal is the pipeline's to answer.</summary>
@@ -645,7 +645,7 @@ internal sealed class FastPathConnection : IHttpRequestLineHandler, IHttpHeaders
         public CancellationToken Gone => connection.ConnectionClosed;
 
         public async ValueTask<bool> AllowsAsync(LaharsubOperation operation, long topicId) =>
-            permissions is null || await access!.CheckAsync(permissions, operation, topicId, connection.ConnectionClosed).ConfigureAwait(false) is null;
+            permissions is null || await access!.CheckAsync(new AccessCaller(permissions), operation, topicId, connection.ConnectionClosed).ConfigureAwait(false) is null;
 
         public bool TryAcquire(out int retryAfterSeconds)
         {
@@ -747,7 +747,7 @@ internal sealed class FastPathConnection : IHttpRequestLineHandler, IHttpHeaders
     private async ValueTask<Served?> PublishAsync(ReadOnlySequence<byte> buffer, SequencePosition headEnd)
     {
         if (_permissions is { } permissions
-            && !await AllowsAsync(_state.Tokens!.Access.CheckAsync(permissions, LaharsubOperation.Publish, _topicId, _connection.ConnectionClosed)).ConfigureAwait(false))
+            && !await AllowsAsync(_state.Tokens!.Access.CheckAsync(new AccessCaller(permissions), LaharsubOperation.Publish, _topicId, _connection.ConnectionClosed)).ConfigureAwait(false))
         {
             return null;
         }

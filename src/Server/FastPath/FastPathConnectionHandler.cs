@@ -110,7 +110,8 @@ internal sealed partial class FastPathConnectionHandler
         var state = GetState();
         // Host filtering (AllowedHosts), what the host added to Laharsub's endpoints, and the 429 of a connection
         // over its client's cap live in the pipeline.
-        var declined = state.HostsFiltered ? "allowed_hosts"
+        var declined = state.HostAuthorizes ? "host_authorization"
+            : state.HostsFiltered ? "allowed_hosts"
             : state.PipelineOnly.Count > 0 ? "host_conventions"
             : ClientConnectionLimit.IsOverLimit(connection) ? "connection_cap"
             : null;
@@ -146,9 +147,11 @@ internal sealed partial class FastPathConnectionHandler
             }
             RateLimited = services.GetRequiredService<IOptions<LaharsubRateLimitOptions>>().Value.RequestsPerPeriod > 0;
             HostsFiltered = services.GetRequiredService<IConfiguration>()["AllowedHosts"] is { Length: > 0 } allowed && allowed != "*";
-            PipelineOnly = HostConventions.PipelineOnlyReasons(
+            HostAuthorizes = auth.Mode == LaharsubAuthMode.Host;
+            PipelineOnly = [.. HostConventions.PipelineOnlyReasons(
                 services.GetRequiredService<EndpointDataSource>().Endpoints,
-                services.GetRequiredService<IOptions<AuthorizationOptions>>().Value.FallbackPolicy);
+                services.GetRequiredService<IOptions<AuthorizationOptions>>().Value.FallbackPolicy),
+                .. HostAuthorizes ? ["Laharsub:Auth:Mode is Host: the application's authentication and authorization decide, in its pipeline"] : Array.Empty<string>()];
             var kestrel = services.GetRequiredService<IOptions<KestrelServerOptions>>().Value;
             Limits = kestrel.Limits;
             MaxHeadBytes = Limits.MaxRequestLineSize + Limits.MaxRequestHeadersTotalSize;
@@ -182,6 +185,9 @@ internal sealed partial class FastPathConnectionHandler
         /// <summary>Whether a request's <c>X-Forwarded-For</c> may change which client it counts for (<see cref="TrustsForwardedFor"/>).</summary>
         public bool ForwardedForDecides { get; }
         public ILogger Logger { get; }
+
+        /// <summary>Host mode: the application's own authorization decides, which runs in its pipeline alone.</summary>
+        public bool HostAuthorizes { get; }
 
         /// <summary>Jwt mode's callers (null in Open mode): tokens the pipeline validated, anonymous callers' grants, and the decision.</summary>
         public TokenCallers? Tokens { get; }
