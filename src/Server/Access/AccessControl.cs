@@ -1,6 +1,8 @@
 using Laharsub.Server.Storage;
 using Laharsub.Server.Wire;
 using Microsoft.AspNetCore.Authentication;
+using Microsoft.AspNetCore.Authorization;
+using Microsoft.Extensions.DependencyInjection;
 using Microsoft.AspNetCore.Http;
 using Microsoft.Extensions.Options;
 using Microsoft.Net.Http.Headers;
@@ -8,18 +10,18 @@ using Microsoft.Net.Http.Headers;
 namespace Laharsub.Server.Access;
 
 /// <summary>
-/// The endpoint filter of Jwt mode: finds out who calls (token or anonymous) and whether the
-/// <see cref="AccessRule"/> of the endpoint allows it, before the endpoint runs — so a refused
-/// request changes nothing. In Open mode it is not attached at all.
+/// The endpoint filter of Jwt and Host modes: finds out who calls (Jwt: a token or anonymous; Host: the
+/// application's user) and whether the <see cref="AccessRule"/> of the endpoint allows it (<see cref="TopicAccess"/>),
+/// before the endpoint runs, so a refused request changes nothing. In Open mode it is not attached at all.
 /// </summary>
 internal sealed class AccessControl(
-    IOptions<LaharsubAuthOptions> auth, TopicLabelLookup labels, AccessMetrics metrics)
+    IOptions<LaharsubAuthOptions> auth, TopicAccess topics, AccessMetrics metrics)
 {
     private readonly LaharsubPermissions _anonymous = ParseAnonymous(auth.Value.Anonymous);
 
     public LaharsubPermissions Anonymous => _anonymous;
 
-    public ValueTask<object?> InvokeAsync(AccessRule rule, SubscribedTopics? topics, EndpointFilterInvocationContext invocation, EndpointFilterDelegate next) => rule switch
+    public ValueTask<object?> InvokeAsync(AccessRule rule, SubscribedTopics? requested, EndpointFilterInvocationContext invocation, EndpointFilterDelegate next) => rule switch
     {
         AccessRule.CreateTopic => CreateAsync(invocation, next),
         AccessRule.ListTopics => ListAsync(invocation, next),
@@ -27,9 +29,9 @@ internal sealed class AccessControl(
         AccessRule.Publish => OneTopicAsync(invocation, next, LaharsubOperation.Publish, null),
         AccessRule.DeleteTopic => OneTopicAsync(invocation, next, LaharsubOperation.Delete, null),
         AccessRule.Presence => OneTopicAsync(invocation, next, LaharsubOperation.Presence, LaharsubOperation.Subscribe),
-        AccessRule.Poll when topics is not null => EveryTopicAsync(topics, LaharsubOperation.Subscribe, invocation, next),
-        AccessRule.PublishMany when topics is not null => EveryTopicAsync(topics, LaharsubOperation.Publish, invocation, next),
-        AccessRule.Admin => AdminAsync(invocation, next),
+        AccessRule.Poll when requested is not null => EveryTopicAsync(requested, LaharsubOperation.Subscribe, invocation, next),
+        AccessRule.PublishMany when requested is not null => EveryTopicAsync(requested, LaharsubOperation.Publish, invocation, next),
+        AccessRule.Admin => NoTopicAsync(LaharsubOperation.Admin, invocation, next),
         _ => ValueTask.FromResult<object?>(AccessResults.NoRule(invocation.HttpContext, metrics)),
     };
 
@@ -41,7 +43,7 @@ internal sealed class AccessControl(
             return caller.Refusal;
         }
         var request = invocation.Arguments.OfType<ILabelledRequest>().FirstOrDefault();
-        if (request is null || !request.IsValid || caller.Permissions.AllowsLabel(LaharsubOperation.Create, request.Label))
+        if (request is null || !request.IsValid || await TopicAccess.AllowsAsync(caller.Access, LaharsubOperation.Create, request.Label).ConfigureAwait(false))
         {
             // A malformed body is refused by the endpoint itself (400), which reveals nothing.
             return await next(invocation).ConfigureAwait(false);
@@ -57,27 +59,28 @@ internal sealed class AccessControl(
         {
             return caller.Refusal;
         }
-        if (caller.Permissions.AllowsNothing(LaharsubOperation.List))
+        if (caller.Access.Grants is { } permissions ? permissions.AllowsNothing(LaharsubOperation.List)
+            : !await TopicAccess.AllowsAsync(caller.Access, LaharsubOperation.List, label: null).ConfigureAwait(false))
         {
             return Refuse(http, caller, LaharsubOperation.List, topicId: null, label: null);
         }
-        if (!caller.Permissions.AllowsEveryTopic(LaharsubOperation.List))
+        if (!TopicAccess.AllowsEveryTopic(caller.Access, LaharsubOperation.List))
         {
-            http.Features.Set<ITopicVisibility>(new ListableTopics(caller.Permissions));
+            http.Features.Set<ITopicVisibility>(new ListableTopics(caller.Access));
         }
         return await next(invocation).ConfigureAwait(false);
     }
 
-    private async ValueTask<object?> AdminAsync(EndpointFilterInvocationContext invocation, EndpointFilterDelegate next)
+    private async ValueTask<object?> NoTopicAsync(LaharsubOperation operation, EndpointFilterInvocationContext invocation, EndpointFilterDelegate next)
     {
         var caller = await IdentifyAsync(invocation.HttpContext).ConfigureAwait(false);
         if (caller.Refusal is not null)
         {
             return caller.Refusal;
         }
-        return caller.Permissions.AllowsEveryTopic(LaharsubOperation.Admin)
+        return await TopicAccess.AllowsAsync(caller.Access, operation, label: null).ConfigureAwait(false)
             ? await next(invocation).ConfigureAwait(false)
-            : Refuse(invocation.HttpContext, caller, LaharsubOperation.Admin, topicId: null, label: null);
+            : Refuse(invocation.HttpContext, caller, operation, topicId: null, label: null);
     }
 
     private async ValueTask<object?> OneTopicAsync(EndpointFilterInvocationContext invocation, EndpointFilterDelegate next,
@@ -93,24 +96,13 @@ internal sealed class AccessControl(
         {
             return await next(invocation).ConfigureAwait(false);
         }
-        var permissions = caller.Permissions;
-        if (permissions.AllowsById(operation, topicId) || (alternative is { } other && permissions.AllowsById(other, topicId)))
-        {
-            return await next(invocation).ConfigureAwait(false);
-        }
-        if (permissions.HasLabelPatterns(operation) || (alternative is { } second && permissions.HasLabelPatterns(second)))
-        {
-            var label = await labels.GetLabelAsync(topicId, http.RequestAborted).ConfigureAwait(false);
-            if (permissions.AllowsLabel(operation, label) || (alternative is { } third && permissions.AllowsLabel(third, label)))
-            {
-                return await next(invocation).ConfigureAwait(false);
-            }
-        }
-        return Refuse(http, caller, operation, topicId, label: null);
+        return await topics.CheckAsync(caller.Access, operation, topicId, http.RequestAborted, alternative).ConfigureAwait(false) is { } denial
+            ? Refuse(http, caller, denial.Operation, denial.TopicId, label: null)
+            : await next(invocation).ConfigureAwait(false);
     }
 
     /// <summary>A poll (<c>subscribe</c>) or a publish to several topics (<c>publish</c>): the operation on every topic the request names.</summary>
-    private async ValueTask<object?> EveryTopicAsync(SubscribedTopics topics, LaharsubOperation operation, EndpointFilterInvocationContext invocation, EndpointFilterDelegate next)
+    private async ValueTask<object?> EveryTopicAsync(SubscribedTopics readTopics, LaharsubOperation operation, EndpointFilterInvocationContext invocation, EndpointFilterDelegate next)
     {
         var http = invocation.HttpContext;
         var caller = await IdentifyAsync(http).ConfigureAwait(false);
@@ -118,56 +110,30 @@ internal sealed class AccessControl(
         {
             return caller.Refusal;
         }
-        var permissions = caller.Permissions;
-        var companionsChecked = operation != LaharsubOperation.Subscribe || permissions.AllowsEveryTopic(LaharsubOperation.Presence);
-        if (permissions.AllowsEveryTopic(operation) && companionsChecked)
+        if (TopicAccess.AllowsEveryTopic(caller.Access, operation))
         {
             return await next(invocation).ConfigureAwait(false);
         }
         // Read a second time here (the endpoint parses the request again) only when the caller's grant is
         // narrower than every topic; an invalid request is left to the endpoint's 400.
         var topicIds = new List<long>();
-        if (!topics(http, topicIds))
+        if (!readTopics(http, topicIds))
         {
             return await next(invocation).ConfigureAwait(false);
         }
-        // The first forbidden topic, in the request's order, refuses it whole: answering for the allowed
-        // topics alone would let a client believe it is subscribed (or published) to all of them.
-        foreach (var topicId in topicIds)
-        {
-            // A presence companion's events are who is present: subscribing to it needs presence on its topic.
-            if (!companionsChecked && await labels.GetPresenceOwnerAsync(topicId, http.RequestAborted).ConfigureAwait(false) is { } owner)
-            {
-                if (!permissions.AllowsById(LaharsubOperation.Presence, owner)
-                    && !(permissions.HasLabelPatterns(LaharsubOperation.Presence)
-                        && permissions.AllowsLabel(LaharsubOperation.Presence, await labels.GetLabelAsync(owner, http.RequestAborted).ConfigureAwait(false))))
-                {
-                    return Refuse(http, caller, LaharsubOperation.Presence, owner, label: null);
-                }
-                continue;
-            }
-            if (permissions.AllowsById(operation, topicId))
-            {
-                continue;
-            }
-            if (permissions.HasLabelPatterns(operation)
-                && permissions.AllowsLabel(operation, await labels.GetLabelAsync(topicId, http.RequestAborted).ConfigureAwait(false)))
-            {
-                continue;
-            }
-            return Refuse(http, caller, operation, topicId, label: null);
-        }
-        return await next(invocation).ConfigureAwait(false);
+        return await topics.CheckEveryAsync(caller.Access, operation, topicIds, http.RequestAborted).ConfigureAwait(false) is { } denial
+            ? Refuse(http, caller, denial.Operation, denial.TopicId, label: null)
+            : await next(invocation).ConfigureAwait(false);
     }
 
     /// <summary>
     /// For what a stream does after its request was let in (a WebSocket's <c>subscribe</c> and
-    /// <c>publish</c> frames): whether its caller may do <paramref name="operation"/> on the topic. Always
-    /// in Open mode.
+    /// <c>publish</c> frames) and the presence endpoint's member list: whether its caller may do
+    /// <paramref name="operation"/> on the topic. Always in Open mode.
     /// </summary>
     public async ValueTask<bool> AllowsAsync(HttpContext http, LaharsubOperation operation, long topicId)
     {
-        if (auth.Value.Mode != LaharsubAuthMode.Jwt)
+        if (auth.Value.Mode == LaharsubAuthMode.Open)
         {
             return true;
         }
@@ -176,10 +142,7 @@ internal sealed class AccessControl(
         {
             return false;
         }
-        var permissions = caller.Permissions;
-        return permissions.AllowsById(operation, topicId)
-            || (permissions.HasLabelPatterns(operation)
-                && permissions.AllowsLabel(operation, await labels.GetLabelAsync(topicId, http.RequestAborted).ConfigureAwait(false)));
+        return await topics.CheckAsync(caller.Access, operation, topicId, http.RequestAborted).ConfigureAwait(false) is null;
     }
 
     /// <summary>The presence identity of a request in Jwt mode: its token's subject; null without a valid token, or in Open mode.</summary>
@@ -213,30 +176,37 @@ internal sealed class AccessControl(
         && (http.Request.Headers.ContainsKey(HeaderNames.Authorization) || HasQueryToken(http.Request));
 
     /// <summary>
-    /// Who calls: a request without <c>Authorization</c> is anonymous at no cost; one with a bearer token
-    /// gets the token's permissions (plus the anonymous ones), or a 401 refusal when the token is bad.
+    /// Who calls. Host mode: the application's user, as its authentication found it. Jwt mode: a request without
+    /// <c>Authorization</c> is anonymous at no cost; one with a bearer token gets the token's permissions (plus the
+    /// anonymous ones), or a 401 refusal when the token is bad.
     /// </summary>
     private async ValueTask<Caller> IdentifyAsync(HttpContext http)
     {
+        if (auth.Value.Mode == LaharsubAuthMode.Host)
+        {
+            var user = http.User;
+            return new Caller(new AccessCaller(null, user, http.RequestServices.GetRequiredService<IAuthorizationService>()),
+                Identified: user.Identity?.IsAuthenticated == true, Refusal: null);
+        }
         // Streams may carry the token in the query (docs/protocol.md, "Tokens on streams"); the JwtBearer
         // scheme reads it from there (ConfigureLaharsubJwtBearer).
         if (!http.Request.Headers.ContainsKey(HeaderNames.Authorization) && !HasQueryToken(http.Request))
         {
-            return new Caller(_anonymous, HasToken: false, Refusal: null);
+            return new Caller(new AccessCaller(_anonymous), Identified: false, Refusal: null);
         }
         var result = await http.AuthenticateAsync(LaharsubAccess.SchemeName).ConfigureAwait(false);
         if (result.Succeeded && result.Principal.Identity is LaharsubIdentity identity)
         {
             // Kept for the endpoint: a subscription's presence identity is the token's subject.
             http.User = result.Principal;
-            return new Caller(identity.Permissions, HasToken: true, Refusal: null);
+            return new Caller(new AccessCaller(identity.Permissions), Identified: true, Refusal: null);
         }
         if (result.None)
         {
             // Another kind of credentials (Basic, say): not a token, so the caller is anonymous.
-            return new Caller(_anonymous, HasToken: false, Refusal: null);
+            return new Caller(new AccessCaller(_anonymous), Identified: false, Refusal: null);
         }
-        return new Caller(LaharsubPermissions.None, HasToken: true, AccessResults.BadToken(http, result.Failure, metrics));
+        return new Caller(new AccessCaller(LaharsubPermissions.None), Identified: true, AccessResults.BadToken(http, result.Failure, metrics));
     }
 
     /// <summary>Whether the request carries <c>access_token</c> in its query (looked for without parsing the query into a collection).</summary>
@@ -249,18 +219,23 @@ internal sealed class AccessControl(
     internal const string AccessTokenParameter = "access_token";
 
     private IResult Refuse(HttpContext http, Caller caller, LaharsubOperation operation, long? topicId, string? label) =>
-        caller.HasToken
-            ? AccessResults.Forbidden(http, caller.Permissions, operation, topicId, label, metrics)
+        caller.Access.Grants is not { } permissions
+            ? AccessResults.RefusedByApplication(caller.Identified, operation, topicId, label, metrics)
+        : caller.Identified
+            ? AccessResults.Forbidden(http, permissions, operation, topicId, label, metrics)
             : AccessResults.TokenRequired(http, _anonymous, operation, topicId, metrics);
 
     private static LaharsubPermissions ParseAnonymous(string? setting) =>
         LaharsubPermissions.TryParseAnonymous(setting, out var permissions, out _) ? permissions : LaharsubPermissions.None;
 
-    private readonly record struct Caller(LaharsubPermissions Permissions, bool HasToken, IResult? Refusal);
+    /// <summary>A caller, whether it identified itself (a token, or a signed-in user), and the 401 of a bad token.</summary>
+    private readonly record struct Caller(AccessCaller Access, bool Identified, IResult? Refusal);
 
     /// <summary>The topics a listing shows a caller whose <c>list</c> grant is narrower than every topic.</summary>
-    private sealed class ListableTopics(LaharsubPermissions permissions) : ITopicVisibility
+    private sealed class ListableTopics(AccessCaller caller) : ITopicVisibility
     {
-        public bool IsVisible(TopicInfo topic) => permissions.Allows(LaharsubOperation.List, topic.TopicId, topic.Label);
+        public async ValueTask<bool> IsVisibleAsync(TopicInfo topic) => caller.Grants is { } permissions
+            ? permissions.Allows(LaharsubOperation.List, topic.TopicId, topic.Label)
+            : await caller.AuthorizesAsync(LaharsubOperation.List, new LaharsubTopic(topic.TopicId, topic.Label)).ConfigureAwait(false);
     }
 }

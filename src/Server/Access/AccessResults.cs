@@ -35,24 +35,32 @@ internal static class AccessResults
     public static IResult Forbidden(HttpContext http, LaharsubPermissions permissions, LaharsubOperation operation, long? topicId, string? label, AccessMetrics metrics)
     {
         metrics.Refused(StatusCodes.Status403Forbidden, operation);
-        var what = (operation, topicId) switch
-        {
-            (LaharsubOperation.Create, _) => label is null ? "create an unlabelled topic" : $"create a topic labelled '{label}'",
-            (LaharsubOperation.List, null) => "list topics",
-            (LaharsubOperation.Admin, _) => "read the admin page's data",
-            (_, { } id) => $"{Verb(operation)} topic {id}",
-            _ => Verb(operation),
-        };
-        var extensions = new Dictionary<string, object?> { ["operation"] = operation.Name() };
-        if (topicId is { } topic)
-        {
-            extensions["topicId"] = topic;
-        }
+        var what = What(operation, topicId, label);
+        var extensions = Extensions(operation, topicId);
         return TypedResults.Problem(
             title: "Forbidden",
             detail: $"This token may not {what}: its laharsub.{operation.Name()} grants {permissions.Describe(operation)}. " +
                 "Nothing was changed; ask the token's issuer for one whose claim covers this" + (topicId is null ? "." : " topic (by id, id range or label pattern)."),
             statusCode: StatusCodes.Status403Forbidden,
+            extensions: extensions);
+    }
+
+    /// <summary>
+    /// Host mode: the application's authorization denied the operation; a 401 for a caller who has not signed in,
+    /// a 403 for one who has.
+    /// </summary>
+    public static IResult RefusedByApplication(bool signedIn, LaharsubOperation operation, long? topicId, string? label, AccessMetrics metrics)
+    {
+        var status = signedIn ? StatusCodes.Status403Forbidden : StatusCodes.Status401Unauthorized;
+        metrics.Refused(status, operation);
+        var what = What(operation, topicId, label);
+        var extensions = Extensions(operation, topicId);
+        return TypedResults.Problem(
+            title: signedIn ? "Forbidden" : "Sign-in required",
+            detail: signedIn
+                ? $"This application does not allow you to {what}. Nothing was changed."
+                : $"To {what} this application needs you to sign in first. Nothing was changed.",
+            statusCode: status,
             extensions: extensions);
     }
 
@@ -62,6 +70,27 @@ internal static class AccessResults
         return TypedResults.Problem(title: "Forbidden",
             detail: $"{http.Request.Method} {http.Request.Path} has no access rule in Jwt mode, so it is closed to everyone. This is a server defect: report it.",
             statusCode: StatusCodes.Status403Forbidden);
+    }
+
+    /// <summary>What was refused, as the rest of a sentence ("may not ...").</summary>
+    private static string What(LaharsubOperation operation, long? topicId, string? label) => (operation, topicId) switch
+    {
+        (LaharsubOperation.Create, _) => label is null ? "create an unlabelled topic" : $"create a topic labelled '{label}'",
+        (LaharsubOperation.List, null) => "list topics",
+        (LaharsubOperation.Admin, _) => "read the admin page's data",
+        (_, { } id) => $"{Verb(operation)} topic {id}",
+        _ => Verb(operation),
+    };
+
+    /// <summary>The problem's <c>operation</c> and <c>topicId</c> members, for clients to act on.</summary>
+    private static Dictionary<string, object?> Extensions(LaharsubOperation operation, long? topicId)
+    {
+        var extensions = new Dictionary<string, object?> { ["operation"] = operation.Name() };
+        if (topicId is { } topic)
+        {
+            extensions["topicId"] = topic;
+        }
+        return extensions;
     }
 
     private static string Verb(LaharsubOperation operation) => operation switch

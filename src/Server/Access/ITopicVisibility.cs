@@ -8,5 +8,5 @@ namespace Laharsub.Server.Access;
 /// </summary>
 internal interface ITopicVisibility
 {
-    bool IsVisible(TopicInfo topic);
+    ValueTask<bool> IsVisibleAsync(TopicInfo topic);
 }

@@ -1,3 +1,4 @@
+using Microsoft.AspNetCore.Authorization;
 using Microsoft.AspNetCore.Authentication.JwtBearer;
 using Microsoft.AspNetCore.Authentication;
 using Microsoft.AspNetCore.Builder;
@@ -40,6 +41,7 @@ public static partial class LaharsubAccess
         services.TryAddEnumerable(ServiceDescriptor.Singleton<IConfigureOptions<JwtBearerOptions>, ConfigureLaharsubJwtBearer>());
         services.TryAddSingleton<AccessTokenCache>();
         services.TryAddSingleton<TopicLabelLookup>();
+        services.TryAddSingleton<TopicAccess>();
         services.TryAddSingleton<AccessMetrics>();
         services.TryAddSingleton<AccessControl>();
         services.AddHealthChecks().AddCheck<AccessHealthCheck>("laharsub-access");
@@ -53,7 +55,7 @@ public static partial class LaharsubAccess
     /// </summary>
     internal static RouteGroupBuilder RequireLaharsubAccess(this RouteGroupBuilder group, IServiceProvider services)
     {
-        if (services.GetRequiredService<IOptions<LaharsubAuthOptions>>().Value.Mode != LaharsubAuthMode.Jwt)
+        if (services.GetRequiredService<IOptions<LaharsubAuthOptions>>().Value.Mode == LaharsubAuthMode.Open)
         {
             return group;
         }
@@ -82,14 +84,27 @@ public static partial class LaharsubAccess
     }
 
     /// <summary>
-    /// In Open mode, logs the one warning that the server is open: called by <c>MapLaharsub</c>, so that an
-    /// application that embeds Laharsub warns as the standalone server does.
+    /// Says at start who decides: in Open mode, the one warning that the server is open (called by <c>MapLaharsub</c>,
+    /// so that an application that embeds Laharsub warns as the standalone server does); in Host mode, that the
+    /// application's authorization decides, refusing to start when the application registered none.
     /// </summary>
-    internal static void WarnIfOpen(IServiceProvider services)
+    internal static void LogMode(IServiceProvider services)
     {
-        if (services.GetRequiredService<IOptions<LaharsubAuthOptions>>().Value.Mode != LaharsubAuthMode.Jwt)
+        var mode = services.GetRequiredService<IOptions<LaharsubAuthOptions>>().Value.Mode;
+        var logger = services.GetRequiredService<ILoggerFactory>().CreateLogger(typeof(LaharsubAccess));
+        if (mode == LaharsubAuthMode.Open)
         {
-            Log.OpenMode(services.GetRequiredService<ILoggerFactory>().CreateLogger(typeof(LaharsubAccess)));
+            Log.OpenMode(logger);
+        }
+        else if (mode == LaharsubAuthMode.Host)
+        {
+            if (services.GetService<IAuthorizationService>() is null)
+            {
+                throw new InvalidOperationException(
+                    "Laharsub:Auth:Mode is Host, but the application registered no authorization: call builder.Services.AddAuthorization() and register an " +
+                    "AuthorizationHandler<LaharsubRequirement, LaharsubTopic> that decides who may do what (docs/access-control.md, \"Your app's own users\").");
+            }
+            Log.HostMode(logger);
         }
     }
 
@@ -102,6 +117,12 @@ public static partial class LaharsubAccess
         var auth = app.Services.GetRequiredService<IOptions<LaharsubAuthOptions>>().Value;
         var logger = app.Services.GetRequiredService<ILoggerFactory>().CreateLogger(typeof(LaharsubAccess));
         app.Services.GetRequiredService<AccessMetrics>();
+        if (auth.Mode == LaharsubAuthMode.Host)
+        {
+            throw new InvalidOperationException(
+                "Laharsub:Auth:Mode is Host, which lets an application that embeds Laharsub decide with its own authorization; the standalone server has no such " +
+                "application. Use Jwt (tokens your application mints) or Open.");
+        }
         if (auth.Mode == LaharsubAuthMode.Jwt)
         {
             app.UseAuthentication();
@@ -131,6 +152,10 @@ public static partial class LaharsubAccess
         [LoggerMessage(EventId = 21, Level = LogLevel.Information,
             Message = "Laharsub:Auth:Mode is Jwt: requests need a bearer token; without one they may do: {Anonymous}.")]
         public static partial void JwtMode(ILogger logger, string anonymous);
+
+        [LoggerMessage(EventId = 23, Level = LogLevel.Information,
+            Message = "Laharsub:Auth:Mode is Host: the application's authorization decides each operation on each topic (AuthorizationHandler<LaharsubRequirement, LaharsubTopic>); every request takes the application's pipeline.")]
+        public static partial void HostMode(ILogger logger);
 
         [LoggerMessage(EventId = 22, Level = LogLevel.Error,
             Message = "Endpoint {Endpoint} has no access rule, so Jwt mode refuses every request to it with 403. Give it one in Access/LaharsubAccess.Classify.")]

@@ -20,7 +20,11 @@ internal sealed class LaharsubAuthOptionsValidator : IValidateOptions<LaharsubAu
         var failures = new List<string>();
         if (!Enum.IsDefined(options.Mode))
         {
-            failures.Add($"Laharsub:Auth:Mode is {options.Mode}: use Open or Jwt.");
+            failures.Add($"Laharsub:Auth:Mode is {options.Mode}: use Open, Jwt or Host.");
+        }
+        if (options.Mode == LaharsubAuthMode.Host && !string.IsNullOrWhiteSpace(options.Anonymous))
+        {
+            failures.Add("Laharsub:Auth:Anonymous is set, but Laharsub:Auth:Mode is Host, where the application's AuthorizationHandler<LaharsubRequirement, LaharsubTopic> decides for anonymous users too: remove the setting and decide there.");
         }
         if (!LaharsubPermissions.TryParseAnonymous(options.Anonymous, out _, out var anonymousError))
         {

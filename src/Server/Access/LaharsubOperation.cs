@@ -1,12 +1,24 @@
 namespace Laharsub.Server.Access;
 
-/// <summary>What a request does, as a <c>laharsub</c> claim or <c>Laharsub:Auth:Anonymous</c> names it.</summary>
-internal enum LaharsubOperation
+/// <summary>
+/// What a request does to topics: as a <c>laharsub</c> claim or <c>Laharsub:Auth:Anonymous</c> names it (Jwt mode), and as
+/// <see cref="LaharsubRequirement"/> asks the application's authorization (Host mode).
+/// </summary>
+public enum LaharsubOperation
 {
+    /// <summary>Creating a topic (with the label it asks for).</summary>
     Create,
+
+    /// <summary>Publishing to a topic: REST, to several topics at once, or a WebSocket's <c>publish</c> frame.</summary>
     Publish,
+
+    /// <summary>Subscribing to a topic (a poll, an event stream, a WebSocket or its <c>subscribe</c> frame), and reading its description.</summary>
     Subscribe,
+
+    /// <summary>Seeing a topic in the listing of topics, and reading its description.</summary>
     List,
+
+    /// <summary>Deleting a topic.</summary>
     Delete,
 
     /// <summary>Seeing who is present on a topic with presence, with their data, and subscribing to its companion topic of presence events.</summary>

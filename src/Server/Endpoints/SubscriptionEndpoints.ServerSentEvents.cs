@@ -89,16 +89,13 @@ internal static partial class SubscriptionEndpoints
     private static async Task StreamUntilExpiryAsync(HttpContext context, PollServices services, Subscription[] subscriptions, Conflation conflation,
         PresenceIdentity? member)
     {
-        var expiresAt = await services.Access.TokenExpiryAsync(context).ConfigureAwait(false);
-        var left = expiresAt is { } at ? at - services.TimeProvider.GetUtcNow() : Timeout.InfiniteTimeSpan;
-        using var expired = new CancellationTokenSource(left > TimeSpan.Zero || left == Timeout.InfiniteTimeSpan ? left : TimeSpan.Zero, services.TimeProvider);
-        using var ended = CancellationTokenSource.CreateLinkedTokenSource(context.RequestAborted, expired.Token);
-        var wait = new SubscriptionWait(services.Streams.HeartbeatInterval, services.TimeProvider, ended.Token, services.Lifetime.ApplicationStopping);
+        using var expiry = new StreamTokenExpiry(await services.Access.TokenExpiryAsync(context).ConfigureAwait(false), services.TimeProvider, context.RequestAborted);
+        var wait = new SubscriptionWait(services.Streams.HeartbeatInterval, services.TimeProvider, expiry.Ended, services.Lifetime.ApplicationStopping);
         services.Metrics.PollStarted();
         var target = new ResponseEventStream(context);
         using var deadline = WriteDeadline(target, services);
         await services.Runner.RunAsync(subscriptions, services.Wire.JsonAnswerBytes, wait,
-            new EventStreamSink(target, services, new StreamCursors(), deadline, expired.Token), StreamPacing(services, conflation), member).ConfigureAwait(false);
+            new EventStreamSink(target, services, new StreamCursors(), deadline, expiry.Expired), StreamPacing(services, conflation), member).ConfigureAwait(false);
     }
 
     /// <summary>

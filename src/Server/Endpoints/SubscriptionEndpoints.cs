@@ -147,9 +147,7 @@ internal static partial class SubscriptionEndpoints
     /// access control authenticated) in Jwt mode; null for an anonymous observer.
     /// </summary>
     internal static PresenceIdentity? PresenceOf(HttpContext context, PollServices services, SubscriptionQuery query) =>
-        !services.IdentityFromToken ? query.Presence
-        : context.User.Identity is LaharsubIdentity { Subject: { Length: > 0 } subject } ? new PresenceIdentity(subject, query.MemberData)
-        : null;
+        query.PresenceOf(services.IdentityFromToken, context.User.Identity as LaharsubIdentity);
 
     /// <remarks>
     /// Not async: it validates, then returns the runner's own task, in whose state machine

@@ -34,7 +34,7 @@ internal static class TopicListing
                 cursor = topic.TopicId;
                 scanned++;
                 if ((labelPattern is null || (topic.Label is { } label && TopicLabel.Matches(labelPattern, label)))
-                    && (visibility is null || visibility.IsVisible(topic)))
+                    && (visibility is null || await visibility.IsVisibleAsync(topic).ConfigureAwait(false)))
                 {
                     shown.Add(topic);
                     if (shown.Count == limit)

@@ -8,6 +8,7 @@ using HttpVersion = Microsoft.AspNetCore.Server.Kestrel.Core.Internal.Http.HttpV
 using System.Runtime.InteropServices;
 using System.Text;
 using System.Text.Json;
+using Laharsub.Server.Access;
 using Laharsub.Server.Delivery;
 using Laharsub.Server.Diagnostics;
 using Laharsub.Server.Endpoints;
@@ -84,6 +85,14 @@ internal sealed class FastPathConnection : IHttpRequestLineHandler, IHttpHeaders
     private string? _webSocketProtocols;
     private int _webSocketHeaders;
     private bool _origin;
+
+    /// <summary>Jwt mode: the request's bearer token (from <c>Authorization</c>, or a stream's <c>access_token</c>), and the last one seen on the connection.</summary>
+    private string? _token;
+    private string? _lastToken;
+
+    /// <summary>Jwt mode: what the caller may do, and its token's identity (null for an anonymous caller); null in Open mode.</summary>
+    private LaharsubPermissions? _permissions;
+    private LaharsubIdentity? _identity;
 
     /// <summary>When the connection is aborted unless the request (or the next one) has arrived: Kestrel's keep-alive and header timeouts.</summary>
     private long _deadline = NoDeadline;
@@ -291,6 +300,9 @@ internal sealed class FastPathConnection : IHttpRequestLineHandler, IHttpHeaders
         _webSocketProtocols = null;
         _webSocketHeaders = 0;
         _origin = false;
+        _token = null;
+        _permissions = null;
+        _identity = null;
         // Only text that starts like a request line is parsed here; anything else (TLS, HTTP/2's preface)
         // goes to Kestrel without the parser, which would throw on much of it.
         var first = buffer.FirstSpan;
@@ -347,6 +359,7 @@ internal sealed class FastPathConnection : IHttpRequestLineHandler, IHttpHeaders
             // A request from a page gets the CORS headers the pipeline would add, where the policy allows any
             // origin (the same headers whatever the origin); where it names origins, the pipeline decides.
             : _origin && (_webSocket ? _state.WebSocketOriginHeaders : _state.OriginHeaders) is null ? "origin"
+            : _state.Tokens is { } tokens && IdentifyCaller(tokens) is { } unknown ? unknown
             : _webSocket ? (TakesWebSocket() ? null : "websocket")
             : _kind switch
             {
@@ -357,6 +370,89 @@ internal sealed class FastPathConnection : IHttpRequestLineHandler, IHttpHeaders
                 _ => "route",
             };
         return _pipelineReason is null;
+    }
+
+    /// <summary>
+    /// Jwt mode: who calls, as the pipeline's access control would find it; the reason the pipeline must find out
+    /// instead (a token it has not validated yet, credentials of another kind), or null.
+    /// </summary>
+    private string? IdentifyCaller(TokenCallers tokens)
+    {
+        if (_token is null && _kind == Kind.Poll && _query is { } query && query.Contains(AccessTokenAssignment, StringComparison.Ordinal))
+        {
+            // A browser's EventSource or WebSocket sends its token in the query (docs/protocol.md, "Tokens on streams").
+            if (!TryReadQueryToken(query, out _token))
+            {
+                return "authorization";
+            }
+        }
+        if (_token is null)
+        {
+            _permissions = tokens.Anonymous;
+            return null;
+        }
+        _identity = tokens.Validated(_token);
+        _permissions = _identity?.Permissions;
+        return _identity is null ? "token_unvalidated" : null;
+    }
+
+    private const string AccessTokenAssignment = SubscriptionQuery.AccessTokenParameter + "=";
+
+    /// <summary>
+    /// The query's one <c>access_token</c> (null when it has none, as for a name that only ends in it); false for
+    /// what the pipeline's query parsing decides: an empty or repeated one, or one with escapes.
+    /// </summary>
+    private static bool TryReadQueryToken(string query, out string? token)
+    {
+        token = null;
+        var text = query.AsSpan(query.StartsWith('?') ? 1 : 0);
+        foreach (var range in text.Split('&'))
+        {
+            var pair = text[range];
+            if (!pair.StartsWith(AccessTokenAssignment, StringComparison.Ordinal))
+            {
+                continue;
+            }
+            var value = pair[AccessTokenAssignment.Length..];
+            if (token is not null || value.IsEmpty || value.ContainsAny('%', '+'))
+            {
+                return false;
+            }
+            token = value.ToString();
+        }
+        return true;
+    }
+
+    /// <summary>
+    /// Jwt mode: whether the caller may subscribe to every topic the query names, as the pipeline's access control
+    /// decides (a refused poll is the pipeline's to answer with its 401 or 403). True in Open mode, and for a query
+    /// the pipeline refuses anyway.
+    /// </summary>
+    private ValueTask<bool> AllowsSubscriptionAsync() =>
+        _permissions is not { } permissions || TopicAccess.AllowsEveryTopic(new AccessCaller(permissions), LaharsubOperation.Subscribe)
+            ? new(true)
+            : CheckSubscriptionAsync(permissions);
+
+    private async ValueTask<bool> CheckSubscriptionAsync(LaharsubPermissions permissions)
+    {
+        var subscriptions = new List<Subscription>();
+        if (SubscriptionQuery.Parse(_query, _state.Delivery, subscriptions, identityFromToken: true).Error is not null)
+        {
+            return true;
+        }
+        var topicIds = subscriptions.ConvertAll(subscription => subscription.TopicId);
+        return await AllowsAsync(_state.Tokens!.Access.CheckEveryAsync(new AccessCaller(permissions), LaharsubOperation.Subscribe, topicIds, _connection.ConnectionClosed)).ConfigureAwait(false);
+    }
+
+    /// <summary>Whether the decision allows the request; a refusal is the pipeline's to answer.</summary>
+    private async ValueTask<bool> AllowsAsync(ValueTask<AccessDenial?> decision)
+    {
+        if (await decision.ConfigureAwait(false) is null)
+        {
+            return true;
+        }
+        _pipelineReason = "access_refused";
+        return false;
     }
 
     private bool TakesWebSocket() =>
@@ -380,6 +476,10 @@ internal sealed class FastPathConnection : IHttpRequestLineHandler, IHttpHeaders
     /// <summary>Answers the poll, or returns null, having consumed nothing, for the pipeline to answer it.</summary>
     private async ValueTask<Served?> PollAsync(SequencePosition headEnd)
     {
+        if (!await AllowsSubscriptionAsync().ConfigureAwait(false))
+        {
+            return null;
+        }
         if (StartPoll(headEnd, out var permit) is not { } running)
         {
             return null;
@@ -413,7 +513,12 @@ internal sealed class FastPathConnection : IHttpRequestLineHandler, IHttpHeaders
     /// </summary>
     private async ValueTask<Served?> StreamAsync(SequencePosition headEnd)
     {
-        if (StartStream(headEnd, out var permit, out var stream) is not { } running)
+        if (!await AllowsSubscriptionAsync().ConfigureAwait(false))
+        {
+            return null;
+        }
+        using var expiry = _identity is not null ? new StreamTokenExpiry(_identity.ExpiresAt, _state.Clock, _connection.ConnectionClosed) : null;
+        if (StartStream(headEnd, expiry, out var permit, out var stream) is not { } running)
         {
             return null;
         }
@@ -451,6 +556,10 @@ internal sealed class FastPathConnection : IHttpRequestLineHandler, IHttpHeaders
     /// </summary>
     private async ValueTask<Served?> WebSocketAsync(SequencePosition headEnd)
     {
+        if (!await AllowsSubscriptionAsync().ConfigureAwait(false))
+        {
+            return null;
+        }
         Subscription[] initial;
         Conflation conflation;
         PresenceIdentity? member;
@@ -458,7 +567,7 @@ internal sealed class FastPathConnection : IHttpRequestLineHandler, IHttpHeaders
         var subscriptions = t_subscriptions ??= [];
         try
         {
-            var query = SubscriptionQuery.Parse(_query, _state.Delivery, subscriptions);
+            var query = SubscriptionQuery.Parse(_query, _state.Delivery, subscriptions, identityFromToken: _state.Tokens is not null);
             // As the pipeline does: a query that names no topic opens a socket whose frames subscribe later.
             if ((query.Error is not null && !query.NamesNoTopic) || !TryAcquireWaitingPoll(out permit))
             {
@@ -467,7 +576,7 @@ internal sealed class FastPathConnection : IHttpRequestLineHandler, IHttpHeaders
             }
             initial = query.Error is null ? [.. subscriptions] : [];
             conflation = query.Conflation;
-            member = query.Presence;
+            member = query.PresenceOf(_state.Tokens is not null, _identity);
         }
         finally
         {
@@ -490,7 +599,7 @@ internal sealed class FastPathConnection : IHttpRequestLineHandler, IHttpHeaders
                     KeepAliveInterval = _state.Poll.Streams.KeepAliveInterval,
                     KeepAliveTimeout = _state.WebSocketKeepAliveTimeout,
                 });
-                await SubscriptionEndpoints.RunWebSocketAsync(socket, new OpenCaller(_connection), _state.Poll, initial, conflation, member).ConfigureAwait(false);
+                await SubscriptionEndpoints.RunWebSocketAsync(socket, new Caller(_connection, _state.Tokens?.Access, _permissions, _identity?.ExpiresAt), _state.Poll, initial, conflation, member).ConfigureAwait(false);
             }
             finally
             {
@@ -527,12 +636,16 @@ internal sealed class FastPathConnection : IHttpRequestLineHandler, IHttpHeaders
         return Encoding.ASCII.GetBytes(Convert.ToBase64String(hash));
     }
 
-    /// <summary>A socket's caller on the fast path, which takes sockets only in Open access mode and without a rate limit.</summary>
-    private sealed class OpenCaller(ConnectionContext connection) : IWebSocketCaller
+    /// <summary>
+    /// A socket's caller on the fast path (which takes sockets only without a rate limit): in Jwt mode, its frames are
+    /// allowed by the grants it connected with, and it ends when its token expires.
+    /// </summary>
+    private sealed class Caller(ConnectionContext connection, TopicAccess? access, LaharsubPermissions? permissions, DateTimeOffset? expiresAt) : IWebSocketCaller
     {
         public CancellationToken Gone => connection.ConnectionClosed;
 
-        public ValueTask<bool> AllowsAsync(Access.LaharsubOperation operation, long topicId) => ValueTask.FromResult(true);
+        public async ValueTask<bool> AllowsAsync(LaharsubOperation operation, long topicId) =>
+            permissions is null || await access!.CheckAsync(new AccessCaller(permissions), operation, topicId, connection.ConnectionClosed).ConfigureAwait(false) is null;
 
         public bool TryAcquire(out int retryAfterSeconds)
         {
@@ -540,20 +653,20 @@ internal sealed class FastPathConnection : IHttpRequestLineHandler, IHttpHeaders
             return true;
         }
 
-        public ValueTask<DateTimeOffset?> TokenExpiryAsync() => ValueTask.FromResult<DateTimeOffset?>(null);
+        public ValueTask<DateTimeOffset?> TokenExpiryAsync() => ValueTask.FromResult(expiresAt);
 
         public void Abort() => connection.Abort(new ConnectionAbortedException("The socket's client did not read within Streams:MaxWriteWait."));
     }
 
     /// <summary>As <see cref="StartPoll"/>, for an event stream: its positions from the query, or from <c>Last-Event-ID</c>.</summary>
-    private Task? StartStream(SequencePosition headEnd, out IDisposable? permit, out (FastEventStream Target, StreamWriteDeadline Deadline) stream)
+    private Task? StartStream(SequencePosition headEnd, StreamTokenExpiry? expiry, out IDisposable? permit, out (FastEventStream Target, StreamWriteDeadline Deadline) stream)
     {
         permit = null;
         stream = default;
         var subscriptions = t_subscriptions ??= [];
         try
         {
-            var query = SubscriptionQuery.Parse(_query, _state.Delivery, subscriptions);
+            var query = SubscriptionQuery.Parse(_query, _state.Delivery, subscriptions, identityFromToken: _state.Tokens is not null);
             if (query.Error is not null
                 || (_lastEventId is { Length: > 0 } lastEventId && SubscriptionEndpoints.ResumeFrom(lastEventId, subscriptions, _state.Delivery) is not null)
                 || !TryAcquireWaitingPoll(out permit))
@@ -565,11 +678,11 @@ internal sealed class FastPathConnection : IHttpRequestLineHandler, IHttpHeaders
             _state.Metrics.FastPath("stream");
             var target = new FastEventStream(_output, _state.Responses, _connection, TraceId(), _origin ? _state.OriginHeaders! : []);
             stream = (target, SubscriptionEndpoints.WriteDeadline(target, _state.Poll));
-            var wait = new SubscriptionWait(_state.Poll.Streams.HeartbeatInterval, _state.Clock, _connection.ConnectionClosed, _state.Lifetime.ApplicationStopping);
+            var wait = new SubscriptionWait(_state.Poll.Streams.HeartbeatInterval, _state.Clock, expiry?.Ended ?? _connection.ConnectionClosed, _state.Lifetime.ApplicationStopping);
             _state.Metrics.PollStarted();
             return _state.Runner.RunAsync(CollectionsMarshal.AsSpan(subscriptions), _state.Wire.JsonAnswerBytes, wait,
-                new SubscriptionEndpoints.EventStreamSink(target, _state.Poll, new StreamCursors(), stream.Deadline, CancellationToken.None),
-                SubscriptionEndpoints.StreamPacing(_state.Poll, query.Conflation), query.Presence);
+                new SubscriptionEndpoints.EventStreamSink(target, _state.Poll, new StreamCursors(), stream.Deadline, expiry?.Expired ?? CancellationToken.None),
+                SubscriptionEndpoints.StreamPacing(_state.Poll, query.Conflation), query.PresenceOf(_state.Tokens is not null, _identity));
         }
         finally
         {
@@ -604,7 +717,7 @@ internal sealed class FastPathConnection : IHttpRequestLineHandler, IHttpHeaders
         var subscriptions = t_subscriptions ??= [];
         try
         {
-            var query = SubscriptionQuery.Parse(_query, _state.Delivery, subscriptions);
+            var query = SubscriptionQuery.Parse(_query, _state.Delivery, subscriptions, identityFromToken: _state.Tokens is not null);
             if (query.Error is not null || !TryAcquireWaitingPoll(out permit))
             {
                 _pipelineReason ??= "query_invalid";
@@ -621,7 +734,7 @@ internal sealed class FastPathConnection : IHttpRequestLineHandler, IHttpHeaders
             var wait = new SubscriptionWait(query.Timeout, _state.Clock, _connection.ConnectionClosed, _state.Lifetime.ApplicationStopping);
             _state.Metrics.PollStarted();
             return _state.Runner.RunAsync(CollectionsMarshal.AsSpan(subscriptions), _state.Wire.JsonAnswerBytes, wait, answer,
-                SubscriptionEndpoints.PollPacing(query), query.Presence);
+                SubscriptionEndpoints.PollPacing(query), query.PresenceOf(_state.Tokens is not null, _identity));
         }
         finally
         {
@@ -633,6 +746,11 @@ internal sealed class FastPathConnection : IHttpRequestLineHandler, IHttpHeaders
     /// <summary>Publishes and answers, or returns null, having changed and consumed nothing, for the pipeline to answer it.</summary>
     private async ValueTask<Served?> PublishAsync(ReadOnlySequence<byte> buffer, SequencePosition headEnd)
     {
+        if (_permissions is { } permissions
+            && !await AllowsAsync(_state.Tokens!.Access.CheckAsync(new AccessCaller(permissions), LaharsubOperation.Publish, _topicId, _connection.ConnectionClosed)).ConfigureAwait(false))
+        {
+            return null;
+        }
         var bodySequence = buffer.Slice(headEnd, _contentLength);
         byte[]? rented = null;
         ReadOnlyMemory<byte> body;
@@ -885,6 +1003,16 @@ internal sealed class FastPathConnection : IHttpRequestLineHandler, IHttpHeaders
                 _pipelineForGood = true;
             }
         }
+        else if (Ascii.EqualsIgnoreCase(name, "Authorization"u8) && _state.Tokens is not null)
+        {
+            // Jwt mode: a bearer token is the fast path's when the pipeline has validated it (IdentifyCaller); other
+            // credentials, or a second header, are the pipeline's.
+            if (_token is not null || !TryReadBearerToken(value))
+            {
+                NotOurs("authorization");
+                _pipelineForGood = true;
+            }
+        }
         else if (Ascii.EqualsIgnoreCase(name, "X-Forwarded-For"u8))
         {
             // Whose address counts against the waiting-poll cap is the pipeline's to say once a proxy is trusted.
@@ -899,6 +1027,24 @@ internal sealed class FastPathConnection : IHttpRequestLineHandler, IHttpHeaders
             _pipelineForGood |= IsSentEveryTime(name);
         }
     }
+
+    /// <summary><c>Bearer</c> and a token, as the JwtBearer scheme reads it; the connection's last token again when it is the same.</summary>
+    private bool TryReadBearerToken(ReadOnlySpan<byte> value)
+    {
+        if (value.Length <= BearerPrefix.Length || !Ascii.EqualsIgnoreCase(value[..BearerPrefix.Length], BearerPrefix))
+        {
+            return false;
+        }
+        var token = value[BearerPrefix.Length..].Trim(" \t"u8);
+        if (token.IsEmpty)
+        {
+            return false;
+        }
+        _token = _lastToken is { } last && Ascii.Equals(token, last) ? last : (_lastToken = Encoding.ASCII.GetString(token));
+        return true;
+    }
+
+    private static ReadOnlySpan<byte> BearerPrefix => "Bearer "u8;
 
     /// <summary>
     /// Pipeline-only headers that a client, once it sends one, sends with every request of its kind: a token, and

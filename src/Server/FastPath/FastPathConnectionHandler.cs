@@ -28,7 +28,7 @@ namespace Laharsub.Server.FastPath;
 /// </summary>
 /// <remarks>
 /// The fast path takes a request only when its answer cannot differ from the pipeline's: HTTP/1.1 over a
-/// plain connection, Open access mode, no CORS, no forwarding, trace or upgrade headers (but a WebSocket's
+/// plain connection, a caller whose grants allow it (Jwt mode: anonymous, or a token the pipeline validated before), no CORS, no forwarding, trace or upgrade headers (but a WebSocket's
 /// handshake, see <see cref="ServeWebSockets"/>), a query the
 /// poll parser accepts, and (for a publish) a whole body within the limits whose store call succeeds. A
 /// publish the store refuses changed nothing, so it is handed over too and the pipeline answers it.
@@ -108,9 +108,9 @@ internal sealed partial class FastPathConnectionHandler
             return kestrel(connection);
         }
         var state = GetState();
-        // Jwt mode's access checks, host filtering (AllowedHosts), what the host added to Laharsub's endpoints,
-        // and the 429 of a connection over its client's cap live in the pipeline.
-        var declined = !state.OpenAccess ? "jwt_mode"
+        // Host filtering (AllowedHosts), what the host added to Laharsub's endpoints, and the 429 of a connection
+        // over its client's cap live in the pipeline.
+        var declined = state.HostAuthorizes ? "host_authorization"
             : state.HostsFiltered ? "allowed_hosts"
             : state.PipelineOnly.Count > 0 ? "host_conventions"
             : ClientConnectionLimit.IsOverLimit(connection) ? "connection_cap"
@@ -139,12 +139,19 @@ internal sealed partial class FastPathConnectionHandler
             WaitingPolls = services.GetRequiredService<WaitingPollLimit>();
             ForwardedForDecides = trustsForwardedFor && WaitingPolls.Enabled;
             Logger = services.GetRequiredService<ILoggerFactory>().CreateLogger<FastPathConnectionHandler>();
-            OpenAccess = services.GetRequiredService<IOptions<LaharsubAuthOptions>>().Value.Mode == LaharsubAuthMode.Open;
+            var auth = services.GetRequiredService<IOptions<LaharsubAuthOptions>>().Value;
+            if (auth.Mode == LaharsubAuthMode.Jwt)
+            {
+                Tokens = new TokenCallers(services.GetRequiredService<AccessTokenCache>(), services.GetRequiredService<AccessControl>().Anonymous,
+                    services.GetRequiredService<TopicAccess>());
+            }
             RateLimited = services.GetRequiredService<IOptions<LaharsubRateLimitOptions>>().Value.RequestsPerPeriod > 0;
             HostsFiltered = services.GetRequiredService<IConfiguration>()["AllowedHosts"] is { Length: > 0 } allowed && allowed != "*";
-            PipelineOnly = HostConventions.PipelineOnlyReasons(
+            HostAuthorizes = auth.Mode == LaharsubAuthMode.Host;
+            PipelineOnly = [.. HostConventions.PipelineOnlyReasons(
                 services.GetRequiredService<EndpointDataSource>().Endpoints,
-                services.GetRequiredService<IOptions<AuthorizationOptions>>().Value.FallbackPolicy);
+                services.GetRequiredService<IOptions<AuthorizationOptions>>().Value.FallbackPolicy),
+                .. HostAuthorizes ? ["Laharsub:Auth:Mode is Host: the application's authentication and authorization decide, in its pipeline"] : Array.Empty<string>()];
             var kestrel = services.GetRequiredService<IOptions<KestrelServerOptions>>().Value;
             Limits = kestrel.Limits;
             MaxHeadBytes = Limits.MaxRequestLineSize + Limits.MaxRequestHeadersTotalSize;
@@ -178,7 +185,12 @@ internal sealed partial class FastPathConnectionHandler
         /// <summary>Whether a request's <c>X-Forwarded-For</c> may change which client it counts for (<see cref="TrustsForwardedFor"/>).</summary>
         public bool ForwardedForDecides { get; }
         public ILogger Logger { get; }
-        public bool OpenAccess { get; }
+
+        /// <summary>Host mode: the application's own authorization decides, which runs in its pipeline alone.</summary>
+        public bool HostAuthorizes { get; }
+
+        /// <summary>Jwt mode's callers (null in Open mode): tokens the pipeline validated, anonymous callers' grants, and the decision.</summary>
+        public TokenCallers? Tokens { get; }
         public bool RateLimited { get; }
 
         /// <summary>

@@ -44,7 +44,7 @@ public static class LaharsubEndpointRouteBuilderExtensions
         routes.MapTopics(rateLimited: options.RateLimit.RequestsPerPeriod > 0);
         routes.MapSubscriptions();
         group.RequireLaharsubAccess(endpoints.ServiceProvider);
-        LaharsubAccess.WarnIfOpen(endpoints.ServiceProvider);
+        LaharsubAccess.LogMode(endpoints.ServiceProvider);
         HostConventions.MarkHostStart(group);
         if (endpoints.ServiceProvider.GetRequiredService<IOptions<LaharsubFastPathOptions>>().Value.Enabled)
         {

@@ -42,6 +42,15 @@ internal readonly struct SubscriptionQuery
     /// <summary>The <c>member</c> data, validated; in Jwt mode it goes with the token's subject.</summary>
     public string? MemberData { get; }
 
+    /// <summary>
+    /// Who the subscription is for presence: the query's <c>client</c> in Open mode, the token's subject in Jwt
+    /// mode (<paramref name="caller"/>, which access control authenticated); null for an anonymous observer.
+    /// </summary>
+    public PresenceIdentity? PresenceOf(bool identityFromToken, Access.LaharsubIdentity? caller) =>
+        !identityFromToken ? Presence
+        : caller is { Subject: { Length: > 0 } subject } ? new PresenceIdentity(subject, MemberData)
+        : null;
+
     private SubscriptionQuery(string errorParameter, string error, Conflation conflation = default, PresenceIdentity? presence = null, string? memberData = null)
     {
         Subscriptions = [];
