@@ -1,6 +1,7 @@
 // Unit tests of the JavaScript client's pure parts (src/Clients/JavaScript/laharsub.js), in node.
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import http from 'node:http';
 import {
   backoffDelay, compactTopics, createClient, decodeMessage, LaharsubError, normalizeBaseUrls, parseRetryAfter,
   presenceEvent, publishBody, publishFrame, sseParser, validateOptions,
@@ -103,5 +104,35 @@ describe('the JavaScript client, unit', () => {
     assert.equal(error.topicId, 7);
     assert.equal(error.status, 404);
     assert.ok(error instanceof Error);
+  });
+
+  test('an event stream whose first event has another name than open is recognised by its cursors, and an unknown notice is still surfaced', { timeout: 15000 }, async () => {
+    // The protocol's SSE `open` event may be renamed (it collides with EventSource's own): the client
+    // must not depend on the name. A scripted server stands in for it here.
+    const requests = [];
+    const server = http.createServer((req, res) => {
+      requests.push({ url: req.url, accept: req.headers.accept });
+      res.writeHead(200, { 'Content-Type': 'text/event-stream' });
+      res.write('retry: 2000\n\nevent: subscribed\nid: 5:3~e1\ndata: {"topics":[{"topicId":5,"epoch":"e1","from":3}]}\n\n');
+      res.write('event: notice\ndata: {"type":"somethingNew","topicId":5,"epoch":"e1"}\n\n');
+      res.write('id: 5:4~e1\ndata: {"topicId":5,"epoch":"e1","messageId":3,"publishedAt":"now","contentType":"text/plain","encoding":"text","body":"hi"}\n\n');
+    });
+    await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const client = createClient(`http://127.0.0.1:${server.address().port}/ps`, { transports: ['sse'] });
+    try {
+      const subscription = client.subscribe({ topicId: 5, from: 3 });
+      const items = subscription[Symbol.asyncIterator]();
+      const first = await items.next();
+      const second = await items.next();
+      assert.deepEqual(first.value, { type: 'somethingNew', topicId: 5, epoch: 'e1' });
+      assert.equal(second.value.data, 'hi');
+      assert.equal(client.transport, 'sse');
+      assert.equal(subscription.cursor(), 4);
+      assert.deepEqual(requests, [{ url: '/ps/subscriptions?topics=5:3', accept: 'text/event-stream' }]);
+    } finally {
+      client.close();
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    }
   });
 });
