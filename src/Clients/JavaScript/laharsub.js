@@ -1550,11 +1550,13 @@ export class LaharsubClient {
           }
         };
         socket.onclose = (event) => reject(this._closeError(conn, event.code, event.reason, token));
-        socket.onerror = () => {};
+        // An abnormal end fires error before close (1006); some WebSocket implementations (Node 22's) fire
+        // no close at all when the connection is refused.
+        socket.onerror = () => reject(this._closeError(conn, 1006, '', token));
       });
     } finally {
       clearTimeout(openTimer);
-      socket.onmessage = socket.onclose = null;
+      socket.onmessage = socket.onclose = socket.onerror = null;
       try {
         socket.close(1000);
       } catch {

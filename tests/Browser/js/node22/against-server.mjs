@@ -6,7 +6,7 @@ import { createRequire } from 'node:module';
 import { createClient, LaharsubError, watchPresence } from '../../../../src/Clients/JavaScript/laharsub.js';
 
 const require = createRequire(import.meta.url);
-const { startServer, api } = require('../../support/server');
+const { startServer, api, freePort } = require('../../support/server');
 const { tokenIssuer } = require('../../support/tokens');
 
 /** The next `count` items of an iterated subscription, each awaited at most `ms`. */
@@ -132,6 +132,46 @@ describe(`the JavaScript client in Node ${process.version}`, () => {
       client.close();
     }
     assert.equal(statuses.at(-1), 'closed');
+  });
+
+  test('latest skips to the newest message with a conflated notice; ifEpoch refuses another incarnation with 412', async () => {
+    const topic = await api(server, 'POST', '/topics');
+    for (let i = 1; i <= 4; i++) {
+      await api(server, 'POST', `/topics/${topic.topicId}`, `v${i}`);
+    }
+    const client = createClient(server.api, { ...fast, latest: true });
+    try {
+      const items = client.subscribe({ topicId: topic.topicId, from: 1, epoch: topic.epoch })[Symbol.asyncIterator]();
+      const [conflated, latest] = await take(items, 2);
+      assert.deepEqual(conflated, { type: 'conflated', topicId: topic.topicId, epoch: topic.epoch, fromMessageId: 1, toMessageId: 3 });
+      assert.equal(latest.data, 'v4');
+      await assert.rejects(client.publish(topic.topicId, 'stale', { ifEpoch: 'not-this-one' }),
+        (error) => error instanceof LaharsubError && error.status === 412 && error.problem.epoch === topic.epoch);
+      // After the first delivery every message comes, as without latest.
+      await client.publish(topic.topicId, 'v5', { ifEpoch: topic.epoch });
+      await client.publish(topic.topicId, 'v6');
+      assert.deepEqual((await take(items, 2)).map((m) => m.data), ['v5', 'v6']);
+    } finally {
+      client.close();
+    }
+  });
+
+  test('with several instances, one that cannot be reached is passed over for the next', async () => {
+    const topic = await api(server, 'POST', '/topics');
+    // A free port: nothing listens there, so connections to it are refused.
+    const dead = `http://127.0.0.1:${await freePort()}/ps`;
+    const transports = [];
+    const client = createClient([dead, server.api], { ...fast, onTransport: (t, info) => transports.push(info.baseUrl) });
+    try {
+      const items = client.subscribe({ topicId: topic.topicId, from: 1 })[Symbol.asyncIterator]();
+      await api(server, 'POST', `/topics/${topic.topicId}`, 'found');
+      const [message] = await take(items, 1);
+      assert.equal(message.data, 'found');
+      assert.equal(client.baseUrl, server.api);
+      assert.deepEqual(transports, [server.api]);
+    } finally {
+      client.close();
+    }
   });
 
   test('presence: the member list is kept live as clients come and go', async () => {
