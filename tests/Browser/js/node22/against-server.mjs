@@ -197,25 +197,30 @@ describe(`the JavaScript client in Node ${process.version}`, () => {
     }
   });
 
-  test('Jwt mode: an expired token is replaced through the refresh callback on REST and on the WebSocket', async () => {
+  test('Jwt mode: an expired token is replaced through the refresh callback, on REST and on every transport', async () => {
     const key = 'node-test-signing-key-of-32-bytes-or-more!';
     const token = tokenIssuer({ key, issuer: 'node-tests', audience: 'laharsub' });
     const jwt = await startServer({ settings: { 'Auth:Mode': 'Jwt', 'Auth:Jwt:SigningKey': key, 'Auth:Jwt:Issuer': 'node-tests', 'Auth:Jwt:Audience': 'laharsub' } });
     const everything = { create: true, publish: true, subscribe: true, list: true, delete: true };
-    let calls = 0;
-    // The first token has expired: the client must ask again after the 401.
-    const client = createClient(jwt.api, { ...fast, accessToken: () => (++calls === 1 ? token(everything, { expiresIn: -60 }) : token(everything)) });
     try {
-      const topic = await client.createTopic();
-      assert.equal(calls, 2);
-      const subscription = client.subscribe({ topicId: topic.topicId, from: 1 });
-      await subscription.ready;
-      await client.publish(topic.topicId, 'with a token');
-      const [message] = await take(subscription[Symbol.asyncIterator](), 1);
-      assert.equal(message.data, 'with a token');
-      assert.equal(client.transport, 'websocket');
+      for (const transport of ['websocket', 'sse', 'longpoll']) {
+        let calls = 0;
+        // The first token has expired: the client must ask again after the 401.
+        const client = createClient(jwt.api, { ...fast, transports: [transport], accessToken: () => (++calls === 1 ? token(everything, { expiresIn: -60 }) : token(everything)) });
+        try {
+          const topic = await client.createTopic();
+          assert.equal(calls, 2);
+          const subscription = client.subscribe({ topicId: topic.topicId, from: 1 });
+          await subscription.ready;
+          await client.publish(topic.topicId, `with a token over ${transport}`);
+          const [message] = await take(subscription[Symbol.asyncIterator](), 1);
+          assert.equal(message.data, `with a token over ${transport}`);
+          assert.equal(client.transport, transport);
+        } finally {
+          client.close();
+        }
+      }
     } finally {
-      client.close();
       await jwt.stop();
     }
   });
