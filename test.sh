@@ -6,7 +6,9 @@
 #      sentinel is redis-server --sentinel, exactly what Debian's redis-sentinel package runs, so that
 #      package is not needed; redis-cli comes with redis-server through redis-tools).
 #   2. Browser: if tests/Browser exists, installs what it needs when missing (Debian's chromium,
-#      npm packages) and runs it with node's test runner (TAP), against the Release server build.
+#      npm packages, Node 22 for the JavaScript client's Node tests) and runs it with node's test runner
+#      (TAP), against the Release server build: the jQuery client, the OpenAPI document, and the
+#      JavaScript client (tests/Browser/js: unit, Node 22, Chromium, nginx, its npm package).
 # The load-test tests race Laharsub against nginx + nchan (loadtest/peers/nchan.conf): Debian's
 # nginx-light and libnginx-mod-nchan are installed first when missing.
 # Exit status: 0 only when every test passed.
@@ -91,6 +93,8 @@ if [ -f tests/Browser/package.json ]; then
     install_debian_package chromium
   fi
   (cd tests/Browser && npm ci --no-audit --no-fund --loglevel=error) || status=1
+  # Node 22 for the JavaScript client's Node tests (tests/Browser/js), as an npm package of its own.
+  (cd tests/Browser/js/node22 && npm ci --no-audit --no-fund --loglevel=error) || status=1
   (cd tests/Browser && timeout --kill-after=30s "${LAHARSUB_BROWSER_TEST_TIMEOUT:-20m}" npm test) 2>&1 | tee "$results/browser.tap"
   [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
   browser_passed=$(grep -E '^# pass [0-9]+' "$results/browser.tap" | tail -1 | awk '{print $3}')

@@ -91,11 +91,16 @@ function harnessHtml({ scriptBase, api, version, options }) {
  * a real origin: Chromium's Local Network Access refuses a route-fulfilled page its calls to the second one.
  */
 async function serveHarness(harness) {
-  const server = http.createServer((req, res) => {
+  return serveOnLoopback((req, res) => {
     const found = req.url === '/harness.html';
     res.writeHead(found ? 200 : 404, { 'Content-Type': 'text/html; charset=utf-8' });
     res.end(found ? harnessHtml(harness) : '');
   });
+}
+
+/** An HTTP server of the test's own on a free loopback port, answering with `handler`: { origin, close() }. */
+async function serveOnLoopback(handler) {
+  const server = http.createServer(handler);
   await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
   return {
     origin: `http://127.0.0.1:${server.address().port}`,
@@ -155,4 +160,4 @@ async function eventually(condition, what, timeoutMs = 15000) {
   }
 }
 
-module.exports = { launchBrowser, newPage, openDemoAs, openHarness, harnessHtml, serveHarness, screenshot, trackPolls, eventually };
+module.exports = { launchBrowser, newPage, openDemoAs, openHarness, harnessHtml, serveHarness, serveOnLoopback, screenshot, trackPolls, eventually };
