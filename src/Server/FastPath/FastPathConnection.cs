@@ -10,7 +10,6 @@ using System.Text;
 using System.Text.Json;
 using Laharsub.Server.Delivery;
 using Laharsub.Server.Diagnostics;
-using Laharsub.Server.Endpoints;
 using Laharsub.Server.Limits;
 using Laharsub.Server.Storage;
 using Laharsub.Server.Transport;
@@ -480,17 +479,17 @@ internal sealed class FastPathConnection : IHttpRequestLineHandler, IHttpHeaders
         {
             try
             {
-                var subProtocol = OffersSubProtocol(_webSocketProtocols) ? SubscriptionEndpoints.WebSocketSubProtocol : null;
+                var subProtocol = OffersSubProtocol(_webSocketProtocols) ? WebSocketSession.SubProtocol : null;
                 _state.Responses.WriteWebSocketAccept(_output, WebSocketAcceptKey(_webSocketKey!), subProtocol,
                     _origin ? _state.WebSocketOriginHeaders : []);
                 var socket = WebSocket.CreateFromStream(new ConnectionStream(_input, _output), new WebSocketCreationOptions
                 {
                     IsServer = true,
                     SubProtocol = subProtocol,
-                    KeepAliveInterval = _state.Poll.Streams.KeepAliveInterval,
+                    KeepAliveInterval = _state.Subscriptions.Streams.KeepAliveInterval,
                     KeepAliveTimeout = _state.WebSocketKeepAliveTimeout,
                 });
-                await SubscriptionEndpoints.RunWebSocketAsync(socket, new OpenCaller(_connection), _state.Poll, initial, conflation, member).ConfigureAwait(false);
+                await WebSocketSession.RunAsync(socket, new OpenCaller(_connection), _state.Subscriptions, initial, conflation, member).ConfigureAwait(false);
             }
             finally
             {
@@ -505,7 +504,7 @@ internal sealed class FastPathConnection : IHttpRequestLineHandler, IHttpHeaders
     {
         foreach (var range in offered.AsSpan().Split(','))
         {
-            if (offered.AsSpan()[range].Trim(" \t").SequenceEqual(SubscriptionEndpoints.WebSocketSubProtocol))
+            if (offered.AsSpan()[range].Trim(" \t").SequenceEqual(WebSocketSession.SubProtocol))
             {
                 return true;
             }
@@ -555,7 +554,7 @@ internal sealed class FastPathConnection : IHttpRequestLineHandler, IHttpHeaders
         {
             var query = SubscriptionQuery.Parse(_query, _state.Delivery, subscriptions);
             if (query.Error is not null
-                || (_lastEventId is { Length: > 0 } lastEventId && SubscriptionEndpoints.ResumeFrom(lastEventId, subscriptions, _state.Delivery) is not null)
+                || (_lastEventId is { Length: > 0 } lastEventId && EventStreamTransport.ResumeFrom(lastEventId, subscriptions, _state.Delivery) is not null)
                 || !TryAcquireWaitingPoll(out permit))
             {
                 _pipelineReason ??= "query_invalid";
@@ -564,12 +563,12 @@ internal sealed class FastPathConnection : IHttpRequestLineHandler, IHttpHeaders
             _input.AdvanceTo(headEnd);
             _state.Metrics.FastPath("stream");
             var target = new FastEventStream(_output, _state.Responses, _connection, TraceId(), _origin ? _state.OriginHeaders! : []);
-            stream = (target, SubscriptionEndpoints.WriteDeadline(target, _state.Poll));
-            var wait = new SubscriptionWait(_state.Poll.Streams.HeartbeatInterval, _state.Clock, _connection.ConnectionClosed, _state.Lifetime.ApplicationStopping);
+            stream = (target, EventStreamTransport.WriteDeadline(target, _state.Subscriptions));
+            var wait = new SubscriptionWait(_state.Subscriptions.Streams.HeartbeatInterval, _state.Clock, _connection.ConnectionClosed, _state.Lifetime.ApplicationStopping);
             _state.Metrics.PollStarted();
             return _state.Runner.RunAsync(CollectionsMarshal.AsSpan(subscriptions), _state.Wire.JsonAnswerBytes, wait,
-                new SubscriptionEndpoints.EventStreamSink(target, _state.Poll, new StreamCursors(), stream.Deadline, CancellationToken.None),
-                SubscriptionEndpoints.StreamPacing(_state.Poll, query.Conflation), query.Presence);
+                new EventStreamSink(target, _state.Subscriptions, new StreamCursors(), stream.Deadline, CancellationToken.None),
+                TransportPacing.Stream(_state.Subscriptions, query.Conflation), query.Presence);
         }
         finally
         {
@@ -621,7 +620,7 @@ internal sealed class FastPathConnection : IHttpRequestLineHandler, IHttpHeaders
             var wait = new SubscriptionWait(query.Timeout, _state.Clock, _connection.ConnectionClosed, _state.Lifetime.ApplicationStopping);
             _state.Metrics.PollStarted();
             return _state.Runner.RunAsync(CollectionsMarshal.AsSpan(subscriptions), _state.Wire.JsonAnswerBytes, wait, answer,
-                SubscriptionEndpoints.PollPacing(query), query.Presence);
+                TransportPacing.LongPoll(query), query.Presence);
         }
         finally
         {

@@ -4,7 +4,6 @@ using System.Buffers.Text;
 using System.Text;
 using System.Text.Json;
 using Laharsub.Server.Delivery;
-using Laharsub.Server.Endpoints;
 using Laharsub.Server.Wire;
 using Microsoft.AspNetCore.WebUtilities;
 
