@@ -1,10 +1,7 @@
 using System.Diagnostics;
-using System.Runtime.InteropServices;
 using Laharsub.Server.Access;
 using Laharsub.Server.Delivery;
-using Laharsub.Server.Diagnostics;
 using Laharsub.Server.Limits;
-using Laharsub.Server.Storage;
 using Laharsub.Server.Transport;
 using Laharsub.Server.Wire;
 using Microsoft.AspNetCore.Builder;
@@ -12,9 +9,6 @@ using Microsoft.AspNetCore.Http.HttpResults;
 using Microsoft.AspNetCore.Http;
 using Microsoft.AspNetCore.Http.Features;
 using Microsoft.AspNetCore.Routing;
-using Microsoft.Extensions.DependencyInjection;
-using Microsoft.Extensions.Hosting;
-using Microsoft.Extensions.Options;
 using Microsoft.Net.Http.Headers;
 
 namespace Laharsub.Server.Endpoints;
@@ -181,13 +175,7 @@ internal static partial class SubscriptionEndpoints
                 .ExecuteAsync(context);
         }
 
-        // Every reason to stop waiting wakes the poll; which one fired decides the answer.
-        var wait = new SubscriptionWait(query.Timeout, services.TimeProvider, context.RequestAborted, services.Lifetime.ApplicationStopping);
-        var activity = LaharsubActivitySource.StartPoll(query.Subscriptions.Count);
-        services.Metrics.PollStarted();
-        return services.Runner.RunAsync(CollectionsMarshal.AsSpan(query.Subscriptions),
-            format == PollFormat.Json ? services.Wire.JsonAnswerBytes : services.Wire.MultipartAnswerBytes, wait,
-            new LongPollSink<PollResponder>(new PollResponder(context, services, format), services.Metrics, activity), TransportPacing.LongPoll(query), PresenceOf(context, services, query));
+        return LongPollTransport.Start(services, query, format, new PollResponder(context, services, format), PresenceOf(context, services, query), context.RequestAborted);
     }
 
     /// <summary>A long poll's answers on the pipeline's response (<see cref="LongPollSink{TResponder}"/> chooses them).</summary>

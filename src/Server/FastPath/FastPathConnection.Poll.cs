@@ -1,11 +1,10 @@
 using System.Buffers;
 using System.Net;
-using System.Runtime.InteropServices;
 using Laharsub.Server.Delivery;
-using Laharsub.Server.Diagnostics;
 using Laharsub.Server.Limits;
 using Laharsub.Server.Storage;
 using Laharsub.Server.Transport;
+using Laharsub.Server.Wire;
 
 namespace Laharsub.Server.FastPath;
 
@@ -82,11 +81,7 @@ internal sealed partial class FastPathConnection : IPollResponder
             // As the pipeline's response starts out: an unhandled failure is a 500, a client gone keeps the 200.
             _pollStatus = 500;
             _pollStarted = _state.Hosting.Started("GET");
-            var answer = new LongPollSink<FastPathConnection>(this, _state.Metrics, LaharsubActivitySource.StartPoll(subscriptions.Count));
-            var wait = new SubscriptionWait(query.Timeout, _state.Clock, _connection.ConnectionClosed, _state.Lifetime.ApplicationStopping);
-            _state.Metrics.PollStarted();
-            return _state.Runner.RunAsync(CollectionsMarshal.AsSpan(subscriptions), _state.Wire.JsonAnswerBytes, wait, answer,
-                TransportPacing.LongPoll(query), query.Presence);
+            return LongPollTransport.Start(_state.Subscriptions, query, PollFormat.Json, this, query.Presence, _connection.ConnectionClosed);
         }
         finally
         {
