@@ -1,12 +1,7 @@
 using System.Buffers;
-using System.IO.Pipelines;
 using System.Runtime.InteropServices;
-using System.Text.Json;
 using Laharsub.Server.Delivery;
-using Laharsub.Server.Diagnostics;
-using Laharsub.Server.Storage;
 using Laharsub.Server.Transport;
-using Laharsub.Server.Wire;
 using Microsoft.AspNetCore.Http;
 using Microsoft.Net.Http.Headers;
 
@@ -53,13 +48,10 @@ internal static partial class SubscriptionEndpoints
             // Copied now: the list is this thread's, reused by the next poll once this returns.
             return StreamUntilExpiryAsync(context, services, [.. subscriptions], query.Conflation, PresenceOf(context, services, query));
         }
-        var wait = new SubscriptionWait(services.Streams.HeartbeatInterval, services.TimeProvider, context.RequestAborted, services.Lifetime.ApplicationStopping);
-        services.Metrics.PollStarted();
         var target = new ResponseEventStream(context);
         var deadline = EventStreamTransport.WriteDeadline(target, services);
-        var running = services.Runner.RunAsync(CollectionsMarshal.AsSpan(subscriptions), services.Wire.JsonAnswerBytes, wait,
-            new EventStreamSink(target, services, new StreamCursors(), deadline, CancellationToken.None), TransportPacing.Stream(services, query.Conflation),
-            PresenceOf(context, services, query));
+        var running = EventStreamTransport.Start(services, target, CollectionsMarshal.AsSpan(subscriptions), query.Conflation, PresenceOf(context, services, query),
+            deadline, context.RequestAborted);
         return EndAsync(running, deadline);
     }
 
@@ -79,12 +71,9 @@ internal static partial class SubscriptionEndpoints
         var left = expiresAt is { } at ? at - services.TimeProvider.GetUtcNow() : Timeout.InfiniteTimeSpan;
         using var expired = new CancellationTokenSource(left > TimeSpan.Zero || left == Timeout.InfiniteTimeSpan ? left : TimeSpan.Zero, services.TimeProvider);
         using var ended = CancellationTokenSource.CreateLinkedTokenSource(context.RequestAborted, expired.Token);
-        var wait = new SubscriptionWait(services.Streams.HeartbeatInterval, services.TimeProvider, ended.Token, services.Lifetime.ApplicationStopping);
-        services.Metrics.PollStarted();
         var target = new ResponseEventStream(context);
         using var deadline = EventStreamTransport.WriteDeadline(target, services);
-        await services.Runner.RunAsync(subscriptions, services.Wire.JsonAnswerBytes, wait,
-            new EventStreamSink(target, services, new StreamCursors(), deadline, expired.Token), TransportPacing.Stream(services, conflation), member).ConfigureAwait(false);
+        await EventStreamTransport.Start(services, target, subscriptions, conflation, member, deadline, ended.Token, expired.Token).ConfigureAwait(false);
     }
 
     /// <summary>A stream on the pipeline: the events go into the response body, which Kestrel frames.</summary>

@@ -66,11 +66,8 @@ internal sealed partial class FastPathConnection
             _state.Metrics.FastPath("stream");
             var target = new FastEventStream(_output, _state.Responses, _connection, TraceId(), _origin ? _state.OriginHeaders! : []);
             stream = (target, EventStreamTransport.WriteDeadline(target, _state.Subscriptions));
-            var wait = new SubscriptionWait(_state.Subscriptions.Streams.HeartbeatInterval, _state.Clock, _connection.ConnectionClosed, _state.Lifetime.ApplicationStopping);
-            _state.Metrics.PollStarted();
-            return _state.Runner.RunAsync(CollectionsMarshal.AsSpan(subscriptions), _state.Wire.JsonAnswerBytes, wait,
-                new EventStreamSink(target, _state.Subscriptions, new StreamCursors(), stream.Deadline, CancellationToken.None),
-                TransportPacing.Stream(_state.Subscriptions, query.Conflation), query.Presence);
+            return EventStreamTransport.Start(_state.Subscriptions, target, CollectionsMarshal.AsSpan(subscriptions), query.Conflation, query.Presence,
+                stream.Deadline, _connection.ConnectionClosed);
         }
         finally
         {

@@ -39,6 +39,21 @@ internal static class EventStreamTransport
         return null;
     }
 
+    /// <summary>
+    /// Starts the stream of <paramref name="subscriptions"/> (which the runner copies before it returns) to
+    /// <paramref name="target"/>: a heartbeat at each quiet interval, until <paramref name="ended"/> (its client gone,
+    /// or <paramref name="tokenExpired"/>, which the sink tells its client), the server stops, or
+    /// <paramref name="deadline"/> (<see cref="WriteDeadline"/>, the caller's to dispose) ends a write that waited too long.
+    /// </summary>
+    public static Task Start(SubscriptionServices services, IEventStreamTarget target, ReadOnlySpan<Subscription> subscriptions, Conflation conflation,
+        PresenceIdentity? member, StreamWriteDeadline deadline, CancellationToken ended, CancellationToken tokenExpired = default)
+    {
+        var wait = new SubscriptionWait(services.Streams.HeartbeatInterval, services.TimeProvider, ended, services.Lifetime.ApplicationStopping);
+        services.Metrics.PollStarted();
+        return services.Runner.RunAsync(subscriptions, services.Wire.JsonAnswerBytes, wait,
+            new EventStreamSink(target, services, new StreamCursors(), deadline, tokenExpired), TransportPacing.Stream(services, conflation), member);
+    }
+
     /// <summary>Ends the stream when a write waits longer than <c>MaxWriteWait</c> for its client to read.</summary>
     public static StreamWriteDeadline WriteDeadline(IEventStreamTarget target, SubscriptionServices services) =>
         new(services.TimeProvider, services.Streams.MaxWriteWait, () =>
