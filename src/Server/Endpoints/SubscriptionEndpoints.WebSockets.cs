@@ -10,10 +10,9 @@ internal static partial class SubscriptionEndpoints
 {
     private static async Task RunWebSocketAsync(HttpContext context, SubscriptionServices services, Subscription[] initial, Conflation conflation, PresenceIdentity? member)
     {
-        var offered = context.WebSockets.WebSocketRequestedProtocols;
         var socket = await context.WebSockets.AcceptWebSocketAsync(new WebSocketAcceptContext
         {
-            SubProtocol = offered.Contains(WebSocketSession.SubProtocol) ? WebSocketSession.SubProtocol : null,
+            SubProtocol = WebSocketSession.ChooseSubProtocol(context.Request.Headers.SecWebSocketProtocol.ToString()),
             KeepAliveInterval = services.Streams.KeepAliveInterval,
         }).ConfigureAwait(false);
         await WebSocketSession.RunAsync(socket, new RequestCaller(context, services), services, initial, conflation, member).ConfigureAwait(false);

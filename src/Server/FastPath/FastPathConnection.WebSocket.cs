@@ -47,7 +47,7 @@ internal sealed partial class FastPathConnection
         {
             try
             {
-                var subProtocol = OffersSubProtocol(_webSocketProtocols) ? WebSocketSession.SubProtocol : null;
+                var subProtocol = WebSocketSession.ChooseSubProtocol(_webSocketProtocols);
                 _state.Responses.WriteWebSocketAccept(_output, WebSocketAcceptKey(_webSocketKey!), subProtocol,
                     _origin ? _state.WebSocketOriginHeaders : []);
                 var socket = WebSocket.CreateFromStream(new ConnectionStream(_input, _output), new WebSocketCreationOptions
@@ -65,19 +65,6 @@ internal sealed partial class FastPathConnection
             }
         }
         return Served.Close;
-    }
-
-    /// <summary>Whether the client's <c>Sec-WebSocket-Protocol</c> list names Laharsub's subprotocol.</summary>
-    private static bool OffersSubProtocol(string? offered)
-    {
-        foreach (var range in offered.AsSpan().Split(','))
-        {
-            if (offered.AsSpan()[range].Trim(" \t").SequenceEqual(WebSocketSession.SubProtocol))
-            {
-                return true;
-            }
-        }
-        return false;
     }
 
     /// <summary><c>Sec-WebSocket-Accept</c>: the key and RFC 6455's GUID, hashed with SHA-1, in base64.</summary>

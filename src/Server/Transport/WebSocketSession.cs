@@ -32,6 +32,22 @@ internal sealed partial class WebSocketSession(IWebSocketCaller caller, Subscrip
     /// </summary>
     public const int MaxQueuedFrames = 16;
 
+    /// <summary>
+    /// The subprotocol a handshake selects, on either front-end: <see cref="SubProtocol"/> when the client's
+    /// <c>Sec-WebSocket-Protocol</c> (a comma-separated list) offers it, else none.
+    /// </summary>
+    public static string? ChooseSubProtocol(ReadOnlySpan<char> offered)
+    {
+        foreach (var range in offered.Split(','))
+        {
+            if (offered[range].Trim(" \t").SequenceEqual(SubProtocol))
+            {
+                return SubProtocol;
+            }
+        }
+        return null;
+    }
+
     /// <summary>How long a socket the server closed waits for the client's close frame (a browser answers at once).</summary>
     private static readonly TimeSpan CloseHandshakeWait = TimeSpan.FromSeconds(2);
 
