@@ -27,59 +27,38 @@ internal sealed partial class FastPathConnection
         }
         PublishResult? result;
         var started = System.Diagnostics.Stopwatch.GetTimestamp();
-        var activity = LaharsubActivitySource.StartPublish(_topicId);
-        try
+        using (var activity = LaharsubActivitySource.StartPublish(_topicId))
         {
-            result = _idempotencyKey is null
-                ? await _state.Store.PublishAsync(_topicId, body, _contentType!, null, _connection.ConnectionClosed).ConfigureAwait(false)
-                : await PublishKeyedAsync(body).ConfigureAwait(false);
-        }
-        catch (LaharsubStoreUnavailableException)
-        {
-            result = null;
-        }
-        finally
-        {
-            if (rented is not null)
+            try
             {
-                ArrayPool<byte>.Shared.Return(rented);
+                result = await StorePublish.PublishOneAsync(_state.Store, _state.Metrics, new PublishTarget(_topicId), body, _contentType!, _idempotencyKey, activity,
+                    _connection.ConnectionClosed).ConfigureAwait(false);
+            }
+            catch (LaharsubStoreUnavailableException)
+            {
+                result = null;
+            }
+            finally
+            {
+                if (rented is not null)
+                {
+                    ArrayPool<byte>.Shared.Return(rented);
+                }
             }
         }
-        using (activity)
+        if (result is not { Status: PublishStatus.Published } published)
         {
-            if (result is not { Status: PublishStatus.Published } published)
-            {
-                // Refused without a change (no topic, another epoch, storage full, store unreachable): the
-                // pipeline serves the same request again and answers with its problem details.
-                _pipelineReason = "store_refused";
-                return null;
-            }
-            if (_idempotencyKey is null)
-            {
-                // A keyed publish was counted by StorePublish, unless it was a replay.
-                _state.Metrics.Published();
-            }
-            _state.Metrics.FastPath("publish");
-            LaharsubActivitySource.Published(activity, published.MessageId, published.Epoch!);
-            result = published;
+            // Refused without a change (no topic, another epoch, storage full, store unreachable): the
+            // pipeline serves the same request again and answers with its problem details.
+            _pipelineReason = "store_refused";
+            return null;
         }
+        _state.Metrics.FastPath("publish");
         _input.AdvanceTo(bodySequence.End);
-        var stored = result.Value;
-        var json = JsonSerializer.SerializeToUtf8Bytes(new PublishedMessage(_topicId, stored.MessageId, stored.Epoch!), LaharsubJsonContext.Default.PublishedMessage);
-        _state.Responses.WritePublished(_output, Cors, json, stored.Epoch!);
+        var json = JsonSerializer.SerializeToUtf8Bytes(new PublishedMessage(_topicId, published.MessageId, published.Epoch!), LaharsubJsonContext.Default.PublishedMessage);
+        _state.Responses.WritePublished(_output, Cors, json, published.Epoch!);
         await _output.FlushAsync().ConfigureAwait(false);
         _state.Hosting.Ended("POST", _state.PublishRoute, 201, started, counted: false);
         return Served.Next;
-    }
-
-    /// <summary>
-    /// A keyed publish: the key recorded with the message in the store's one step, as on the pipeline (the store's
-    /// all-or-none publish to one target); a replay of the same request answers the recorded message.
-    /// </summary>
-    private async ValueTask<PublishResult> PublishKeyedAsync(ReadOnlyMemory<byte> body)
-    {
-        var published = await StorePublish.PublishAsync(_state.Store, _state.Metrics, [new PublishTarget(_topicId, null)], body, _contentType!,
-            _idempotencyKey, _connection.ConnectionClosed).ConfigureAwait(false);
-        return published.Status == PublishStatus.Published ? published.Topics[0] : new PublishResult(published.Status);
     }
 }

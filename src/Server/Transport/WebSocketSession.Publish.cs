@@ -73,16 +73,15 @@ internal sealed partial class WebSocketSession
         }
         // Current while the store publishes, which keeps its context with the message (Message.PublisherTraceContext).
         using var activity = single ? LaharsubActivitySource.StartPublish(targets[0].TopicId) : null;
-        if (single && frame.IdempotencyKey is null)
+        if (single)
         {
-            // As REST's publish to one topic without a key: the store's single publish, which costs less.
-            var result = await services.Store.PublishAsync(targets[0].TopicId, body, contentType, targets[0].IfEpoch, caller.Gone).ConfigureAwait(false);
+            // As REST's publish to one topic.
+            var result = await StorePublish.PublishOneAsync(services.Store, services.Metrics, targets[0], body, contentType, frame.IdempotencyKey, activity,
+                caller.Gone).ConfigureAwait(false);
             if (result.Status != PublishStatus.Published)
             {
-                return Refused(result.Status, targets, [result], result.RetryAfter, single, null, contentType, body.Length);
+                return Refused(result.Status, targets, [result], result.RetryAfter, single, frame.IdempotencyKey, contentType, body.Length);
             }
-            services.Metrics.Published();
-            LaharsubActivitySource.Published(activity, result.MessageId, result.Epoch!);
             await SendPublishedAsync(frame.Id, [new PublishedMessage(targets[0].TopicId, result.MessageId, result.Epoch!)], single).ConfigureAwait(false);
             return null;
         }
@@ -91,12 +90,7 @@ internal sealed partial class WebSocketSession
         {
             return Refused(stored.Status, targets, stored.Topics, stored.RetryAfter, single, frame.IdempotencyKey, contentType, body.Length);
         }
-        var messages = StorePublish.Messages(targets, stored);
-        if (single)
-        {
-            LaharsubActivitySource.Published(activity, messages[0].MessageId, messages[0].Epoch);
-        }
-        await SendPublishedAsync(frame.Id, messages, single).ConfigureAwait(false);
+        await SendPublishedAsync(frame.Id, StorePublish.Messages(targets, stored), single).ConfigureAwait(false);
         return null;
     }
 
