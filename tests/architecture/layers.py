@@ -22,9 +22,9 @@ from pathlib import Path
 ALLOWED = {
     "Hosting": {"*"},  # composes everything; nothing else may import Hosting
     "Endpoints": {"Transport", "Access", "Limits", "Diagnostics", "Delivery", "Wire", "Storage"},
-    # HTTP at Kestrel's connection level: the poll and the publish below the pipeline, reusing the
-    # endpoints' parsers and answers; nothing but Hosting refers to it.
-    "FastPath": {"Endpoints", "Transport", "Access", "Limits", "Diagnostics", "Delivery", "Wire", "Storage"},
+    # HTTP at Kestrel's connection level: polls, streams, sockets and the publish below the pipeline, on
+    # the transports both front-ends share, never on the endpoints; nothing but Hosting refers to it.
+    "FastPath": {"Transport", "Access", "Limits", "Diagnostics", "Delivery", "Wire", "Storage"},
     # The transports' rules written once (answers, start sequences, sessions) for both HTTP front-ends.
     "Transport": {"Access", "Limits", "Diagnostics", "Delivery", "Wire", "Storage"},
     "Access": {"Limits", "Diagnostics", "Wire", "Storage"},  # Wire: the protocol's syntax of ids and labels

@@ -1,10 +1,7 @@
 using System.Diagnostics;
-using System.Runtime.InteropServices;
 using Laharsub.Server.Access;
 using Laharsub.Server.Delivery;
-using Laharsub.Server.Diagnostics;
 using Laharsub.Server.Limits;
-using Laharsub.Server.Storage;
 using Laharsub.Server.Transport;
 using Laharsub.Server.Wire;
 using Microsoft.AspNetCore.Builder;
@@ -12,9 +9,6 @@ using Microsoft.AspNetCore.Http.HttpResults;
 using Microsoft.AspNetCore.Http;
 using Microsoft.AspNetCore.Http.Features;
 using Microsoft.AspNetCore.Routing;
-using Microsoft.Extensions.DependencyInjection;
-using Microsoft.Extensions.Hosting;
-using Microsoft.Extensions.Options;
 using Microsoft.Net.Http.Headers;
 
 namespace Laharsub.Server.Endpoints;
@@ -29,17 +23,17 @@ internal static partial class SubscriptionEndpoints
         // poll keeps that scope for its whole wait (docs/performance.md). All of them are singletons,
         // resolved on the first poll rather than here so that mapping does not construct the store.
         var services = ((IEndpointRouteBuilder)group).ServiceProvider;
-        PollServices? resolved = null;
+        SubscriptionServices? resolved = null;
         // A Delegate, not a RequestDelegate, so that it is a route handler: the waiting-poll limit is an
         // endpoint filter, and those apply to route handlers only.
-        Delegate poll = (HttpContext context) => Poll(context, resolved ??= new PollServices(services));
-        SubscribedTopics topics = (context, topicIds) => ReadTopics(context, resolved ??= new PollServices(services), topicIds);
+        Delegate poll = (HttpContext context) => Poll(context, resolved ??= new SubscriptionServices(services));
+        SubscribedTopics topics = (context, topicIds) => ReadTopics(context, resolved ??= new SubscriptionServices(services), topicIds);
         group.MapGet("/subscriptions", poll).SubscriptionConventions(topics).DescribePoll();
         // A WebSocket over HTTP/2 (RFC 8441) is an extended CONNECT to the same URL, which UseWebSockets()
         // accepts as it accepts a GET upgrade. An endpoint of its own, so that the poll's path stays as it
         // is and the API description (OpenAPI has no CONNECT operation) does not change.
         Delegate connect = (HttpContext context) => context.WebSockets.IsWebSocketRequest
-            ? Poll(context, resolved ??= new PollServices(services))
+            ? Poll(context, resolved ??= new SubscriptionServices(services))
             : RefuseConnect(context);
         group.MapMethods("/subscriptions", [HttpMethods.Connect], connect).SubscriptionConventions(topics).ExcludeFromDescription();
         return group;
@@ -109,7 +103,7 @@ internal static partial class SubscriptionEndpoints
     private static List<Subscription>? t_subscriptions;
 
     /// <summary>The topics a poll names, for access control; false when the query is invalid.</summary>
-    private static bool ReadTopics(HttpContext context, PollServices services, List<long> topicIds)
+    private static bool ReadTopics(HttpContext context, SubscriptionServices services, List<long> topicIds)
     {
         var query = SubscriptionQuery.Parse(context.Request.QueryString.Value, services.Options, [], services.IdentityFromToken);
         if (query.Error is not null)
@@ -123,30 +117,11 @@ internal static partial class SubscriptionEndpoints
         return true;
     }
 
-    /// <summary>What polls and streams use, resolved once (by the endpoints and by the fast path).</summary>
-    internal sealed class PollServices(IServiceProvider services)
-    {
-        public SubscriptionRunner Runner { get; } = services.GetRequiredService<SubscriptionRunner>();
-        public WireFormat Wire { get; } = services.GetRequiredService<WireFormat>();
-        public LaharsubDeliveryOptions Options { get; } = services.GetRequiredService<IOptions<LaharsubDeliveryOptions>>().Value;
-        public LaharsubStreamOptions Streams { get; } = services.GetRequiredService<IOptions<LaharsubStreamOptions>>().Value;
-        public ILaharsubStore Store { get; } = services.GetRequiredService<ILaharsubStore>();
-        public LaharsubStoreOptions StoreOptions { get; } = services.GetRequiredService<IOptions<LaharsubStoreOptions>>().Value;
-        public AccessControl Access { get; } = services.GetRequiredService<AccessControl>();
-        public IHostApplicationLifetime Lifetime { get; } = services.GetRequiredService<IHostApplicationLifetime>();
-        public LaharsubMetrics Metrics { get; } = services.GetRequiredService<LaharsubMetrics>();
-        public TimeProvider TimeProvider { get; } = services.GetRequiredService<TimeProvider>();
-        public ClientRateLimit RateLimit { get; } = services.GetRequiredService<ClientRateLimit>();
-
-        /// <summary>Jwt mode: a subscriber's presence identity is its token's subject (docs/protocol.md, "Identity").</summary>
-        public bool IdentityFromToken { get; } = services.GetRequiredService<IOptions<LaharsubAuthOptions>>().Value.Mode == LaharsubAuthMode.Jwt;
-    }
-
     /// <summary>
     /// Who a subscription is for presence: the query's <c>client</c> in Open mode, the token's subject (which
     /// access control authenticated) in Jwt mode; null for an anonymous observer.
     /// </summary>
-    internal static PresenceIdentity? PresenceOf(HttpContext context, PollServices services, SubscriptionQuery query) =>
+    internal static PresenceIdentity? PresenceOf(HttpContext context, SubscriptionServices services, SubscriptionQuery query) =>
         query.PresenceOf(services.IdentityFromToken, context.User.Identity as LaharsubIdentity);
 
     /// <remarks>
@@ -155,7 +130,7 @@ internal static partial class SubscriptionEndpoints
     /// own for a held poll's whole wait, and one that returned a result would add the request delegate's.
     /// <see cref="DescribePoll"/> declares the answers.
     /// </remarks>
-    private static Task Poll(HttpContext context, PollServices services)
+    private static Task Poll(HttpContext context, SubscriptionServices services)
     {
         // The subscriptions are parsed into this thread's list, which the runner copies before it
         // returns: a poll allocates no list, array or query object of its own.
@@ -171,7 +146,7 @@ internal static partial class SubscriptionEndpoints
         }
     }
 
-    private static Task StartPoll(HttpContext context, PollServices services, SubscriptionQuery query)
+    private static Task StartPoll(HttpContext context, SubscriptionServices services, SubscriptionQuery query)
     {
         context.Response.Headers.CacheControl = "no-store";
         if (context.WebSockets.IsWebSocketRequest && (query.Error is null || query.NamesNoTopic))
@@ -198,24 +173,11 @@ internal static partial class SubscriptionEndpoints
                 .ExecuteAsync(context);
         }
 
-        // Every reason to stop waiting wakes the poll; which one fired decides the answer.
-        var wait = new SubscriptionWait(query.Timeout, services.TimeProvider, context.RequestAborted, services.Lifetime.ApplicationStopping);
-        var activity = LaharsubActivitySource.StartPoll(query.Subscriptions.Count);
-        services.Metrics.PollStarted();
-        return services.Runner.RunAsync(CollectionsMarshal.AsSpan(query.Subscriptions),
-            format == PollFormat.Json ? services.Wire.JsonAnswerBytes : services.Wire.MultipartAnswerBytes, wait,
-            new LongPollSink<PollResponder>(new PollResponder(context, services, format), services.Metrics, activity), PollPacing(query), PresenceOf(context, services, query));
+        return LongPollTransport.Start(services, query, format, new PollResponder(context, services, format), PresenceOf(context, services, query), context.RequestAborted);
     }
 
-    /// <summary>
-    /// A long poll's pacing: its conflation interval counts from its arrival, the server keeping nothing
-    /// between polls (docs/protocol.md, "Conflation"); no batching window, which is for streams. The fast
-    /// path's polls use it too.
-    /// </summary>
-    internal static Pacing PollPacing(in SubscriptionQuery query) => new(query.Conflation, IntervalFromStart: true);
-
     /// <summary>A long poll's answers on the pipeline's response (<see cref="LongPollSink{TResponder}"/> chooses them).</summary>
-    private readonly struct PollResponder(HttpContext context, PollServices services, PollFormat format) : IPollResponder
+    private readonly struct PollResponder(HttpContext context, SubscriptionServices services, PollFormat format) : IPollResponder
     {
         public ValueTask WriteMessagesAsync(PollResult result) =>
             new(PollResponseWriter.WriteAsync(context.Response, result, format, services.Wire, context.RequestAborted));

@@ -6,7 +6,7 @@ using Microsoft.AspNetCore.Http;
 
 namespace Laharsub.Server.Endpoints;
 
-/// <summary>Publishing one message to several topics at once, and publishing with an <c>Idempotency-Key</c>.</summary>
+/// <summary>Publishing one message to several topics at once (with an <c>Idempotency-Key</c> or without).</summary>
 internal static partial class TopicEndpoints
 {
     /// <summary>Reads the topics a publish to several topics names, for access control (a bad query is left to the endpoint).</summary>
@@ -61,15 +61,15 @@ internal static partial class TopicEndpoints
         {
             return BeforeBody(context, refusal);
         }
-        return await PublishToTargetsAsync(context, services, publish, contentType, key, single: false).ConfigureAwait(false);
+        return await PublishToTargetsAsync(context, services, publish, contentType, key).ConfigureAwait(false);
     }
 
     /// <summary>
     /// Publishes the request's body to <paramref name="targets"/> through the store's all-or-none publish, with
-    /// the idempotency key if any, and answers as a publish to one topic (<paramref name="single"/>) or to several.
+    /// the idempotency key if any, and answers with each message.
     /// </summary>
     private static async ValueTask<IResult?> PublishToTargetsAsync(HttpContext context, PublishServices services, PublishTarget[] targets,
-        string contentType, string? key, bool single)
+        string contentType, string? key)
     {
         var maxBytes = services.Options.MaxMessageBytes;
         var cancellationToken = context.RequestAborted;
@@ -94,18 +94,11 @@ internal static partial class TopicEndpoints
         }
         if (result.Status != PublishStatus.Published)
         {
-            return Refused(context, services, result.Status, targets, result.Topics, result.RetryAfter, single, key, contentType, bodyLength);
+            return Refused(context, services, result.Status, targets, result.Topics, result.RetryAfter, single: false, key, contentType, bodyLength);
         }
         var messages = StorePublish.Messages(targets, result);
-        if (single)
-        {
-            await WritePublishedAsync(context.Response, messages[0], cancellationToken).ConfigureAwait(false);
-        }
-        else
-        {
-            await WriteAnswerAsync(context.Response, JsonSerializer.SerializeToUtf8Bytes(new PublishedMessages(messages), LaharsubJsonContext.Default.PublishedMessages),
-                cancellationToken).ConfigureAwait(false);
-        }
+        await WriteAnswerAsync(context.Response, JsonSerializer.SerializeToUtf8Bytes(new PublishedMessages(messages), LaharsubJsonContext.Default.PublishedMessages),
+            cancellationToken).ConfigureAwait(false);
         return null;
     }
 

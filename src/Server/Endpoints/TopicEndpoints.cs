@@ -205,11 +205,6 @@ internal static partial class TopicEndpoints
         {
             return BeforeBody(context, refusal);
         }
-        if (key is not null)
-        {
-            // A key is recorded with the publish in the same store step, which the all-or-none publish does.
-            return await PublishToTargetsAsync(context, services, [new PublishTarget(id, ifEpoch)], contentType, key, single: true).ConfigureAwait(false);
-        }
         var body = await ReadBodyAsync(context, maxBytes, cancellationToken).ConfigureAwait(false);
         if (body is null)
         {
@@ -224,7 +219,8 @@ internal static partial class TopicEndpoints
             {
                 return stopping;
             }
-            result = await services.Store.PublishAsync(id, body.Value.Memory, contentType, ifEpoch, cancellationToken).ConfigureAwait(false);
+            result = await StorePublish.PublishOneAsync(services.Store, services.Metrics, new PublishTarget(id, ifEpoch), body.Value.Memory, contentType, key, activity,
+                cancellationToken).ConfigureAwait(false);
         }
         finally
         {
@@ -232,12 +228,10 @@ internal static partial class TopicEndpoints
         }
         if (result.Status == PublishStatus.Published)
         {
-            services.Metrics.Published();
-            LaharsubActivitySource.Published(activity, result.MessageId, result.Epoch!);
             await WritePublishedAsync(context.Response, new PublishedMessage(id, result.MessageId, result.Epoch!), cancellationToken).ConfigureAwait(false);
             return null;
         }
-        return Refused(context, services, result.Status, [new PublishTarget(id, ifEpoch)], [result], result.RetryAfter, single: true, key: null, contentType, bodyLength);
+        return Refused(context, services, result.Status, [new PublishTarget(id, ifEpoch)], [result], result.RetryAfter, single: true, key, contentType, bodyLength);
     }
 
     /// <summary>

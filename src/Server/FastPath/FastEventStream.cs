@@ -2,7 +2,6 @@ using Laharsub.Server.Transport;
 using System.Buffers;
 using System.Buffers.Text;
 using System.IO.Pipelines;
-using Laharsub.Server.Endpoints;
 using Microsoft.AspNetCore.Connections;
 
 namespace Laharsub.Server.FastPath;

@@ -2,9 +2,9 @@ using System.Text;
 using Laharsub.Server.Access;
 using Laharsub.Server.Delivery;
 using Laharsub.Server.Diagnostics;
-using Laharsub.Server.Endpoints;
 using Laharsub.Server.Limits;
 using Laharsub.Server.Storage;
+using Laharsub.Server.Transport;
 using Laharsub.Server.Wire;
 using Microsoft.AspNetCore.Authorization;
 using Microsoft.AspNetCore.Builder;
@@ -162,7 +162,7 @@ internal sealed partial class FastPathConnectionHandler
             PollRoute = prefix + "/subscriptions";
             PublishRoute = prefix + "/topics/{topicId}";
             Hosting = new HostingTelemetry(services);
-            Poll = new SubscriptionEndpoints.PollServices(services);
+            Subscriptions = new SubscriptionServices(services);
             TopicsPath = Encoding.ASCII.GetBytes(prefix + "/topics/");
             TakesWebSockets = pipelineServesWebSockets && !RateLimited;
             var webSockets = services.GetRequiredService<IOptions<WebSocketOptions>>().Value;
@@ -225,8 +225,8 @@ internal sealed partial class FastPathConnectionHandler
         /// <summary>Hosting's request metrics, and whether hosting traces requests now.</summary>
         public HostingTelemetry Hosting { get; }
 
-        /// <summary>What the pipeline's polls and streams use; event streams on the fast path share the pipeline's sink.</summary>
-        public SubscriptionEndpoints.PollServices Poll { get; }
+        /// <summary>What polls, streams and sockets use, on the fast path as on the pipeline.</summary>
+        public SubscriptionServices Subscriptions { get; }
 
         /// <summary>Whether WebSocket upgrades are the fast path's to accept (<see cref="ServeWebSockets"/>, and no rate limit on publish frames).</summary>
         public bool TakesWebSockets { get; }

@@ -4,7 +4,6 @@ using System.Buffers.Text;
 using System.Text;
 using System.Text.Json;
 using Laharsub.Server.Delivery;
-using Laharsub.Server.Endpoints;
 using Laharsub.Server.Wire;
 using Microsoft.AspNetCore.WebUtilities;
 
@@ -101,26 +100,13 @@ internal sealed class FastPathResponses(TimeProvider clock, bool serverHeader)
     }
 
     /// <summary>
-    /// The 404 of a poll or stream naming a topic that does not exist, as the pipeline's problem details
-    /// write it: a stream's keeps the header that tells proxies not to buffer, set before the runner looked, and
-    /// carries no trace id, as the pipeline's stream 404 carries none (FastPathTests compares them).
-    /// </summary>
-    public void WriteTopicNotFound(IBufferWriter<byte> writer, ReadOnlySpan<byte> cors, long topicId, string? traceId, bool eventStream = false) =>
-        WritePollProblem(writer, cors, 404, "Topic not found",
-            $"Topic {topicId} does not exist: it was never created, or it was deleted. Create a topic with POST to the topics collection.",
-            traceId, json => json.WriteNumber("topicId", topicId), eventStream: eventStream);
-
-    /// <summary>
     /// The problem of a poll or stream refused before it delivered anything, as the pipeline answers it
-    /// (<see cref="Problems.Refused"/>): the 404 above, or the 409 of a topic full of members.
+    /// (<see cref="Problems.Refused"/>): 404 for a topic that does not exist, 409 for one full of members. A
+    /// stream's keeps the header that tells proxies not to buffer, set before the runner looked, and carries no
+    /// trace id, as the pipeline's stream refusal carries none (FastPathTests compares them).
     /// </summary>
     public void WriteRefused(IBufferWriter<byte> writer, ReadOnlySpan<byte> cors, PollResult refused, int maxMembers, string? traceId, bool eventStream = false)
     {
-        if (refused.UnknownTopicId is { } unknown)
-        {
-            WriteTopicNotFound(writer, cors, unknown, traceId, eventStream);
-            return;
-        }
         var problem = Problems.Refused(refused, maxMembers).ProblemDetails;
         WritePollProblem(writer, cors, problem.Status!.Value, problem.Title!, problem.Detail!, traceId, json =>
         {

@@ -1,3 +1,4 @@
+using System.Diagnostics;
 using Laharsub.Server.Diagnostics;
 using Laharsub.Server.Storage;
 
@@ -20,6 +21,37 @@ internal static class StorePublish
             {
                 metrics.Published();
             }
+        }
+        return result;
+    }
+
+    /// <summary>
+    /// A publish to one topic, as REST, the fast path and a WebSocket frame make it: without a key the store's single
+    /// publish, which costs less; with one its all-or-none publish, which records the key in the same step. A stored
+    /// message is counted (a replay was, when it was stored) and recorded on <paramref name="activity"/>; a refusal
+    /// carries its status, the topic's epoch and when to retry, as <see cref="PublishRefusal.For"/> reads them.
+    /// </summary>
+    public static async ValueTask<PublishResult> PublishOneAsync(ILaharsubStore store, LaharsubMetrics metrics, PublishTarget target,
+        ReadOnlyMemory<byte> body, string contentType, string? key, Activity? activity, CancellationToken cancellationToken)
+    {
+        PublishResult result;
+        if (key is null)
+        {
+            result = await store.PublishAsync(target.TopicId, body, contentType, target.IfEpoch, cancellationToken).ConfigureAwait(false);
+            if (result.Status == PublishStatus.Published)
+            {
+                metrics.Published();
+            }
+        }
+        else
+        {
+            var stored = await PublishAsync(store, metrics, [target], body, contentType, key, cancellationToken).ConfigureAwait(false);
+            result = stored.Status == PublishStatus.Published ? stored.Topics[0]
+                : new PublishResult(stored.Status, Epoch: stored.Topics.Count > 0 ? stored.Topics[0].Epoch : null, RetryAfter: stored.RetryAfter);
+        }
+        if (result.Status == PublishStatus.Published)
+        {
+            LaharsubActivitySource.Published(activity, result.MessageId, result.Epoch!);
         }
         return result;
     }

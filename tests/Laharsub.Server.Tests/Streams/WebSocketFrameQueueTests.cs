@@ -1,7 +1,7 @@
 using System.Diagnostics.Metrics;
 using System.Net.Sockets;
 using System.Text;
-using Laharsub.Server.Endpoints;
+using Laharsub.Server.Transport;
 using Laharsub.Server.Tests.Support;
 using Laharsub.Testing;
 using Microsoft.Extensions.DependencyInjection;
@@ -12,7 +12,7 @@ namespace Laharsub.Server.Tests.Streams;
 /// <summary>
 /// A WebSocket whose client sends frames but does not read costs bounded memory (docs/protocol.md,
 /// "WebSocket"): while its run waits on a write, the socket queues at most
-/// <see cref="SubscriptionEndpoints.MaxQueuedFrames"/> subscribe and unsubscribe frames and then stops
+/// <see cref="WebSocketSession.MaxQueuedFrames"/> subscribe and unsubscribe frames and then stops
 /// reading, until <c>MaxWriteWait</c> ends it.
 /// </summary>
 public sealed class WebSocketFrameQueueTests
@@ -61,14 +61,14 @@ public sealed class WebSocketFrameQueueTests
         }
         await deaf.SendAsync(frames.ToArray(), timeout.Token);
         // The run is stuck in its write, so it takes none of them: the socket queues the bound and reads no further.
-        await Eventually.HoldsAsync(() => Task.FromResult(meters.Queued >= SubscriptionEndpoints.MaxQueuedFrames), WireClient.Bound,
-            $"the socket queued {meters.Queued} frames, not {SubscriptionEndpoints.MaxQueuedFrames}");
+        await Eventually.HoldsAsync(() => Task.FromResult(meters.Queued >= WebSocketSession.MaxQueuedFrames), WireClient.Bound,
+            $"the socket queued {meters.Queued} frames, not {WebSocketSession.MaxQueuedFrames}");
 
         // MaxWriteWait passes for the stuck write: the socket is ended as too slow, and its queue goes with it.
         clock.Advance(MaxWriteWait + TimeSpan.FromMilliseconds(1));
         await Eventually.HoldsAsync(() => Task.FromResult(meters.TooSlow == 1 && meters.Queued == 0), WireClient.Bound,
             $"the socket was not ended as too slow ({meters.TooSlow}) or left {meters.Queued} frames queued");
-        Assert.Equal(SubscriptionEndpoints.MaxQueuedFrames, meters.MostQueued);
+        Assert.Equal(WebSocketSession.MaxQueuedFrames, meters.MostQueued);
         await Eventually.HoldsAsync(() => Task.FromResult(server.WaitingPolls(topic) == 0), WireClient.Bound, "the ended socket still waits on its topic");
     }
 

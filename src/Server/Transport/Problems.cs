@@ -2,7 +2,7 @@ using Laharsub.Server.Wire;
 using Microsoft.AspNetCore.Http.HttpResults;
 using Microsoft.AspNetCore.Http;
 
-namespace Laharsub.Server.Endpoints;
+namespace Laharsub.Server.Transport;
 
 /// <summary>The problem details Laharsub answers with; each says what was wrong and what to do.</summary>
 internal static class Problems

@@ -2,7 +2,7 @@ using Laharsub.Server.Storage;
 using Laharsub.Server.Wire;
 using Microsoft.AspNetCore.Http;
 
-namespace Laharsub.Server.Endpoints;
+namespace Laharsub.Server.Transport;
 
 /// <summary>
 /// The query of a publish to several topics: <c>topics=14,15~9f3c0a1b2c3d4e5f,16</c>, each topic id

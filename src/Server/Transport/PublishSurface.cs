@@ -1,6 +1,4 @@
-using Laharsub.Server.Transport;
-
-namespace Laharsub.Server.Endpoints;
+namespace Laharsub.Server.Transport;
 
 /// <summary>
 /// How a publish names its inputs where it arrived, so that one refusal names the field the client sent:

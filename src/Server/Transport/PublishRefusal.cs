@@ -1,11 +1,10 @@
 using System.Globalization;
 using Laharsub.Server.Storage;
-using Laharsub.Server.Transport;
 using Microsoft.AspNetCore.Http;
 using Microsoft.AspNetCore.Http.HttpResults;
 using Microsoft.AspNetCore.Mvc;
 
-namespace Laharsub.Server.Endpoints;
+namespace Laharsub.Server.Transport;
 
 /// <summary>
 /// Why the store refused a publish, as one problem for every transport: REST answers <see cref="Result"/> with

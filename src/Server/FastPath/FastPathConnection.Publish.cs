@@ -1,0 +1,68 @@
+using System.Buffers;
+using System.Text.Json;
+using Laharsub.Server.Diagnostics;
+using Laharsub.Server.Storage;
+using Laharsub.Server.Transport;
+
+namespace Laharsub.Server.FastPath;
+
+/// <summary>A publish to one topic, answered <c>201</c>, or handed to the pipeline unchanged.</summary>
+internal sealed partial class FastPathConnection
+{
+    /// <summary>Publishes and answers, or returns null, having changed and consumed nothing, for the pipeline to answer it.</summary>
+    private async ValueTask<Served?> PublishAsync(ReadOnlySequence<byte> buffer, SequencePosition headEnd)
+    {
+        if (!await AllowsPublishAsync().ConfigureAwait(false))
+        {
+            return null;
+        }
+        var bodySequence = buffer.Slice(headEnd, _contentLength);
+        byte[]? rented = null;
+        ReadOnlyMemory<byte> body;
+        if (bodySequence.IsSingleSegment)
+        {
+            body = bodySequence.First;
+        }
+        else
+        {
+            rented = ArrayPool<byte>.Shared.Rent((int)_contentLength);
+            bodySequence.CopyTo(rented);
+            body = rented.AsMemory(0, (int)_contentLength);
+        }
+        PublishResult? result;
+        var started = System.Diagnostics.Stopwatch.GetTimestamp();
+        using (var activity = LaharsubActivitySource.StartPublish(_topicId))
+        {
+            try
+            {
+                result = await StorePublish.PublishOneAsync(_state.Store, _state.Metrics, new PublishTarget(_topicId), body, _contentType!, _idempotencyKey, activity,
+                    _connection.ConnectionClosed).ConfigureAwait(false);
+            }
+            catch (LaharsubStoreUnavailableException)
+            {
+                result = null;
+            }
+            finally
+            {
+                if (rented is not null)
+                {
+                    ArrayPool<byte>.Shared.Return(rented);
+                }
+            }
+        }
+        if (result is not { Status: PublishStatus.Published } published)
+        {
+            // Refused without a change (no topic, another epoch, storage full, store unreachable): the
+            // pipeline serves the same request again and answers with its problem details.
+            _pipelineReason = "store_refused";
+            return null;
+        }
+        _state.Metrics.FastPath("publish");
+        _input.AdvanceTo(bodySequence.End);
+        var json = JsonSerializer.SerializeToUtf8Bytes(new PublishedMessage(_topicId, published.MessageId, published.Epoch!), LaharsubJsonContext.Default.PublishedMessage);
+        _state.Responses.WritePublished(_output, Cors, json, published.Epoch!);
+        await _output.FlushAsync().ConfigureAwait(false);
+        _state.Hosting.Ended("POST", _state.PublishRoute, 201, started, counted: false);
+        return Served.Next;
+    }
+}
