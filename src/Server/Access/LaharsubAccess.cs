@@ -40,6 +40,8 @@ public static partial class LaharsubAccess
         services.TryAddEnumerable(ServiceDescriptor.Singleton<IPostConfigureOptions<JwtBearerOptions>, JwtBearerPostConfigureOptions>());
         services.TryAddEnumerable(ServiceDescriptor.Singleton<IConfigureOptions<JwtBearerOptions>, ConfigureLaharsubJwtBearer>());
         services.TryAddSingleton<AccessTokenCache>();
+        services.TryAddSingleton(provider => new LaharsubTokens(provider.GetRequiredService<IOptions<LaharsubAuthOptions>>(),
+            provider.GetService<TimeProvider>() ?? TimeProvider.System));
         services.TryAddSingleton<TopicLabelLookup>();
         services.TryAddSingleton<TopicAccess>();
         services.TryAddSingleton<AccessMetrics>();

@@ -44,7 +44,7 @@ internal static class TokenCommand
                 ApplicationName = typeof(StandaloneHost).Assembly.GetName().Name,
             });
             var auth = builder.Configuration.GetSection(LaharsubAuthOptions.SectionName).Get<LaharsubAuthOptions>() ?? new LaharsubAuthOptions();
-            if (!DevelopmentTokens.TryParseTimeToLive(parsed.GetValue(ttl)!, out var timeToLive))
+            if (!TokenIssuer.TryParseTimeToLive(parsed.GetValue(ttl)!, out var timeToLive))
             {
                 Console.Error.WriteLine($"--ttl {parsed.GetValue(ttl)} is not a lifetime: use 90s, 30m, 1h or 7d.");
                 return 2;
@@ -60,7 +60,7 @@ internal static class TokenCommand
             }
             try
             {
-                Console.Out.WriteLine(DevelopmentTokens.Issue(auth, parsed.GetValue(subject)!, grants, timeToLive, TimeProvider.System.GetUtcNow()));
+                Console.Out.WriteLine(TokenIssuer.Issue(auth, parsed.GetValue(subject)!, grants, timeToLive, TimeProvider.System.GetUtcNow(), TokenIssuer.CommandLine));
             }
             catch (ArgumentException exception)
             {

@@ -233,9 +233,9 @@ public sealed class AccessConfigurationTests
         var settings = TestTokens.JwtSettings();
         await using var server = await LaharsubTestServer.StartAsync(settings: settings);
         var auth = server.Services.GetRequiredService<IOptions<LaharsubAuthOptions>>().Value;
-        var token = DevelopmentTokens.Issue(auth, "tool-user",
+        var token = TokenIssuer.Issue(auth, "tool-user",
             new Dictionary<LaharsubOperation, IReadOnlyList<string>> { [LaharsubOperation.Create] = ["*"], [LaharsubOperation.Publish] = ["*"] },
-            TimeSpan.FromHours(1), DateTimeOffset.UtcNow);
+            TimeSpan.FromHours(1), DateTimeOffset.UtcNow, TokenIssuer.CommandLine);
         using var client = server.CreateClient();
         client.DefaultRequestHeaders.Authorization = new("Bearer", token);
 
@@ -256,7 +256,7 @@ public sealed class AccessConfigurationTests
     [MemberData(nameof(Lifetimes))]
     public void TheTokenToolReadsLifetimes(string text, bool valid, double seconds)
     {
-        Assert.Equal(valid, DevelopmentTokens.TryParseTimeToLive(text, out var lifetime));
+        Assert.Equal(valid, TokenIssuer.TryParseTimeToLive(text, out var lifetime));
         if (valid)
         {
             Assert.Equal(TimeSpan.FromSeconds(seconds), lifetime);
@@ -266,8 +266,8 @@ public sealed class AccessConfigurationTests
     [Fact]
     public void TheTokenToolRefusesToSignWithoutAKey()
     {
-        var failure = Assert.Throws<ArgumentException>(() => DevelopmentTokens.Issue(new LaharsubAuthOptions(), "me",
-            new Dictionary<LaharsubOperation, IReadOnlyList<string>> { [LaharsubOperation.Publish] = ["*"] }, TimeSpan.FromHours(1), DateTimeOffset.UtcNow));
+        var failure = Assert.Throws<ArgumentException>(() => TokenIssuer.Issue(new LaharsubAuthOptions(), "me",
+            new Dictionary<LaharsubOperation, IReadOnlyList<string>> { [LaharsubOperation.Publish] = ["*"] }, TimeSpan.FromHours(1), DateTimeOffset.UtcNow, TokenIssuer.CommandLine));
 
         Assert.Contains("Laharsub:Auth:Jwt:SigningKey", failure.Message);
     }

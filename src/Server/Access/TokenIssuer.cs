@@ -6,17 +6,23 @@ using Microsoft.IdentityModel.Tokens;
 namespace Laharsub.Server.Access;
 
 /// <summary>
-/// Issues HS256 tokens signed with <c>Laharsub:Auth:Jwt:SigningKey</c>, for development and scripts:
-/// what <c>dotnet run --project src/Server/Host -- token --publish '*' --subscribe '*' --ttl 1h</c> prints.
-/// Production tokens come from the application's own login or identity provider.
+/// Issues HS256 tokens signed with <c>Laharsub:Auth:Jwt:SigningKey</c>: what the token command prints
+/// (<c>dotnet run --project src/Server/Host -- token --publish '*' --subscribe '*' --ttl 1h</c>) and what an
+/// application mints for its users with <see cref="LaharsubTokens"/>.
 /// </summary>
-internal static class DevelopmentTokens
+internal static class TokenIssuer
 {
     public static readonly TimeSpan MaxTimeToLive = TimeSpan.FromDays(366);
 
-    /// <summary>Issues a token granting <paramref name="grants"/> (operation → patterns); throws <see cref="ArgumentException"/> saying what to fix.</summary>
-    public static string Issue(LaharsubAuthOptions options, string subject, IReadOnlyDictionary<LaharsubOperation, IReadOnlyList<string>> grants,
-        TimeSpan timeToLive, DateTimeOffset now)
+    /// <summary>How the token command names what it is given, in its errors.</summary>
+    public static readonly IssueArguments CommandLine = new("--subject", "--ttl", operation => "--" + operation.Name());
+
+    /// <summary>
+    /// Issues a token granting <paramref name="grants"/> (operation → patterns); throws <see cref="ArgumentException"/>
+    /// saying what to fix, naming what was given as <paramref name="names"/> says (the command's options, or an API's parameters).
+    /// </summary>
+    public static string Issue(LaharsubAuthOptions options, string subject, IEnumerable<KeyValuePair<LaharsubOperation, IReadOnlyList<string>>> grants,
+        TimeSpan timeToLive, DateTimeOffset now, IssueArguments names)
     {
         var jwt = options.Jwt;
         if (string.IsNullOrEmpty(jwt.SigningKey))
@@ -31,11 +37,11 @@ internal static class DevelopmentTokens
         }
         if (timeToLive <= TimeSpan.Zero || timeToLive > MaxTimeToLive)
         {
-            throw new ArgumentException($"--ttl is {timeToLive}: use a positive time of at most {MaxTimeToLive.TotalDays} days, e.g. 1h, 30m or 7d.");
+            throw new ArgumentException($"{names.TimeToLive} is {timeToLive}: use a positive time of at most {MaxTimeToLive.TotalDays} days, e.g. 1h, 30m or 7d.");
         }
         if (string.IsNullOrWhiteSpace(subject))
         {
-            throw new ArgumentException("--subject is empty: name who the token is for (rate limits are counted per subject).");
+            throw new ArgumentException($"{names.Subject} is empty: name who the token is for (rate limits and presence are counted per subject).");
         }
         var claim = new Dictionary<string, object>();
         foreach (var (operation, patterns) in grants)
@@ -44,20 +50,20 @@ internal static class DevelopmentTokens
             {
                 if (!TopicPattern.TryParse(pattern, out var parsed, out var error))
                 {
-                    throw new ArgumentException($"--{operation.Name()} {pattern}: {error}");
+                    throw new ArgumentException($"{names.Operation(operation)} {pattern}: {error}");
                 }
                 if (operation == LaharsubOperation.Create && !parsed.IsAll && parsed.Label is null)
                 {
-                    throw new ArgumentException($"--create {pattern}: creation is granted by label pattern (orders-*) or * only, since a topic's id is assigned when it is created.");
+                    throw new ArgumentException($"{names.Operation(operation)} {pattern}: creation is granted by label pattern (orders-*) or * only, since a topic's id is assigned when it is created.");
                 }
                 if (operation == LaharsubOperation.Admin && !parsed.IsAll)
                 {
-                    throw new ArgumentException($"--admin {pattern}: admin is no topic permission, so it is granted with * only.");
+                    throw new ArgumentException($"{names.Operation(operation)} {pattern}: admin is no topic permission, so it is granted with * only.");
                 }
             }
             if (patterns.Count > 0)
             {
-                claim[operation.Name()] = patterns.ToList();
+                claim[operation.Name()] = claim.TryGetValue(operation.Name(), out var earlier) ? [.. (List<string>)earlier, .. patterns] : patterns.ToList();
             }
         }
         var descriptor = new SecurityTokenDescriptor
@@ -94,3 +100,6 @@ internal static class DevelopmentTokens
         return TimeSpan.TryParse(text, CultureInfo.InvariantCulture, out timeToLive);
     }
 }
+
+/// <summary>The names of what a token's issuer was given, for its errors: <c>--ttl</c> on the command line, <c>lifetime</c> in C#.</summary>
+internal sealed record IssueArguments(string Subject, string TimeToLive, Func<LaharsubOperation, string> Operation);
