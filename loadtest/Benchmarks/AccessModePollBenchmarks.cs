@@ -81,9 +81,9 @@ public class AccessModePollBenchmarks
         {
             var auth = _app.Services.GetRequiredService<IOptions<LaharsubAuthOptions>>().Value;
             IReadOnlyList<string> topics = [Mode == "JwtToken" ? "*" : "bench-*"];
-            var token = DevelopmentTokens.Issue(auth, "bench-user",
+            var token = TokenIssuer.Issue(auth, "bench-user",
                 new Dictionary<LaharsubOperation, IReadOnlyList<string>> { [LaharsubOperation.Subscribe] = topics, [LaharsubOperation.Publish] = topics },
-                TimeSpan.FromHours(1), DateTimeOffset.UtcNow);
+                TimeSpan.FromHours(1), DateTimeOffset.UtcNow, TokenIssuer.CommandLine);
             _authorization = "Bearer " + token;
         }
         // The first requests validate the token (later ones find it in the cache) and prove the setup.

@@ -44,9 +44,9 @@ public class AccessTokenBenchmarks
         services.AddLaharsub();
         _services = services.BuildServiceProvider();
         var auth = _services.GetRequiredService<IOptions<LaharsubAuthOptions>>().Value;
-        _token = DevelopmentTokens.Issue(auth, "bench-user",
+        _token = TokenIssuer.Issue(auth, "bench-user",
             new Dictionary<LaharsubOperation, IReadOnlyList<string>> { [LaharsubOperation.Subscribe] = ["orders-*", "14", "100-199"] },
-            TimeSpan.FromHours(1), DateTimeOffset.UtcNow);
+            TimeSpan.FromHours(1), DateTimeOffset.UtcNow, TokenIssuer.CommandLine);
         _parameters = _services.GetRequiredService<IOptionsMonitor<JwtBearerOptions>>().Get(LaharsubAccess.SchemeName).TokenValidationParameters;
         _handler = new JsonWebTokenHandler { MapInboundClaims = false };
         // Warm the cache as a client's first request does.

@@ -133,7 +133,7 @@ static async Task StreamEventsAsync(HttpResponse response, Subscription[] subscr
     response.Headers.CacheControl = "no-store";
     response.Headers["X-Accel-Buffering"] = "no";
     var writer = response.BodyWriter;
-    writer.Write("retry: 2000\n\nevent: open\nid: "u8);
+    writer.Write("retry: 2000\n\nevent: subscribed\nid: "u8);
     Subscription.WriteCursors(writer, subscriptions);
     writer.Write("\ndata: "u8);
     writer.Write(Subscription.Describe(subscriptions));

@@ -50,7 +50,7 @@ public sealed class StreamTransportTests
     [Fact]
     public void EventsAreReadWholeWithTheirDataLinesJoinedAndCommentsSkipped()
     {
-        var text = ": hi\n\nretry: 2000\n\nevent: open\nid: 1:1~e\ndata:{}\n\nid: 7:3\ndata: a\rb\ndata: \ndata:  c\n\nid: 8:1\ndata: incomplete"u8;
+        var text = ": hi\n\nretry: 2000\n\nevent: subscribed\nid: 1:1~e\ndata:{}\n\nid: 7:3\ndata: a\rb\ndata: \ndata:  c\n\nid: 8:1\ndata: incomplete"u8;
         var scratch = new byte[2];
         var events = new List<(string Type, string Id, string Data, bool HasData)>();
         var at = 0;
@@ -62,7 +62,7 @@ public sealed class StreamTransportTests
         }
 
         Assert.Equal(
-            [("", "", "", false), ("", "", "", false), ("open", "1:1~e", "{}", true), ("", "7:3", "a\rb\n\n c", true)],
+            [("", "", "", false), ("", "", "", false), ("subscribed", "1:1~e", "{}", true), ("", "7:3", "a\rb\n\n c", true)],
             events);
         // The last event has no end yet: it waits for more bytes.
         Assert.Equal("id: 8:1\ndata: incomplete", Encoding.ASCII.GetString(text[at..]));

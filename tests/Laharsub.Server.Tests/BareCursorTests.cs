@@ -92,7 +92,7 @@ public sealed class BareCursorTests
 
         using var refused = await EventStreamReader.RequestAsync(strictClient, $"topics={strictTopic}:2");
         await using var served = await EventStreamReader.OpenAsync(lenientClient, $"topics={lenientTopic}:2");
-        await served.ReadEventAsync("open");
+        await served.ReadEventAsync("subscribed");
         var first = await served.ReadEventAsync("message");
 
         var problem = await ProblemAsync(refused);
@@ -109,14 +109,14 @@ public sealed class BareCursorTests
         string lastEventId;
         await using (var stream = await EventStreamReader.OpenAsync(client, $"topics={topic}:1"))
         {
-            await stream.ReadEventAsync("open");
+            await stream.ReadEventAsync("subscribed");
             await stream.ReadEventAsync("message");
             var second = await stream.ReadEventAsync("message");
             lastEventId = second.IdField!;
         }
 
         await using var resumed = await EventStreamReader.OpenAsync(client, $"topics={topic}:1", lastEventId);
-        await resumed.ReadEventAsync("open");
+        await resumed.ReadEventAsync("subscribed");
         var next = await resumed.ReadEventAsync("message");
 
         Assert.Contains("~", lastEventId);

@@ -120,7 +120,7 @@ public sealed class ConflationTests
         var topic = await client.CreateTopicAsync();
 
         await using var stream = await EventStreamReader.OpenAsync(client, $"topics={topic}&conflate=250");
-        await stream.ReadEventAsync("open");
+        await stream.ReadEventAsync("subscribed");
         await client.PublishTextAsync(topic, "m1");
         // The first delivery goes at once; the interval runs from it, on the server's clock, which stands still.
         Assert.Equal(1, (await stream.ReadEventAsync("message")).Json.GetProperty("messageId").GetInt64());
@@ -151,7 +151,7 @@ public sealed class ConflationTests
         var topic = await client.CreateTopicAsync();
 
         await using var stream = await EventStreamReader.OpenAsync(client, $"topics={topic}");
-        await stream.ReadEventAsync("open");
+        await stream.ReadEventAsync("subscribed");
         var first = stream.ReadEventAsync("message");
         for (var i = 1; i <= 3; i++)
         {

@@ -86,7 +86,7 @@ public sealed class TracingTests
         var topic = await client.CreateTopicAsync();
 
         await using var stream = await EventStreamReader.OpenAsync(client, $"topics={topic}");
-        await stream.ReadEventAsync("open");
+        await stream.ReadEventAsync("subscribed");
         await client.PublishTextAsync(topic, "streamed");
         await stream.ReadEventAsync("message");
 

@@ -149,7 +149,7 @@ internal sealed class LaharsubProtocol(LoadPlan plan) : TargetProtocol
                 PollResponseReader.ReadNoticeObject(sse.Data, sink);
                 return StreamSignal.None;
             }
-            return sse.Type.SequenceEqual("open"u8) ? StreamSignal.Opened
+            return sse.Type.SequenceEqual("subscribed"u8) ? StreamSignal.Opened
                 : sse.Type.SequenceEqual("reconnect"u8) ? StreamSignal.Reconnect
                 : StreamSignal.None;
         }

@@ -47,7 +47,7 @@
     // EventSource) and 'longpoll'. One that cannot be opened although the server answers a plain request
     // (a proxy that refuses the upgrade or buffers the stream) is passed over for the next.
     transports: ['websocket', 'sse', 'longpoll'],
-    // Milliseconds an SSE stream may take to deliver the server's `open` event before it is taken to be
+    // Milliseconds an SSE stream may take to deliver the server's `subscribed` event before it is taken to be
     // held back by a buffering proxy (the next transport is then tried).
     sseOpenTimeout: 5000,
     // Conflation (docs/protocol.md, "Conflation"), for every subscription of the client, since they share
@@ -1706,7 +1706,7 @@
         return;
       }
       conn.source = source;
-      // The server writes `open` at once; a stream that says nothing for this long is held back by a
+      // The server writes `subscribed` at once; a stream that says nothing for this long is held back by a
       // buffering proxy, which would deliver nothing until the stream ends.
       conn.timer = setTimeout(function () {
         if (client._conn === conn && !conn.established) {
@@ -1716,8 +1716,7 @@
       }, this.options.sseOpenTimeout);
       var on = function (type, handler) {
         source.addEventListener(type, function (event) {
-          // The browser's own `open` event (the response's headers arrived) has no data: only the
-          // server's `event: open` says that the stream started.
+          // Events of an older stream of this client, or without data, say nothing.
           if (client._conn !== conn || typeof event.data !== 'string') {
             return;
           }
@@ -1732,7 +1731,7 @@
           }
         });
       };
-      on('open', function (data) {
+      on('subscribed', function (data) {
         $.each(data.topics || [], function (i, position) {
           var sub = position && client._sseSub(conn, position.topicId);
           if (sub && sub.epoch == null) {

@@ -1352,7 +1352,7 @@ export class LaharsubClient {
       const error = new LaharsubError(`the server ended the event stream (${String(data.reason)}${data.detail ? ': ' + data.detail : ''})`);
       conn.failure = Object.assign(error, data.reason === 'tokenExpired' ? { tokenExpired: true } : { stopping: true });
     } else if (Array.isArray(data.topics) && !conn.established) {
-      // The stream's first event (named `open` by protocol v1, whatever its name) carries the resolved cursors.
+      // The stream's first event (named `subscribed`, whatever its name) carries the resolved cursors.
       for (const position of data.topics) {
         const entry = position && this._route(conn, position.topicId);
         if (entry && entry.epoch == null) {

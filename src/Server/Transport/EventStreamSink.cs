@@ -14,7 +14,7 @@ internal readonly struct EventStreamSink(IEventStreamTarget target, Subscription
     private static ReadOnlySpan<byte> DataField => "\ndata: "u8;
     private static ReadOnlySpan<byte> EventEnd => "\n\n"u8;
     private static ReadOnlySpan<byte> NoticeEvent => "event: notice\n"u8;
-    private static ReadOnlySpan<byte> OpenEvent => "event: open\n"u8;
+    private static ReadOnlySpan<byte> OpenEvent => "event: subscribed\n"u8;
     private static ReadOnlySpan<byte> Heartbeat => ": heartbeat\n\n"u8;
 
     public bool WantsPositions => true;

@@ -33,8 +33,8 @@ async function openStreamsPage(browser, origin, topicIds) {
   await page.evaluate((ids) => {
     window.streams = ids.map((topicId) => {
       const stream = { topicId, opened: false, received: [], errors: 0, source: new EventSource(`/ps/subscriptions?topics=${topicId}:1`) };
-      // The server's 'open' event has data; the browser's own (headers arrived) has none.
-      stream.source.addEventListener('open', (event) => { if (typeof event.data === 'string') { stream.opened = true; } });
+      // The server's first event, 'subscribed', says the stream started.
+      stream.source.addEventListener('subscribed', () => { stream.opened = true; });
       stream.source.onmessage = (event) => stream.received.push(JSON.parse(event.data).body);
       stream.source.onerror = () => { stream.errors++; };
       return stream;

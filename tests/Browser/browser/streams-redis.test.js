@@ -19,8 +19,8 @@ function nativeEventSourceHtml(topicId) {
   window.opened = 0;
   window.errors = 0;
   var source = new EventSource('/ps/subscriptions?topics=${topicId}:1');
-  // The server's 'open' event has data; the browser's own (headers arrived) has none.
-  source.addEventListener('open', function (event) { if (typeof event.data === 'string') { window.opened++; } });
+  // The server's first event, 'subscribed', says the stream started.
+  source.addEventListener('subscribed', function () { window.opened++; });
   source.onmessage = function (event) {
     var message = JSON.parse(event.data);
     window.received.push([message.messageId, message.body]);

@@ -11,7 +11,7 @@ describe('the JavaScript client, unit', () => {
   test('the SSE parser follows the WHATWG rules: named events, multi-line data, ids, comments, CRLF split across chunks', () => {
     const events = [];
     const feed = sseParser((event) => events.push(event));
-    feed('retry: 2000\n\nevent: open\nid: 14:43~ab\ndata: {"topics":[]}\n\n: heartbeat\n\n');
+    feed('retry: 2000\n\nevent: subscribed\nid: 14:43~ab\ndata: {"topics":[]}\n\n: heartbeat\n\n');
     feed('id: 14:44~ab\ndata: {"a":\r');
     feed('\ndata: 1}\r\n\r');
     feed('\nevent: notice\ndata:{"type":"gap"}\n');

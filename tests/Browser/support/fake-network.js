@@ -137,7 +137,7 @@ class FakeStreams {
         this.dispatch('open', { type: 'open' });
       }
 
-      /** One event from the server: `type` is 'open', 'message', 'notice' or 'reconnect'. */
+      /** One event from the server: `type` is 'subscribed', 'message', 'notice' or 'reconnect'. */
       emit(type, data, id) {
         this.readyState = 1;
         this.dispatch(type, { type, data: JSON.stringify(data), lastEventId: id || '' });

@@ -54,7 +54,7 @@ for (const version of Object.keys(paths.jqueryVersions)) {
     const openSource = async (index = 0) => {
       const source = await streams.source(index);
       const topics = source.query.topics.map(([topicId, from, epoch]) => ({ topicId, from, epoch: epoch || 'e' + topicId }));
-      source.emit('open', { topics }, topics.map((t) => `${t.topicId}:${t.from}~${t.epoch}`).join(','));
+      source.emit('subscribed', { topics }, topics.map((t) => `${t.topicId}:${t.from}~${t.epoch}`).join(','));
       return source;
     };
 
@@ -160,7 +160,7 @@ for (const version of Object.keys(paths.jqueryVersions)) {
       assert.match(source.url, /^http:\/\/127\.0\.0\.1:9\/ps\/subscriptions\?topics=1:3~e1$/);
       source.headers();
       assert.equal(client.transport, null, 'the browser\'s own open event (headers) does not count');
-      source.emit('open', { topics: [{ topicId: 1, epoch: 'e1', from: 3 }] }, '1:3~e1');
+      source.emit('subscribed', { topics: [{ topicId: 1, epoch: 'e1', from: 3 }] }, '1:3~e1');
       assert.equal(client.transport, 'sse');
       assert.deepEqual(transports, [['sse', { previous: null, skipped: ['websocket'], baseUrl: 'http://127.0.0.1:9/ps' }]]);
 
@@ -428,7 +428,7 @@ for (const version of Object.keys(paths.jqueryVersions)) {
       client.subscribe(2, { from: 1, onMessage, onTopicDeleted: (n) => received.push(['deleted', n.topicId]) });
       const first = await streams.source(0);
       assert.deepEqual(first.query, { topics: [[1, 1, null], [2, 1, null]], token: 't1' });
-      first.emit('open', { topics: [{ topicId: 1, epoch: 'e1', from: 1 }, { topicId: 2, epoch: 'e2', from: 1 }] }, '1:1~e1,2:1~e2');
+      first.emit('subscribed', { topics: [{ topicId: 1, epoch: 'e1', from: 1 }, { topicId: 2, epoch: 'e2', from: 1 }] }, '1:1~e1,2:1~e2');
       first.emit('message', message(1, 1, 'a'), '1:2~e1,2:1~e2');
       first.emit('notice', { type: 'topicDeleted', topicId: 2, epoch: 'e2' }, '1:2~e1');
       await tick();
@@ -438,20 +438,20 @@ for (const version of Object.keys(paths.jqueryVersions)) {
       const second = await streams.source(1);
       assert.equal(first.readyState, 2);
       assert.deepEqual(second.query, { topics: [[1, 2, 'e1']], token: 't2' });
-      second.emit('open', { topics: [{ topicId: 1, epoch: 'e1', from: 2 }] }, '1:2~e1');
+      second.emit('subscribed', { topics: [{ topicId: 1, epoch: 'e1', from: 2 }] }, '1:2~e1');
 
       client.subscribe(3, { from: 4, onMessage });
       const third = await streams.source(2);
       assert.equal(second.readyState, 2);
       assert.deepEqual(third.query.topics, [[1, 2, 'e1'], [3, 4, null]]);
-      third.emit('open', { topics: [{ topicId: 1, epoch: 'e1', from: 2 }, { topicId: 3, epoch: 'e3', from: 4 }] }, '1:2~e1,3:4~e3');
+      third.emit('subscribed', { topics: [{ topicId: 1, epoch: 'e1', from: 2 }, { topicId: 3, epoch: 'e3', from: 4 }] }, '1:2~e1,3:4~e3');
       third.emit('message', message(3, 4, 'c', 'e3'), '1:2~e1,3:5~e3');
 
       third.emit('reconnect', { reason: 'stopping', detail: 'The server is stopping.' });
       await until(() => statuses.at(-1).status === 'retrying', 2000, 'retrying');
       const fourth = await streams.source(3);
       assert.deepEqual(fourth.query.topics, [[1, 2, 'e1'], [3, 5, 'e3']]);
-      fourth.emit('open', { topics: [] }, '');
+      fourth.emit('subscribed', { topics: [] }, '');
       assert.deepEqual(received, [[1, 1], ['deleted', 2], [3, 4]]);
       assert.equal(client.transport, 'sse');
       assert.equal(network.requests.length, 0);
@@ -467,7 +467,7 @@ for (const version of Object.keys(paths.jqueryVersions)) {
       const second = await streams.source(1);
       assert.deepEqual(second.query.topics, [[1, 2, 'e1']]);
       assert.equal(network.requests.length, 0);
-      second.emit('open', { topics: [{ topicId: 1, epoch: 'e1', from: 2 }] }, '1:2~e1');
+      second.emit('subscribed', { topics: [{ topicId: 1, epoch: 'e1', from: 2 }] }, '1:2~e1');
       second.emit('message', message(1, 2, 'b'), '1:3~e1');
       assert.deepEqual(received, [1, 2]);
     });

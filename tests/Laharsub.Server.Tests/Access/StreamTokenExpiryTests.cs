@@ -44,7 +44,7 @@ public sealed class StreamTokenExpiryTests
         Assert.Equal(HttpStatusCode.OK, response.StatusCode);
         using var reader = new StreamReader(await response.Content.ReadAsStreamAsync());
         using var timeout = new CancellationTokenSource(Bound);
-        await ReadUntilAsync(reader, "event: open", timeout.Token);
+        await ReadUntilAsync(reader, "event: subscribed", timeout.Token);
 
         clock.Advance(TimeSpan.FromHours(1) + TimeSpan.FromSeconds(1));
 

@@ -28,7 +28,7 @@ public sealed class PresenceInstanceLossTests
         using (var firstClient = first.CreateClient())
         {
             var stream = await EventStreamReader.OpenAsync(firstClient, $"topics={topic}&client=dora");
-            await stream.ReadEventAsync("open");
+            await stream.ReadEventAsync("subscribed");
             await Eventually.HoldsAsync(async () => (await client.MembersAsync(topic)).Occupancy == 1, WireClient.Bound, "dora is present");
             await first.DisposeAsync();
             await stream.DisposeAsync();

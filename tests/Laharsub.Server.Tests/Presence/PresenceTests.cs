@@ -137,9 +137,9 @@ public sealed class PresenceTests
 
         await using (var first = await EventStreamReader.OpenAsync(client, $"topics={topic}&client=carol"))
         {
-            await first.ReadEventAsync("open");
+            await first.ReadEventAsync("subscribed");
             await using var second = await EventStreamReader.OpenAsync(client, $"topics={topic}&client=carol");
-            await second.ReadEventAsync("open");
+            await second.ReadEventAsync("subscribed");
             await Eventually.HoldsAsync(async () => (await client.MembersAsync(topic)).Occupancy == 1, WireClient.Bound, "carol is present");
         }
         // The first tab is closed; the second renews through three grace periods.

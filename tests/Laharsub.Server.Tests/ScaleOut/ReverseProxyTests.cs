@@ -87,7 +87,7 @@ public sealed partial class ReverseProxyTests(ReverseProxyTests.ProxiedCluster c
 
         await using var stream = await EventStreamReader.OpenAsync(_proxy, $"topics={topic}");
         // Both arrive long before a buffer of nginx's would fill or the stream end: nothing is held back.
-        await stream.ReadEventAsync("open", Unbuffered);
+        await stream.ReadEventAsync("subscribed", Unbuffered);
         await _proxy.PublishTextAsync(topic, "streamed through nginx");
         var message = await stream.ReadEventAsync("message", Unbuffered);
 

@@ -88,7 +88,7 @@ public sealed class Http2Tests : IDisposable
             }
             foreach (var (_, reader) in streams)
             {
-                await ReadUntilAsync(reader, "event: open");
+                await ReadUntilAsync(reader, "event: subscribed");
             }
             using var published = await client.PostAsync($"topics/{topic}", new StringContent("over h2")).WaitAsync(Bound);
             Assert.Equal(HttpStatusCode.Created, published.StatusCode);

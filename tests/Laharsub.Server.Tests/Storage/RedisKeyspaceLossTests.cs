@@ -34,7 +34,7 @@ public sealed class RedisKeyspaceLossTests
         var topic = await client.CreateTopicAsync();
         var epoch = (await client.GetTopicAsync(topic)).GetProperty("epoch").GetString();
         await using var stream = await EventStreamReader.OpenAsync(client, $"topics={topic}");
-        await stream.ReadEventAsync("open");
+        await stream.ReadEventAsync("subscribed");
         // The fake clock never reaches this timeout: only the flush can end the poll.
         var poll = client.PollAsync($"topics={topic}:1&timeout=60");
         await Eventually.HoldsAsync(async () => (await client.GetTopicAsync(topic)).GetProperty("waitingPolls").GetInt32() == 2,

@@ -26,7 +26,7 @@ public sealed class ServerSentEventsTests
         var epoch = await client.EpochAsync(topic);
 
         await using var stream = await EventStreamReader.OpenAsync(client, $"topics={topic}");
-        var open = await stream.ReadEventAsync("open");
+        var open = await stream.ReadEventAsync("subscribed");
         await client.PublishTextAsync(topic, "hello");
         var message = await stream.ReadEventAsync();
 
@@ -61,7 +61,7 @@ public sealed class ServerSentEventsTests
         string Id(long fromA, long fromB) => $"{a}:{fromA}~{ea},{b}:{fromB}~{eb}";
 
         await using var stream = await EventStreamReader.OpenAsync(client, $"topics={a}:1,{b}");
-        var open = await stream.ReadEventAsync("open");
+        var open = await stream.ReadEventAsync("subscribed");
         var gap = await stream.ReadEventAsync("notice");
         var retained = new[] { await stream.ReadEventAsync("message"), await stream.ReadEventAsync("message"), await stream.ReadEventAsync("message") };
         await client.PublishTextAsync(b, "b1");
@@ -92,7 +92,7 @@ public sealed class ServerSentEventsTests
         string lastId;
         await using (var first = await EventStreamReader.OpenAsync(client, $"topics={topic}"))
         {
-            await first.ReadEventAsync("open");
+            await first.ReadEventAsync("subscribed");
             for (var i = 1; i <= 3; i++)
             {
                 await client.PublishTextAsync(topic, $"m{i}");
@@ -106,7 +106,7 @@ public sealed class ServerSentEventsTests
 
         // The same URL (no cursor: it alone would start after m5) and the id the browser kept.
         await using var resumed = await EventStreamReader.OpenAsync(client, $"topics={topic}", lastEventId: lastId);
-        var open = await resumed.ReadEventAsync("open");
+        var open = await resumed.ReadEventAsync("subscribed");
         var missed = new[] { await resumed.ReadEventAsync(), await resumed.ReadEventAsync() };
         await client.PublishTextAsync(topic, "m6");
         var next = await resumed.ReadEventAsync();
@@ -128,7 +128,7 @@ public sealed class ServerSentEventsTests
         string lastId;
         await using (var stream = await EventStreamReader.OpenAsync(before, $"topics={topic}"))
         {
-            await stream.ReadEventAsync("open");
+            await stream.ReadEventAsync("subscribed");
             await before.PublishTextAsync(topic, "old");
             await stream.ReadEventAsync();
             lastId = stream.LastEventId;
@@ -146,7 +146,7 @@ public sealed class ServerSentEventsTests
         await after.PublishTextAsync(topic, "new2");
 
         await using var resumed = await EventStreamReader.OpenAsync(after, $"topics={topic}", lastEventId: lastId);
-        var open = await resumed.ReadEventAsync("open");
+        var open = await resumed.ReadEventAsync("subscribed");
         var reset = await resumed.ReadEventAsync("notice");
         var messages = new[] { await resumed.ReadEventAsync("message"), await resumed.ReadEventAsync("message") };
 
@@ -170,7 +170,7 @@ public sealed class ServerSentEventsTests
         var b = await client.CreateTopicAsync();
         var (ea, eb) = (await client.EpochAsync(a), await client.EpochAsync(b));
         await using var stream = await EventStreamReader.OpenAsync(client, $"topics={a},{b}");
-        await stream.ReadEventAsync("open");
+        await stream.ReadEventAsync("subscribed");
 
         using (var deleted = await client.DeleteAsync($"topics/{b}").WaitAsync(WireClient.Bound))
         {
@@ -198,7 +198,7 @@ public sealed class ServerSentEventsTests
         string lastId;
         await using (var stream = await EventStreamReader.OpenAsync(client, $"topics={a},{b}"))
         {
-            await stream.ReadEventAsync("open");
+            await stream.ReadEventAsync("subscribed");
             using (await client.DeleteAsync($"topics/{b}").WaitAsync(WireClient.Bound))
             {
             }
@@ -209,7 +209,7 @@ public sealed class ServerSentEventsTests
 
         // The query still names the deleted topic, as the browser's EventSource URL does.
         await using var resumed = await EventStreamReader.OpenAsync(client, $"topics={a},{b}", lastEventId: lastId);
-        var open = await resumed.ReadEventAsync("open");
+        var open = await resumed.ReadEventAsync("subscribed");
         var message = await resumed.ReadEventAsync();
 
         Assert.Equal($"{a}:1~{ea}", lastId);
@@ -227,7 +227,7 @@ public sealed class ServerSentEventsTests
         using var client = server.CreateClient();
         var topic = await client.CreateTopicAsync();
         await using var stream = await EventStreamReader.OpenAsync(client, $"topics={topic}");
-        await stream.ReadEventAsync("open");
+        await stream.ReadEventAsync("subscribed");
 
         // Just short of the interval: what comes next is the message, not a heartbeat.
         clock.Advance(TimeSpan.FromSeconds(15) - TimeSpan.FromMilliseconds(1));
@@ -259,7 +259,7 @@ public sealed class ServerSentEventsTests
         using var client = server.CreateClient();
         var topic = await client.CreateTopicAsync();
         await using var stream = await EventStreamReader.OpenAsync(client, $"topics={topic}");
-        await stream.ReadEventAsync("open");
+        await stream.ReadEventAsync("subscribed");
         await client.PublishTextAsync(topic, "m1");
         var message = await stream.ReadEventAsync();
 
@@ -320,7 +320,7 @@ public sealed class ServerSentEventsTests
         await client.PublishTextAsync(topic, "m1");
 
         await using var stream = await EventStreamReader.OpenAsync(client, $"topics={topic}:1", lastEventId: "");
-        var open = await stream.ReadEventAsync("open");
+        var open = await stream.ReadEventAsync("subscribed");
         var message = await stream.ReadEventAsync();
 
         Assert.Equal(1, Assert.Single(open.Json.GetProperty("topics").EnumerateArray()).GetProperty("from").GetInt64());
@@ -356,7 +356,7 @@ public sealed class ServerSentEventsTests
         string lastId;
         await using (var onB = await EventStreamReader.OpenAsync(atB, $"topics={topic}"))
         {
-            await onB.ReadEventAsync("open");
+            await onB.ReadEventAsync("subscribed");
             for (var i = 1; i <= 3; i++)
             {
                 await atA.PublishTextAsync(topic, $"m{i}");
@@ -367,7 +367,7 @@ public sealed class ServerSentEventsTests
         await atA.PublishTextAsync(topic, "m4");
 
         await using var onA = await EventStreamReader.OpenAsync(atA, $"topics={topic}", lastEventId: lastId);
-        await onA.ReadEventAsync("open");
+        await onA.ReadEventAsync("subscribed");
         var rest = new[] { await onA.ReadEventAsync(), await onA.ReadEventAsync() };
         await atB.PublishTextAsync(topic, "m5");
         var next = await onA.ReadEventAsync();

@@ -34,7 +34,7 @@ public sealed class StreamAccessTests(JwtServerFixture fixture) : IClassFixture<
             Assert.Equal(HttpStatusCode.Unauthorized, anonymous.StatusCode);
         }
         await using var stream = await EventStreamReader.OpenAsync(fixture.Anonymous, $"topics={topic}&access_token={token}");
-        await stream.ReadEventAsync("open");
+        await stream.ReadEventAsync("subscribed");
         await fixture.Admin.PublishTextAsync(topic, "for the token's holder");
         var message = await stream.ReadEventAsync();
 

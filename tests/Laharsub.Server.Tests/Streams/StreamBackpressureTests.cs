@@ -38,9 +38,9 @@ public sealed class StreamBackpressureTests(Xunit.Abstractions.ITestOutputHelper
         using var fastClient = server.CreateClient(TimeSpan.FromMinutes(5));
         var topic = await publisher.CreateTopicAsync();
         await using var slow = await EventStreamReader.OpenAsync(slowClient, $"topics={topic}");
-        await slow.ReadEventAsync("open");
+        await slow.ReadEventAsync("subscribed");
         await using var fast = await EventStreamReader.OpenAsync(fastClient, $"topics={topic}");
-        await fast.ReadEventAsync("open");
+        await fast.ReadEventAsync("subscribed");
         var body = new byte[messageBytes];
         Array.Fill(body, (byte)'x');
         var atStart = GC.GetTotalMemory(forceFullCollection: true);

@@ -18,7 +18,7 @@ public sealed class StreamLimitTests
         using var client = server.CreateClient();
         var topic = await client.CreateTopicAsync();
         await using var events = await EventStreamReader.OpenAsync(client, $"topics={topic}");
-        await events.ReadEventAsync("open");
+        await events.ReadEventAsync("subscribed");
         await using var socket = await LaharsubSocket.ConnectAsync(server.ApiAddress, $"topics={topic}");
         await socket.ReceiveAsync("subscribed");
 
@@ -41,7 +41,7 @@ public sealed class StreamLimitTests
         }, WireClient.Bound, "a stream is admitted again");
         await using (admitted)
         {
-            await admitted!.ReadEventAsync("open");
+            await admitted!.ReadEventAsync("subscribed");
         }
 
         Assert.Equal(HttpStatusCode.TooManyRequests, thirdStream.StatusCode);
@@ -60,7 +60,7 @@ public sealed class StreamLimitTests
         using var client = server.CreateClient();
         var topic = await client.CreateTopicAsync();
         await using var first = await EventStreamReader.OpenAsync(client, $"topics={topic}");
-        await first.ReadEventAsync("open");
+        await first.ReadEventAsync("subscribed");
 
         using var second = await EventStreamReader.RequestAsync(client, $"topics={topic}");
 

@@ -101,7 +101,7 @@ internal sealed class EventStreamSession : IStreamSession
             {
                 return started
                     ? StreamStep.Failed(new TimeoutException($"The event stream sent nothing, not even a heartbeat, for {_idleTimeout} (PollTimeout + RequestTimeout): the connection is taken for dead.", exception))
-                    : StreamStep.NotStarted(new TimeoutException("The event stream did not start (no 'open' event) within RequestTimeout: a proxy may be buffering it.", exception));
+                    : StreamStep.NotStarted(new TimeoutException("The event stream did not start (no 'subscribed' event) within RequestTimeout: a proxy may be buffering it.", exception));
             }
             catch (Exception exception) when (exception is IOException or HttpRequestException or OperationCanceledException)
             {
@@ -118,7 +118,7 @@ internal sealed class EventStreamSession : IStreamSession
             var data = _data.WrittenSpan;
             switch (type)
             {
-                case "open":
+                case "subscribed":
                     _startDeadline?.Dispose();
                     _startDeadline = null;
                     return StreamStep.Subscribed();

@@ -362,12 +362,12 @@ internal sealed class LaharsubDocumentTransformer(IOptions<LaharsubOptions> opti
                     Schema = new OpenApiSchema
                     {
                         Type = JsonSchemaType.String,
-                        Description = "With Accept: text/event-stream, a stream of Server-Sent Events instead of one answer: an 'open' event with the resolved "
+                        Description = "With Accept: text/event-stream, a stream of Server-Sent Events instead of one answer: a 'subscribed' event with the resolved "
                             + "cursors, then each message as a default-type event whose data is its JSON object (as in the JSON format's messages), each "
                             + "notice as 'event: notice'; every event's id is the cursors to resume from (Last-Event-ID). Heartbeat comments keep it open; "
                             + "'event: reconnect' ends it (server stopping, token expired). docs/protocol.md, \"Streams\".",
                     },
-                    Example = JsonValue.Create("retry: 2000\n\nevent: open\nid: 14:43~9f3c0a1b2c3d4e5f\ndata: {\"topics\":[{\"topicId\":14,\"epoch\":\"9f3c0a1b2c3d4e5f\",\"from\":43}]}\n\n"
+                    Example = JsonValue.Create("retry: 2000\n\nevent: subscribed\nid: 14:43~9f3c0a1b2c3d4e5f\ndata: {\"topics\":[{\"topicId\":14,\"epoch\":\"9f3c0a1b2c3d4e5f\",\"from\":43}]}\n\n"
                         + "id: 14:44~9f3c0a1b2c3d4e5f\ndata: {\"topicId\":14,\"epoch\":\"9f3c0a1b2c3d4e5f\",\"messageId\":43,\"publishedAt\":\"2026-11-22T09:30:01.500Z\",\"contentType\":\"text/plain\",\"encoding\":\"text\",\"body\":\"hello\"}\n\n"),
                 },
             };
