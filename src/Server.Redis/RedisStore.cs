@@ -50,6 +50,10 @@ internal sealed partial class RedisStore : ILaharsubStore, IPresenceStore, IAsyn
     private readonly CancellationTokenSource _stopping = new();
     private readonly Task _subscription;
     private int _sweeping;
+    private int _clusterChecked;
+
+    /// <summary>What the warning about one bucket on a cluster advises: several buckets per shard for 3 to 5 shards (<see cref="LaharsubRedisOptions.Buckets"/>).</summary>
+    internal const int RecommendedClusterBuckets = 16;
     private readonly string?[] _keyspaceMarks;
 
     /// <summary>Connects to Redis (without waiting for it: a server may start before its Redis) and subscribes to topic changes.</summary>
@@ -83,9 +87,11 @@ internal sealed partial class RedisStore : ILaharsubStore, IPresenceStore, IAsyn
         configuration.ReconnectRetryPolicy ??= new LinearRetry(1000);
         _redis = ConnectionMultiplexer.Connect(configuration);
         _redis.ConnectionFailed += (_, e) => Log.ConnectionLost(_logger, e.EndPoint, e.FailureType, e.Exception?.Message ?? "");
+        WarnIfOneBucketOnACluster();
         _redis.ConnectionRestored += (_, e) =>
         {
             Log.ConnectionRestored(_logger, e.EndPoint);
+            WarnIfOneBucketOnACluster();
             // Changes announced while the subscription was down were lost: every waiting poll reads again.
             _signals.SignalAll();
         };
@@ -95,6 +101,27 @@ internal sealed partial class RedisStore : ILaharsubStore, IPresenceStore, IAsyn
     }
 
     private IDatabase Database => _redis.GetDatabase();
+
+    /// <summary>
+    /// A bucket's keys share one hash slot, so with one bucket a cluster's other shards hold nothing. Said
+    /// once, as soon as the servers are known (at start, or when a Redis that was down is first reached).
+    /// </summary>
+    private void WarnIfOneBucketOnACluster()
+    {
+        if (_buckets.Length > 1 || Volatile.Read(ref _clusterChecked) != 0)
+        {
+            return;
+        }
+        var servers = _redis.GetServers().Where(server => server.IsConnected).ToList();
+        if (servers.Count == 0 || Interlocked.Exchange(ref _clusterChecked, 1) != 0)
+        {
+            return;
+        }
+        if (servers.Any(server => server.ServerType == ServerType.Cluster))
+        {
+            Log.OneBucketOnACluster(_logger, servers.Count(server => !server.IsReplica), RecommendedClusterBuckets);
+        }
+    }
 
     /// <inheritdoc/>
     public ValueTask<TopicInfo?> CreateTopicAsync(string? label = null, CancellationToken cancellationToken = default) =>
@@ -765,5 +792,8 @@ internal sealed partial class RedisStore : ILaharsubStore, IPresenceStore, IAsyn
 
         [LoggerMessage(EventId = 304, Level = LogLevel.Warning, Message = "Redis lost this store's keys (a FLUSHALL or FLUSHDB, or a failover to a replica without them): every topic is gone, and waiting subscriptions are told so.")]
         public static partial void KeyspaceLost(ILogger logger);
+
+        [LoggerMessage(EventId = 305, Level = LogLevel.Warning, Message = "Laharsub:Redis:Buckets is 1 on a Redis Cluster of {Primaries} primaries: every topic is kept in one hash slot, so one shard serves them all. Set Laharsub:Redis:Buckets={Recommended} (several buckets per shard) before the first topic is created: the value is fixed for the life of the data (docs/scale-out.md).")]
+        public static partial void OneBucketOnACluster(ILogger logger, int primaries, int recommended);
     }
 }

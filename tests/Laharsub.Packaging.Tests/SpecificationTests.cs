@@ -79,42 +79,15 @@ public sealed class SpecificationTests(PackedPackages packages) : IDisposable
         // machine's package folder.
         var pinned = XElement.Load(Path.Combine(PackedPackages.RepositoryRoot, "Directory.Packages.props"))
             .Descendants("PackageVersion").ToDictionary(p => p.Attribute("Include")!.Value, p => p.Attribute("Version")!.Value);
-        var machinePackages = Environment.GetEnvironmentVariable("NUGET_PACKAGES") is { Length: > 0 } configured
-            ? configured
-            : Path.Combine(Environment.GetFolderPath(Environment.SpecialFolder.UserProfile), ".nuget", "packages");
-        var machineSource = Directory.Exists(machinePackages) ? $"""<add key="machine-packages" value="{machinePackages}" />""" : "";
-
-        // Stop MSBuild's search for Directory.Build.* above the temporary folder.
-        File.WriteAllText(Path.Combine(_project.FullName, "Directory.Build.props"), "<Project />\n");
-        File.WriteAllText(Path.Combine(_project.FullName, "Directory.Build.targets"), "<Project />\n");
-        // The machine's usual sources, plus the packed packages and the machine's package folder (where the
-        // repository's restore put xunit and the test SDK), so that restore needs no download when they are there.
-        File.WriteAllText(Path.Combine(_project.FullName, "nuget.config"), $"""
-            <?xml version="1.0" encoding="utf-8"?>
-            <configuration>
-              <packageSources>
-                <add key="laharsub-packed" value="{packages.Feed}" />
-                {machineSource}
-              </packageSources>
-            </configuration>
-            """);
-        File.WriteAllText(Path.Combine(_project.FullName, "BrokenStore.Tests.csproj"), $"""
-            <Project Sdk="Microsoft.NET.Sdk">
-              <PropertyGroup>
-                <TargetFramework>net10.0</TargetFramework>
-                <Nullable>enable</Nullable>
-                <ImplicitUsings>enable</ImplicitUsings>
-                <TreatWarningsAsErrors>true</TreatWarningsAsErrors>
-              </PropertyGroup>
-              <ItemGroup>
-                <PackageReference Include="Laharsub.Server" Version="[{version}]" />
-                <PackageReference Include="Laharsub.Server.Specification.Tests" Version="[{version}]" />
-                <PackageReference Include="Microsoft.NET.Test.Sdk" Version="{pinned["Microsoft.NET.Test.Sdk"]}" />
-                <PackageReference Include="xunit" Version="{pinned["xunit"]}" />
-                <PackageReference Include="xunit.runner.visualstudio" Version="{pinned["xunit.runner.visualstudio"]}" />
-              </ItemGroup>
-            </Project>
-            """);
+        FreshProject.Prepare(_project.FullName, packages.Feed);
+        FreshProject.WriteProject(_project.FullName, "BrokenStore.Tests.csproj", "Microsoft.NET.Sdk", "",
+        [
+            ("Laharsub.Server", $"[{version}]"),
+            ("Laharsub.Server.Specification.Tests", $"[{version}]"),
+            ("Microsoft.NET.Test.Sdk", pinned["Microsoft.NET.Test.Sdk"]),
+            ("xunit", pinned["xunit"]),
+            ("xunit.runner.visualstudio", pinned["xunit.runner.visualstudio"]),
+        ]);
         File.WriteAllText(Path.Combine(_project.FullName, "NeverSignallingStoreTests.cs"), """
             using Laharsub.Server.Hosting;
             using Laharsub.Server.Specification;

@@ -2,6 +2,7 @@ using Laharsub.Server.Redis;
 using Laharsub.Server.Storage;
 using Microsoft.Extensions.Configuration;
 using Microsoft.Extensions.DependencyInjection;
+using Microsoft.Extensions.Logging;
 using Microsoft.Extensions.Options;
 
 namespace Laharsub.Testing;
@@ -23,10 +24,11 @@ public static class RedisStores
 
     /// <summary>
     /// A Redis store on the Redis that <paramref name="configuration"/> names, with keys under
-    /// <paramref name="keyPrefix"/>; <paramref name="configure"/> may change its other Redis settings.
+    /// <paramref name="keyPrefix"/>; <paramref name="configure"/> may change its other Redis settings, and
+    /// <paramref name="logs"/>, when given, receives what the store logs.
     /// </summary>
     public static RedisStoreHandle Create(string configuration, string keyPrefix, LaharsubStoreOptions options, ITopicSignals signals,
-        Action<LaharsubRedisOptions>? configure = null)
+        Action<LaharsubRedisOptions>? configure = null, ILoggerProvider? logs = null)
     {
         var services = new ServiceCollection();
         // AddRedis binds Laharsub:Redis from the application's configuration: here an empty one.
@@ -34,7 +36,13 @@ public static class RedisStores
         services.AddSingleton(Options.Create(options));
         services.AddSingleton(signals);
         services.AddSingleton(TimeProvider.System);
-        services.AddLogging();
+        services.AddLogging(logging =>
+        {
+            if (logs is not null)
+            {
+                logging.AddProvider(logs);
+            }
+        });
         new Builder(services).AddRedis(redis =>
         {
             redis.Configuration = configuration;

@@ -25,6 +25,7 @@ return await StandaloneHost.RunAsync(() =>
     var app = StandaloneHost.Build(args, builder =>
     {
         builder.Services.AddLaharsub().AddRedisIfConfigured(builder.Configuration);
+        builder.Services.AddSystemd();
         builder.AddLaharsubTelemetry();
         builder.Services.AddLaharsubOpenApi();
         builder.AddLaharsubAdmin();

@@ -11,6 +11,7 @@ using Laharsub.Server.Wire;
 using Microsoft.AspNetCore.Builder;
 using Microsoft.AspNetCore.Cors.Infrastructure;
 using Microsoft.AspNetCore.Diagnostics;
+using Microsoft.AspNetCore.Diagnostics.HealthChecks;
 using Microsoft.AspNetCore.Server.Kestrel.Core;
 using Microsoft.Extensions.Configuration;
 using Microsoft.Extensions.DependencyInjection.Extensions;
@@ -89,6 +90,9 @@ public static class LaharsubServiceCollectionExtensions
         services.AddCors();
         services.TryAddEnumerable(ServiceDescriptor.Singleton<IConfigureOptions<CorsOptions>, ConfigureLaharsubCors>());
         services.AddHealthChecks().AddCheck<LaharsubHealthCheck>("laharsub");
+        // MapHealthChecks without options of its own answers the JSON the standalone server does (each
+        // check's status, description and data) rather than ASP.NET Core's one plain-text word.
+        services.Configure<HealthCheckOptions>(health => health.ResponseWriter = HealthReportWriter.WriteAsync);
         services.AddLaharsubAccess();
         services.ConfigureHttpJsonOptions(json => json.SerializerOptions.TypeInfoResolverChain.Insert(0, LaharsubJsonContext.Default));
         return builder;

@@ -33,17 +33,21 @@ public sealed partial class ReverseProxyTests(ReverseProxyTests.ProxiedCluster c
 
         public async Task InitializeAsync()
         {
-            var redis = await SharedRedis.GetAsync();
-            var prefix = SharedRedis.UniquePrefix();
-            // As docs/reverse-proxy.md says to run them behind nginx: its address trusted, no per-address connection cap.
-            var starting = Enumerable.Range(0, 2).Select(_ => HostProcess.StartAsync(
-                $"Laharsub:Redis:Configuration={redis.Configuration}", $"Laharsub:Redis:KeyPrefix={prefix}",
-                "Laharsub:ForwardedHeaders:KnownProxies:0=127.0.0.1", "Laharsub:Limits:MaxConnectionsPerClient=0",
-                "Laharsub:Demo:Enabled=false", "Logging:LogLevel:Default=Warning"));
+            var settings = await InstanceSettingsAsync();
+            var starting = Enumerable.Range(0, 2).Select(_ => HostProcess.StartAsync(settings));
             _hosts.AddRange(await Task.WhenAll(starting).WaitAsync(TimeSpan.FromSeconds(90)));
             Instances.AddRange(_hosts.Select(h => new HttpClient { BaseAddress = h.ApiAddress, Timeout = TimeSpan.FromSeconds(30) }));
             _nginx = await NginxReverseProxy.StartAsync(_hosts.Select(h => h.BaseAddress)).WaitAsync(TimeSpan.FromSeconds(60));
             Proxy = new HttpClient { BaseAddress = _nginx.ApiAddress, Timeout = TimeSpan.FromSeconds(30) };
+        }
+
+        /// <summary>The settings of instances sharing a Redis key prefix of their own, as docs/reverse-proxy.md says to run them behind nginx: its address trusted, no per-address connection cap.</summary>
+        public static async Task<string[]> InstanceSettingsAsync()
+        {
+            var redis = await SharedRedis.GetAsync();
+            return [$"Laharsub:Redis:Configuration={redis.Configuration}", $"Laharsub:Redis:KeyPrefix={SharedRedis.UniquePrefix()}",
+                "Laharsub:ForwardedHeaders:KnownProxies:0=127.0.0.1", "Laharsub:Limits:MaxConnectionsPerClient=0",
+                "Laharsub:Demo:Enabled=false", "Logging:LogLevel:Default=Warning"];
         }
 
         public async Task DisposeAsync()
@@ -106,6 +110,26 @@ public sealed partial class ReverseProxyTests(ReverseProxyTests.ProxiedCluster c
 
         Assert.Equal(LaharsubSocket.SubProtocol, socket.Socket.SubProtocol);
         Assert.Equal("over a socket through nginx", frame.GetProperty("message").GetProperty("body").GetString());
+    }
+
+    /// <summary>
+    /// The document's servers (what Scalar's "Try it" and generated clients call) are where the client
+    /// reached nginx: its host and port, not the instance's, and not nginx's host without the port.
+    /// </summary>
+    [Theory]
+    [InlineData(null)]
+    [InlineData("laharsub.example:8443")]
+    public async Task TheOpenApiDocumentThroughTheProxyNamesTheHostAndPortTheClientUsed(string? host)
+    {
+        using var request = new HttpRequestMessage(HttpMethod.Get, new Uri(cluster.Nginx.BaseAddress, "openapi/v1.json"));
+        request.Headers.Host = host;
+
+        using var response = await _proxy.SendAsync(request).WaitAsync(Unbuffered);
+
+        response.EnsureSuccessStatusCode();
+        using var document = System.Text.Json.JsonDocument.Parse(await response.Content.ReadAsStringAsync());
+        var server = new Uri(document.RootElement.GetProperty("servers")[0].GetProperty("url").GetString()!);
+        Assert.Equal(("http", host ?? cluster.Nginx.BaseAddress.Authority), (server.Scheme, server.Authority));
     }
 
     [Fact]

@@ -86,6 +86,7 @@ internal static class StandaloneHost
         builder.LimitConnections();
         builder.Services.Configure<Microsoft.Extensions.Hosting.HostOptions>(host => host.ShutdownTimeout = ShutdownTimeout);
         configure?.Invoke(builder);
+        builder.Services.LoadNoKeyRingAtStart();
 
         var app = builder.Build();
         LaharsubForwardedHeadersOptions.Apply(app);
