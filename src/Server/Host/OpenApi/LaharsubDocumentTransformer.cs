@@ -250,9 +250,9 @@ internal sealed class LaharsubDocumentTransformer(IOptions<LaharsubOptions> opti
             },
             ["presence"] = new OpenApiSchema
             {
+                // No "default": openapi-typescript would make a property with one required in the request body.
                 Type = JsonSchemaType.Boolean,
-                Default = JsonValue.Create(false),
-                Description = "true: the topic keeps presence (who is subscribed), with a companion topic of presence events (docs/protocol.md, \"Presence\"). "
+                Description = "Absent or false: none. true: the topic keeps presence (who is subscribed), with a companion topic of presence events (docs/protocol.md, \"Presence\"). "
                     + "A server whose store keeps no presence refuses it with 400 naming presence.",
             },
         },
