@@ -2,7 +2,7 @@
 // orval-client.test.js with splitByContentType, so that each media type of a body has its function).
 // Each function answers { data, status, headers } for every declared status, problems included.
 import { createTopic, getPresence, getTopic, poll, publishManyWithJson, publishWithJson, publishWithText } from './api.js';
-import { member, outcomeOf, type Outcome } from './outcome.mjs';
+import { dataOf, member, outcomeOf, type Outcome } from './outcome.mjs';
 
 export async function run(): Promise<Outcome> {
   const bounded = () => ({ signal: AbortSignal.timeout(10000) });
@@ -34,12 +34,9 @@ export async function run(): Promise<Outcome> {
   const invalid = await createTopic({ label: '9lives' }, bounded());
 
   return outcomeOf({
-    plain: plain.data,
-    room: room.data,
-    published: [json.data, text.data],
-    many: many.data,
+    ...dataOf({ plain, room, many, presence }),
     polled: polled.data,
-    presence: presence.data,
+    published: [json.data, text.data],
     notFound: missing.status === 404 ? missing.data.detail : `answered ${missing.status}`,
     invalid: invalid.status === 400 ? invalid.data.detail : `answered ${invalid.status}`,
   });

@@ -39,3 +39,8 @@ export function outcomeOf(answers: {
     invalid: answers.invalid,
   };
 }
+
+/** Each answer's data, for clients that answer { data, ... } (openapi-fetch, orval's fetch client). */
+export function dataOf<T extends Record<string, { data?: unknown }>>(answers: T): { [K in keyof T]: NonNullable<T[K]['data']> } {
+  return Object.fromEntries(Object.entries(answers).map(([name, answer]) => [name, answer.data])) as { [K in keyof T]: NonNullable<T[K]['data']> };
+}

@@ -4,7 +4,7 @@
 // against the generated types before they run.
 import createClient from 'openapi-fetch';
 import type { paths } from './schema.js';
-import { member, outcomeOf, type Outcome } from './outcome.mjs';
+import { dataOf, member, outcomeOf, type Outcome } from './outcome.mjs';
 
 export interface Corners {
   headStatus: number;
@@ -73,12 +73,9 @@ export async function run(baseUrl: string): Promise<{ outcome: Outcome; corners:
 
   return {
     outcome: outcomeOf({
-      plain: plain.data,
-      room: room.data,
-      published: [json.data, text.data],
-      many: many.data,
+      ...dataOf({ plain, room, many, presence }),
       polled: polled.data,
-      presence: presence.data,
+      published: [json.data, text.data],
       notFound: missing.error?.detail,
       invalid: invalid.error?.detail,
     }),
