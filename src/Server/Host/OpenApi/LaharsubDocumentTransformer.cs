@@ -30,6 +30,21 @@ internal sealed class LaharsubDocumentTransformer(IOptions<LaharsubOptions> opti
     private const string NoticeSchema = "Notice";
     private const string BearerScheme = "Bearer";
 
+    /// <summary>What each problem status means here, after its reason phrase.</summary>
+    private static readonly Dictionary<string, string> ProblemMeanings = new()
+    {
+        ["400"] = "a parameter or the body is not right: errors names it, detail says what to do; nothing changed",
+        ["404"] = "no such topic: detail names it (and topicId, or topics for a publish to several)",
+        ["406"] = "none of the Accept header's formats is served here: detail lists them",
+        ["409"] = "the server's state refuses it (a limit reached, a presence topic, a repeat still being stored): detail says which and what to do",
+        ["412"] = "the topic is another incarnation than If-Match (or the ~epoch) names: epoch is its current one; nothing was published",
+        ["413"] = "the message is larger than Laharsub:MaxMessageBytes allows",
+        ["422"] = "this Idempotency-Key came with another request: detail says what differs",
+        ["429"] = "over Laharsub:RateLimit or a Laharsub:Limits cap: try again after Retry-After",
+        ["503"] = "the store cannot be reached now: try again after Retry-After",
+        ["507"] = "the topic (or the server) has no room for this message until older ones expire: try again after Retry-After",
+    };
+
     public Task TransformAsync(OpenApiDocument document, OpenApiDocumentTransformerContext context, CancellationToken cancellationToken)
     {
         document.Info = new OpenApiInfo
@@ -101,21 +116,6 @@ internal sealed class LaharsubDocumentTransformer(IOptions<LaharsubOptions> opti
         }
         return Task.CompletedTask;
     }
-
-    /// <summary>What each problem status means here, after its reason phrase.</summary>
-    private static readonly Dictionary<string, string> ProblemMeanings = new()
-    {
-        ["400"] = "a parameter or the body is not right: errors names it, detail says what to do; nothing changed",
-        ["404"] = "no such topic: detail names it (and topicId, or topics for a publish to several)",
-        ["406"] = "none of the Accept header's formats is served here: detail lists them",
-        ["409"] = "the server's state refuses it (a limit reached, a presence topic, a repeat still being stored): detail says which and what to do",
-        ["412"] = "the topic is another incarnation than If-Match (or the ~epoch) names: epoch is its current one; nothing was published",
-        ["413"] = "the message is larger than Laharsub:MaxMessageBytes allows",
-        ["422"] = "this Idempotency-Key came with another request: detail says what differs",
-        ["429"] = "too many requests from this client: try again after Retry-After",
-        ["503"] = "the store cannot be reached now: try again after Retry-After",
-        ["507"] = "the topic (or the server) has no room for this message until older ones expire: try again after Retry-After",
-    };
 
     /// <summary>
     /// Problem answers whose description is only the reason phrase say what the problem means here: some
