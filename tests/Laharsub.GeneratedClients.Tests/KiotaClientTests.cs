@@ -10,6 +10,7 @@ public sealed class KiotaClientTests
         async (server, outcome) =>
         {
             await ScenarioChecks.AssertOutcomeAsync(server, outcome, "text/plain", "hello from Kiota");
+            Assert.Equal("null", outcome.GetProperty("quiet").GetString());
             // Its exceptions' message is the problem's detail (x-ms-primary-error-message in the document).
             Assert.StartsWith("Topic 999999 does not exist", outcome.GetProperty("notFound").GetString(), StringComparison.Ordinal);
             Assert.StartsWith("label: ", outcome.GetProperty("invalid").GetString(), StringComparison.Ordinal);

@@ -10,6 +10,7 @@ public sealed class NSwagClientTests
         {
             // NSwag's publish takes one media type, the first declared: JSON, so a string is a JSON string.
             await ScenarioChecks.AssertOutcomeAsync(server, outcome, "application/json", "\"hello from NSwag\"");
+            Assert.Equal("ApiException 204", outcome.GetProperty("quiet").GetString());
             // Its exceptions' message is the answer's description in the document.
             Assert.StartsWith("Not Found: no such topic", outcome.GetProperty("notFound").GetString(), StringComparison.Ordinal);
             Assert.StartsWith("Bad Request: a parameter or the body is not right", outcome.GetProperty("invalid").GetString(), StringComparison.Ordinal);

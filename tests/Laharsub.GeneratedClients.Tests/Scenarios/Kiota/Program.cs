@@ -41,6 +41,13 @@ var polled = await client.Ps.Subscriptions.GetAsync(c =>
 });
 var presence = await client.Ps.Topics[room!.TopicId!.Value].Presence.GetAsync(c => c.QueryParameters.Limit = 10);
 
+// Nothing after the last message: the quiet poll's 204, an answer without a body.
+var quiet = await client.Ps.Subscriptions.GetAsync(c =>
+{
+    c.QueryParameters.Topics = $"{plain.TopicId}:4";
+    c.QueryParameters.Timeout = 0;
+});
+
 string? notFound = null;
 try
 {
@@ -70,6 +77,7 @@ Console.WriteLine(JsonSerializer.Serialize(new
     delivered = polled!.Messages!.Select(m => new { m.TopicId, m.MessageId, m.ContentType, m.Body }),
     occupancy = presence!.Occupancy,
     members = presence.Members!.Select(m => new { m.Member, Data = m.Data is null ? null : KiotaJsonSerializer.SerializeAsString(m.Data) }),
+    quiet = quiet is null ? "null" : "an answer",
     notFound,
     invalid,
 }));

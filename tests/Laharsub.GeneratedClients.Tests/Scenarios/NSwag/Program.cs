@@ -19,6 +19,17 @@ var many = await client.PublishManyAsync($"{plain.TopicId},{room.TopicId}", null
 var polled = await client.PollAsync($"{plain.TopicId}:1,{room.TopicId}:1", null, 0, null, null, "alice", """{"name":"Alice"}""");
 var presence = await client.GetPresenceAsync(room.TopicId, null, 10);
 
+// Nothing after the last message: the quiet poll's 204, which NSwag throws as an ApiException (a 2xx of another type than the 200's).
+string quiet = "answered";
+try
+{
+    await client.PollAsync($"{plain.TopicId}:4", null, 0, null, null, null, null);
+}
+catch (ApiException exception)
+{
+    quiet = $"ApiException {exception.StatusCode}";
+}
+
 // NSwag's exception message is the answer's description; the problem itself is its Result.
 string notFound = null;
 try
@@ -49,6 +60,7 @@ Console.WriteLine(JsonSerializer.Serialize(new
     delivered = polled.Messages.Select(m => new { m.TopicId, m.MessageId, m.ContentType, m.Body }),
     occupancy = presence.Occupancy,
     members = presence.Members.Select(m => new { m.Member, Data = m.Data?.ToString() }),
+    quiet,
     notFound,
     invalid,
 }));
