@@ -59,6 +59,14 @@ if [ ! -x /usr/sbin/nginx ] || [ ! -f /usr/lib/nginx/modules/ngx_nchan_module.so
   install_debian_package nginx-light libnginx-mod-nchan || echo "installing nginx with nchan failed: the nchan tests will fail"
 fi
 
+# The generated-client tests run the real generators: NSwag and Kiota are local dotnet tools pinned in
+# tests/Laharsub.GeneratedClients.Tests/.config/dotnet-tools.json, restored from NuGet here (each test
+# restores them too, so a run of that project alone needs nothing first); orval and openapi-typescript
+# are npm packages of tests/Browser, installed with the browser tests' packages below.
+echo "== restoring the OpenAPI generators (dotnet tools)"
+(cd tests/Laharsub.GeneratedClients.Tests && dotnet tool restore >/dev/null) \
+  || echo "restoring the generators failed: the generated-client tests will fail"
+
 # No test may hold the run hostage: a test that runs longer than the hang timeout is named (in the
 # blame Sequence file and the console) and its test host is killed, so it counts as failed; a run that
 # still has not ended (a child process that keeps a test host's pipes open, say) is killed with its

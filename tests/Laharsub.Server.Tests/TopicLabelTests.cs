@@ -59,6 +59,7 @@ public sealed class TopicLabelTests
         { "application/json", """{"name":"orders"}""", "name" },
         { "application/json", """["orders"]""", "body" },
         { "application/json", "{\"label\":\"orders\"", "body" },
+        { "application/json", "null {}", "body" },
         { "text/plain", "orders", "Content-Type" },
         // Lone surrogates: JSON that parses, whose text is not Unicode.
         { "application/json", """{"label":"orders\ud800"}""", "label" },
@@ -81,6 +82,19 @@ public sealed class TopicLabelTests
         Assert.Equal(HttpStatusCode.BadRequest, status);
         Assert.True(problem.GetProperty("errors").TryGetProperty(field, out _), problem.ToString());
         Assert.Empty(await ListAsync(client, "topics"));
+    }
+
+    [Fact]
+    public async Task AJsonNullBodyCreatesAnUnlabelledTopicAsNoBodyDoes()
+    {
+        await using var server = await LaharsubTestServer.StartAsync();
+        using var client = server.CreateClient();
+
+        // What NSwag's client sends for the optional body left out.
+        var topic = await CreateAsync(client, " null ");
+
+        Assert.False((await client.GetTopicAsync(topic)).TryGetProperty("label", out _));
+        Assert.Equal([topic], await ListAsync(client, "topics"));
     }
 
     [Fact]

@@ -73,7 +73,12 @@ public class LaharsubException : Exception
         {
             foreach (var (parameter, messages) in errors)
             {
-                message.Append(' ').Append(parameter).Append(": ").AppendJoin(' ', messages);
+                var entry = $"{parameter}: {string.Join(' ', messages)}";
+                // The server's detail may already say it (a validation problem's detail names the parameter and its error).
+                if (detail?.Contains(entry, StringComparison.Ordinal) != true)
+                {
+                    message.Append(' ').Append(entry);
+                }
             }
         }
         return message.ToString();

@@ -489,9 +489,14 @@
     }
     var reason = problem.detail || problem.title;
     if (problem.errors) {
-      reason += ' ' + $.map(problem.errors, function (messages, key) {
-        return key + ': ' + [].concat(messages).join(' ');
-      }).join('; ');
+      // Each error the detail does not already say (a validation problem's detail names the parameter and its error).
+      var errors = $.map(problem.errors, function (messages, key) {
+        var entry = key + ': ' + [].concat(messages).join(' ');
+        return reason.indexOf(entry) < 0 ? entry : null;
+      });
+      if (errors.length) {
+        reason += ' ' + errors.join('; ');
+      }
     }
     return reason;
   }

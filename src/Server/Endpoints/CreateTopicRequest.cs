@@ -8,13 +8,13 @@ namespace Laharsub.Server.Endpoints;
 
 /// <summary>
 /// The optional body of <c>POST /ps/topics</c>: <c>{"label":"orders-eu"}</c>. No body (what every client
-/// sent before labels existed) creates an unlabelled topic. Bound by hand rather than by minimal APIs'
+/// sent before labels existed) creates an unlabelled topic, and so does a JSON <c>null</c>. Bound by hand rather than by minimal APIs'
 /// JSON binding so that a bad body gets a problem detail naming what is wrong.
 /// </summary>
 internal sealed class CreateTopicRequest : ILabelledRequest
 {
     private const int MaxBodyBytes = 4096;
-    private const string Example = "Send no body, or {\"label\":\"orders-eu\",\"presence\":true} (both optional) as application/json.";
+    private const string Example = "Send no body (or null), or {\"label\":\"orders-eu\",\"presence\":true} (both optional) as application/json.";
 
     private static readonly CreateTopicRequest Unlabelled = new(null, null, null);
 
@@ -69,7 +69,14 @@ internal sealed class CreateTopicRequest : ILabelledRequest
         try
         {
             var reader = new Utf8JsonReader(json);
-            if (!reader.Read() || reader.TokenType != JsonTokenType.StartObject)
+            var read = reader.Read();
+            // JSON null is no body: what generated clients (NSwag) send for an optional body left out.
+            // (Anything after it makes the next Read throw, so only a lone null gets here.)
+            if (read && reader.TokenType == JsonTokenType.Null && !reader.Read())
+            {
+                return Unlabelled;
+            }
+            if (!read || reader.TokenType != JsonTokenType.StartObject)
             {
                 return Fail("body", $"The body is not a JSON object. {Example}");
             }

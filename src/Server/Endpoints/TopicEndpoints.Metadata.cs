@@ -23,7 +23,7 @@ internal static partial class TopicEndpoints
 
     private static RouteHandlerBuilder DescribeCreateTopic(this RouteHandlerBuilder endpoint) => endpoint
         .WithSummary("Create a topic")
-        .WithDescription("Any request body is ignored. `Location` is the new topic's URL and `ETag` its epoch in quotes.")
+        .WithDescription("With no body (or JSON `null`) the topic has no label and no presence; `{\"label\":\"orders-eu\",\"presence\":true}` gives it either or both. `Location` is the new topic's URL and `ETag` its epoch in quotes.")
         .ProducesProblem(StatusCodes.Status409Conflict);
 
     private static RouteHandlerBuilder DescribeDeleteTopic(this RouteHandlerBuilder endpoint) => endpoint

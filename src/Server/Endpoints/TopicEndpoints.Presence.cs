@@ -54,6 +54,8 @@ internal static partial class TopicEndpoints
     private static RouteHandlerBuilder DescribeGetPresence(this RouteHandlerBuilder endpoint) => endpoint
         .WithSummary("Who is present on a topic")
         .WithDescription("The occupancy and a page of members (ordered by member id, `after` and `limit` as for topics) of a topic created with presence.")
+        // The handler's other 200, the occupancy alone, is this page without members: the document names the page.
+        .Produces<PresenceResource>(StatusCodes.Status200OK)
         .ProducesProblem(StatusCodes.Status404NotFound)
         .ProducesProblem(StatusCodes.Status409Conflict);
 }

@@ -7,8 +7,12 @@ namespace Laharsub.Server.Transport;
 /// <summary>The problem details Laharsub answers with; each says what was wrong and what to do.</summary>
 internal static class Problems
 {
+    /// <summary>
+    /// A 400 naming the bad parameter in errors; detail repeats it, since that is the message generated
+    /// clients give their exceptions (the title only says that validation failed).
+    /// </summary>
     public static ValidationProblem Invalid(string parameter, string message) =>
-        TypedResults.ValidationProblem(new Dictionary<string, string[]> { [parameter] = [message] });
+        TypedResults.ValidationProblem(new Dictionary<string, string[]> { [parameter] = [message] }, detail: $"{parameter}: {message}");
 
     public static ProblemHttpResult TopicNotFound(long topicId) => TypedResults.Problem(
         title: "Topic not found",

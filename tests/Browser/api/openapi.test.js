@@ -92,7 +92,7 @@ describe('the OpenAPI document', () => {
   test('describes the poll\'s query parameters, the publish body and If-Match, and both poll formats', () => {
     const poll = operation('GET', '/ps/subscriptions');
     const parameters = Object.fromEntries(poll.parameters.map((p) => [p.name, p]));
-    assert.deepEqual(Object.keys(parameters).sort(), ['conflate', 'latest', 'subs', 'timeout', 'topics']);
+    assert.deepEqual(Object.keys(parameters).sort(), ['client', 'conflate', 'latest', 'member', 'subs', 'timeout', 'topics']);
     assert.deepEqual([parameters.conflate.schema.minimum, parameters.conflate.schema.maximum, parameters.latest.schema.type], [0, 60000, 'boolean']);
     // The indexed form as OpenAPI defines it: an exploded form object whose property names are the query's keys.
     // (form and explode are a query parameter's defaults, which the document may leave out.)
@@ -107,7 +107,27 @@ describe('the OpenAPI document', () => {
     assert.ok(publish.parameters.some((p) => p.name === 'If-Match' && p.in === 'header'));
     assert.ok(publish.requestBody.required);
     // Real media types, so that generators send one; the description says any concrete type is accepted.
-    assert.deepEqual(Object.keys(publish.requestBody.content), ['application/octet-stream', 'application/json', 'text/plain']);
+    // JSON first: generators that take one media type per operation (NSwag) take the first.
+    assert.deepEqual(Object.keys(publish.requestBody.content), ['application/json', 'text/plain', 'application/octet-stream']);
+
+    // Creating a topic: an optional body of a named schema with both of its properties.
+    const create = operation('POST', '/ps/topics');
+    assert.notEqual(create.requestBody.required, true);
+    assert.equal(create.requestBody.content['application/json'].schema.$ref, '#/components/schemas/NewTopic');
+    assert.deepEqual(Object.keys(document.components.schemas.NewTopic.properties).sort(), ['label', 'presence']);
+    assert.equal(document.components.schemas.NewTopic.properties.presence.type, 'boolean');
+
+    // The member list: typed paging, and the full page as the answer (members optional: the occupancy-only answer).
+    const presence = operation('GET', '/ps/topics/{topicId}/presence');
+    const paging = Object.fromEntries(presence.parameters.map((p) => [p.name, p.schema]));
+    assert.deepEqual([paging.after.type, paging.limit.type, paging.limit.minimum, paging.limit.maximum], ['string', 'integer', 1, 1000]);
+    assert.equal(presence.responses['200'].content['application/json'].schema.$ref, '#/components/schemas/PresenceResource');
+    assert.deepEqual([...document.components.schemas.PresenceResource.required].sort(), ['occupancy', 'topicId']);
+
+    // A problem's detail is the message of the exceptions Kiota generates for it.
+    for (const name of ['ProblemDetails', 'HttpValidationProblemDetails']) {
+      assert.equal(document.components.schemas[name].properties.detail['x-ms-primary-error-message'], true, name);
+    }
     assert.match(publish.requestBody.description, /Any concrete media type is accepted/);
 
     // The publish to several topics: its topics list, and Idempotency-Key on both publishes.

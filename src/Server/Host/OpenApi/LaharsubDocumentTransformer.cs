@@ -4,9 +4,11 @@ using System.Text.Json.Nodes;
 using Laharsub.Server.Access;
 using Laharsub.Server.Hosting;
 using Microsoft.AspNetCore.OpenApi;
+using Microsoft.AspNetCore.WebUtilities;
 using Microsoft.Extensions.DependencyInjection;
 using Microsoft.Extensions.Options;
 using Microsoft.OpenApi;
+using Microsoft.OpenApi.MicrosoftExtensions;
 
 namespace Laharsub.Server.Host.OpenApi;
 
@@ -19,10 +21,29 @@ namespace Laharsub.Server.Host.OpenApi;
 internal sealed class LaharsubDocumentTransformer(IOptions<LaharsubOptions> options, IOptions<LaharsubAuthOptions> access) : IOpenApiDocumentTransformer
 {
     private const string ProblemSchema = "ProblemDetails";
+    private const string ValidationProblemSchema = "HttpValidationProblemDetails";
+    private const string NewTopicSchema = "NewTopic";
+    private const string PresenceSchema = "PresenceResource";
+    private const string PresenceMemberSchema = "PresenceMemberResource";
     private const string PollAnswerSchema = "PollAnswer";
     private const string PollMessageSchema = "PollMessage";
     private const string NoticeSchema = "Notice";
     private const string BearerScheme = "Bearer";
+
+    /// <summary>What each problem status means here, after its reason phrase.</summary>
+    private static readonly Dictionary<string, string> ProblemMeanings = new()
+    {
+        ["400"] = "a parameter or the body is not right: errors names it, detail says what to do; nothing changed",
+        ["404"] = "no such topic: detail names it (and topicId, or topics for a publish to several)",
+        ["406"] = "none of the Accept header's formats is served here: detail lists them",
+        ["409"] = "the server's state refuses it (a limit reached, a presence topic, a repeat still being stored): detail says which and what to do",
+        ["412"] = "the topic is another incarnation than If-Match (or the ~epoch) names: epoch is its current one; nothing was published",
+        ["413"] = "the message is larger than Laharsub:MaxMessageBytes allows",
+        ["422"] = "this Idempotency-Key came with another request: detail says what differs",
+        ["429"] = "over Laharsub:RateLimit or a Laharsub:Limits cap: try again after Retry-After",
+        ["503"] = "the store cannot be reached now: try again after Retry-After",
+        ["507"] = "the topic (or the server) has no room for this message until older ones expire: try again after Retry-After",
+    };
 
     public Task TransformAsync(OpenApiDocument document, OpenApiDocumentTransformerContext context, CancellationToken cancellationToken)
     {
@@ -39,6 +60,7 @@ internal sealed class LaharsubDocumentTransformer(IOptions<LaharsubOptions> opti
         WriteNumbersAsNumbers(document.Components.Schemas);
         DescribeProblems(document.Components.Schemas);
         DescribePollAnswer(document.Components.Schemas);
+        DescribeNewTopic(document.Components.Schemas);
         if (document.Components.Schemas.TryGetValue("TopicPage", out var page) && page is OpenApiSchema topicPage)
         {
             // JsonIgnore(WhenWritingNull): the last page has no "next" at all.
@@ -55,7 +77,7 @@ internal sealed class LaharsubDocumentTransformer(IOptions<LaharsubOptions> opti
                         DescribeListTopics(operation, method.Method);
                         break;
                     case (_, "POST") when path.EndsWith("/topics", StringComparison.Ordinal):
-                        DescribeCreateTopic(operation);
+                        DescribeCreateTopic(operation, document);
                         break;
                     case (_, "GET" or "HEAD") when path.EndsWith("/topics/{topicId}", StringComparison.Ordinal):
                         DescribeTopicId(operation, method.Method == "HEAD" ? "headTopic" : "getTopic");
@@ -63,7 +85,7 @@ internal sealed class LaharsubDocumentTransformer(IOptions<LaharsubOptions> opti
                         DescribeHead(operation, method.Method);
                         break;
                     case (_, "GET") when path.EndsWith("/topics/{topicId}/presence", StringComparison.Ordinal):
-                        DescribeTopicId(operation, "getPresence");
+                        DescribePresence(operation, document.Components.Schemas);
                         break;
                     case (_, "DELETE") when path.EndsWith("/topics/{topicId}", StringComparison.Ordinal):
                         DescribeTopicId(operation, "deleteTopic");
@@ -84,6 +106,7 @@ internal sealed class LaharsubDocumentTransformer(IOptions<LaharsubOptions> opti
         }
 
         DescribeAccessControl(document);
+        DescribeProblemAnswers(document);
         foreach (var item in document.Paths.Values)
         {
             if (item.Operations?.TryGetValue(HttpMethod.Head, out var head) == true)
@@ -92,6 +115,26 @@ internal sealed class LaharsubDocumentTransformer(IOptions<LaharsubOptions> opti
             }
         }
         return Task.CompletedTask;
+    }
+
+    /// <summary>
+    /// Problem answers whose description is only the reason phrase say what the problem means here: some
+    /// generators (NSwag) make an error's description the message of the exception they throw for it.
+    /// </summary>
+    private static void DescribeProblemAnswers(OpenApiDocument document)
+    {
+        foreach (var operation in document.Paths.Values.SelectMany(item => item.Operations?.Values.AsEnumerable() ?? []))
+        {
+            foreach (var (status, found) in operation.Responses ?? [])
+            {
+                if (found is OpenApiResponse response && response.Content?.ContainsKey("application/problem+json") == true
+                    && int.TryParse(status, CultureInfo.InvariantCulture, out var code) && response.Description == ReasonPhrases.GetReasonPhrase(code)
+                    && ProblemMeanings.TryGetValue(status, out var meaning))
+                {
+                    response.Description = $"{response.Description}: {meaning}.";
+                }
+            }
+        }
     }
 
     /// <summary>
@@ -172,37 +215,79 @@ internal sealed class LaharsubDocumentTransformer(IOptions<LaharsubOptions> opti
         }
     }
 
-    private static void DescribeCreateTopic(OpenApiOperation operation)
+    private static void DescribeCreateTopic(OpenApiOperation operation, OpenApiDocument document)
     {
         operation.OperationId = "createTopic";
         operation.RequestBody = new OpenApiRequestBody
         {
             Required = false,
-            Description = "Optional: the topic's label, which topic lists and access rules can match (orders-*). Without a body the topic has no label.",
+            Description = "Optional: the topic's label and whether it keeps presence. Without a body (or with JSON null) the topic has neither.",
             Content = new Dictionary<string, OpenApiMediaType>
             {
-                ["application/json"] = new()
-                {
-                    Schema = new OpenApiSchema
-                    {
-                        Type = JsonSchemaType.Object,
-                        Properties = new Dictionary<string, IOpenApiSchema>
-                        {
-                            ["label"] = new OpenApiSchema
-                            {
-                                Type = JsonSchemaType.String,
-                                MinLength = 1,
-                                MaxLength = 100,
-                                Pattern = "^[A-Za-z][A-Za-z0-9_.:/-]*$",
-                                Description = "Starts with a letter, then letters, digits and - _ . : /. Not unique: many topics may share one.",
-                            },
-                        },
-                    },
-                },
+                // A named schema, so that generated models get a name of their own rather than "Body".
+                ["application/json"] = new() { Schema = new OpenApiSchemaReference(NewTopicSchema, document) },
             },
         };
         AddHeader(operation, "201", "Location", "The new topic's URL.");
         AddHeader(operation, "201", "ETag", "The new topic's epoch in quotes.");
+    }
+
+    private static void DescribeNewTopic(IDictionary<string, IOpenApiSchema> schemas) => schemas[NewTopicSchema] = new OpenApiSchema
+    {
+        Type = JsonSchemaType.Object,
+        Description = "A topic to create; both properties are optional, and no other is accepted.",
+        AdditionalPropertiesAllowed = false,
+        Properties = new Dictionary<string, IOpenApiSchema>
+        {
+            ["label"] = new OpenApiSchema
+            {
+                Type = JsonSchemaType.String | JsonSchemaType.Null,
+                MinLength = 1,
+                MaxLength = 100,
+                Pattern = "^[A-Za-z][A-Za-z0-9_.:/-]*$",
+                Description = "Which topic lists and access rules can match (orders-*): starts with a letter, then letters, digits and - _ . : /. "
+                    + "Not unique: many topics may share one. Absent or null: no label.",
+            },
+            ["presence"] = new OpenApiSchema
+            {
+                // No "default": openapi-typescript would make a property with one required in the request body.
+                Type = JsonSchemaType.Boolean,
+                Description = "Absent or false: none. true: the topic keeps presence (who is subscribed), with a companion topic of presence events (docs/protocol.md, \"Presence\"). "
+                    + "A server whose store keeps no presence refuses it with 400 naming presence.",
+            },
+        },
+    };
+
+    /// <summary>
+    /// The presence page. Its handler answers one of two records (the occupancy alone when the token grants
+    /// only subscribe), which the endpoint's metadata cannot both name for one status: the full page is
+    /// described, with members and next optional.
+    /// </summary>
+    private static void DescribePresence(OpenApiOperation operation, IDictionary<string, IOpenApiSchema> schemas)
+    {
+        DescribeTopicId(operation, "getPresence");
+        SetParameter(operation, "after", "Return members whose ids sort after this one: leave it out for the first page, pass the previous page's next for the next.",
+            new OpenApiSchema { Type = JsonSchemaType.String, MinLength = 1 });
+        SetParameter(operation, "limit", "Members per page.", Integer(minimum: 1, maximum: 1000, @default: 100));
+        if (operation.Responses?.TryGetValue("200", out var found) == true && found is OpenApiResponse ok)
+        {
+            ok.Description = "The occupancy and a page of members, ordered by member id. Without presence permission on the topic (Jwt mode, subscribe only): "
+                + "topicId and occupancy alone.";
+        }
+        if (schemas.TryGetValue(PresenceSchema, out var schema) && schema is OpenApiSchema page)
+        {
+            page.Required = new HashSet<string> { "topicId", "occupancy" };
+            if (page.Properties?.TryGetValue("next", out var next) == true && next is OpenApiSchema after)
+            {
+                after.Description = "The after of the next page; null on the last.";
+            }
+        }
+        if (schemas.TryGetValue(PresenceMemberSchema, out var memberSchema) && memberSchema is OpenApiSchema member && member.Properties is { } properties)
+        {
+            // Any JSON, written as the member gave it: a plain schema rather than a nullable reference to an empty JsonElement one.
+            properties["data"] = new OpenApiSchema { Description = "The member's data as its subscription gave it (a JSON object), or null." };
+            schemas.Remove("JsonElement");
+        }
     }
 
     private static void DescribeTopicId(OpenApiOperation operation, string operationId)
@@ -265,11 +350,13 @@ internal sealed class LaharsubDocumentTransformer(IOptions<LaharsubOptions> opti
                 + "Any concrete media type is accepted, not only those listed (application/octet-stream without Content-Type); "
                 + "a wildcard such as */* or text/* is refused with 400 naming Content-Type, since subscribers could not tell what the message is.",
             // Listed one by one, not as */*: generators send the declared type, and */* is no message's type.
+            // JSON first: generators that take one media type per operation (NSwag, Kiota) take the first or
+            // prefer JSON, and a binary first made NSwag's client send a FileParameter it cannot serialize.
             Content = new Dictionary<string, OpenApiMediaType>
             {
-                ["application/octet-stream"] = new() { Schema = new OpenApiSchema { Type = JsonSchemaType.String, Format = "binary" } },
                 ["application/json"] = new() { Schema = new OpenApiSchema { Description = "Any JSON value; subscribers receive it as sent." } },
                 ["text/plain"] = new() { Schema = new OpenApiSchema { Type = JsonSchemaType.String } },
+                ["application/octet-stream"] = new() { Schema = new OpenApiSchema { Type = JsonSchemaType.String, Format = "binary" } },
             },
         };
         AddHeader(operation, "409", "Retry-After", "Seconds until the publish with the same Idempotency-Key is expected to be stored.");
@@ -336,6 +423,23 @@ internal sealed class LaharsubDocumentTransformer(IOptions<LaharsubOptions> opti
             Description = "true: a topic behind its cursor at the first read starts at its latest retained message, the rest announced by a conflated notice.",
             Schema = new OpenApiSchema { Type = JsonSchemaType.Boolean, Default = JsonValue.Create(false) },
         });
+        operation.Parameters.Add(new OpenApiParameter
+        {
+            Name = "client",
+            In = ParameterLocation.Query,
+            Description = "Open mode: the subscriber's identity for presence, chosen by the client and not authenticated; while the poll holds "
+                + "(and for Laharsub:Presence:GracePeriod after) it is a member of the subscribed topics that keep presence. Jwt mode refuses it: "
+                + "the token's subject is the identity. Without one the subscriber is an anonymous observer.",
+            Schema = new OpenApiSchema { Type = JsonSchemaType.String, Pattern = "^[A-Za-z0-9_.:@-]{1,64}$" },
+        });
+        operation.Parameters.Add(new OpenApiParameter
+        {
+            Name = "member",
+            In = ParameterLocation.Query,
+            Description = "With an identity: the member's data, a JSON object of at most Laharsub:Presence:MaxMemberDataBytes bytes, shown in the member list and presence events.",
+            Schema = new OpenApiSchema { Type = JsonSchemaType.String },
+            Example = JsonValue.Create("{\"name\":\"Alice\"}"),
+        });
 
         if (operation.Responses?.TryGetValue("200", out var answered) == true && answered is OpenApiResponse ok)
         {
@@ -400,10 +504,23 @@ internal sealed class LaharsubDocumentTransformer(IOptions<LaharsubOptions> opti
         }
     }
 
-    /// <summary>The extension members Laharsub's problems carry besides RFC 9457's.</summary>
+    /// <summary>
+    /// The extension members Laharsub's problems carry besides RFC 9457's, and detail as the message of the
+    /// exceptions generated clients throw for them (Kiota reads x-ms-primary-error-message).
+    /// </summary>
     private static void DescribeProblems(IDictionary<string, IOpenApiSchema> schemas)
     {
-        if (!schemas.TryGetValue(ProblemSchema, out var found) || found is not OpenApiSchema problem)
+        foreach (var name in (string[])[ProblemSchema, ValidationProblemSchema])
+        {
+            if (schemas.TryGetValue(name, out var found) && found is OpenApiSchema schema
+                && schema.Properties?.TryGetValue("detail", out var detail) == true && detail is OpenApiSchema message)
+            {
+                message.Description = "What went wrong and what to do; in a validation problem, each bad parameter's error.";
+                message.Extensions ??= new Dictionary<string, IOpenApiExtension>();
+                message.Extensions[OpenApiPrimaryErrorMessageExtension.Name] = new OpenApiPrimaryErrorMessageExtension { IsPrimaryErrorMessage = true };
+            }
+        }
+        if (!schemas.TryGetValue(ProblemSchema, out var problemSchema) || problemSchema is not OpenApiSchema problem)
         {
             return;
         }
