@@ -365,8 +365,11 @@ internal sealed partial class WebSocketSession(IWebSocketCaller caller, Subscrip
         }
         catch (LaharsubStoreUnavailableException unavailable)
         {
-            problem = Problems.Status(StatusCodes.Status503ServiceUnavailable, "Store unavailable",
-                $"{unavailable.StoreName} cannot be reached: {unavailable.Message} Nothing was changed; send the frame again after {(int)unavailable.RetryAfter.TotalSeconds} s.").ProblemDetails;
+            // REST's 503 (StoreUnavailableHandler), with its Retry-After as retryAfter, as the frame's other refusals carry it.
+            var answer = StoreUnavailableAnswer.From(unavailable);
+            problem = Problems.Status(StatusCodes.Status503ServiceUnavailable, answer.Title, answer.Detail).ProblemDetails;
+            problem.Extensions["store"] = answer.Store;
+            problem.Extensions["retryAfter"] = (long)answer.RetryAfterSeconds;
         }
         if (problem is not null)
         {

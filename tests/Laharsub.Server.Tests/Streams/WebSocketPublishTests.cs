@@ -217,6 +217,39 @@ public sealed class WebSocketPublishTests
         Assert.Equal(1, (await client.GetTopicAsync(b)).GetProperty("lastMessageId").GetInt64());
     }
 
+    /// <summary>
+    /// A frame that finds the store unreachable gets the problem REST answers then (title, detail, the store's
+    /// name), with its Retry-After as <c>retryAfter</c>, and the socket goes on reading frames.
+    /// </summary>
+    [Fact]
+    public async Task AFrameThatFindsTheStoreUnreachableGetsRestsProblemWithItsRetryAfter()
+    {
+        await using var redis = await RedisServer.StartAsync();
+        await using var server = await LaharsubTestServer.StartAsync(services: services => services.AddLaharsub().AddRedis(o => o.Configuration = redis.Configuration));
+        using var client = server.CreateClient();
+        var topic = await client.CreateTopicAsync();
+        await using var socket = await OpenAsync(server);
+        await redis.KillAsync();
+
+        using var response = await client.PostAsync($"topics/{topic}", new StringContent("x")).WaitAsync(WireClient.Bound);
+        using var rest = JsonDocument.Parse(await response.Content.ReadAsStringAsync());
+        await socket.SendAsync($$"""{"type":"publish","id":"p1","topicId":{{topic}},"body":"x"}""");
+        var frame = await socket.ReceiveAsync("problem");
+        await socket.SendAsync("""{"type":"nonsense","id":"p2"}""");
+        var next = await socket.ReceiveAsync("problem");
+
+        Assert.Equal(HttpStatusCode.ServiceUnavailable, response.StatusCode);
+        var retryAfter = (long)response.Headers.RetryAfter!.Delta!.Value.TotalSeconds;
+        var problem = frame.GetProperty("problem");
+        Assert.Equal("p1", frame.GetProperty("id").GetString());
+        Assert.Equal(503, problem.GetProperty("status").GetInt32());
+        Assert.Equal(rest.RootElement.GetProperty("title").GetString(), problem.GetProperty("title").GetString());
+        Assert.Equal("Redis", problem.GetProperty("store").GetString());
+        Assert.Equal(retryAfter, problem.GetProperty("retryAfter").GetInt64());
+        Assert.EndsWith($"Nothing was changed; retry after {retryAfter} s.", problem.GetProperty("detail").GetString());
+        Assert.Equal("p2", next.GetProperty("id").GetString());
+    }
+
     private static async Task<LaharsubTestServer> StartAsync(string store)
     {
         if (store == "memory")
