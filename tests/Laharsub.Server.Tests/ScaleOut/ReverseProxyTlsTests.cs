@@ -95,7 +95,7 @@ public sealed class ReverseProxyTlsTests(ReverseProxyTlsTests.TlsProxy proxy) : 
                 var stream = await EventStreamReader.OpenAsync(client, $"topics={topic}");
                 streams.Add(stream);
                 Assert.Equal(HttpVersion.Version20, stream.Response.Version);
-                await stream.ReadEventAsync("open", Bound);
+                await stream.ReadEventAsync("subscribed", Bound);
             }
 
             await client.PublishTextAsync(topic, "to every stream of the connection");
