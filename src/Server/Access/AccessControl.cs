@@ -15,7 +15,7 @@ namespace Laharsub.Server.Access;
 /// before the endpoint runs, so a refused request changes nothing. In Open mode it is not attached at all.
 /// </summary>
 internal sealed class AccessControl(
-    IOptions<LaharsubAuthOptions> auth, TopicAccess topics, AccessMetrics metrics)
+    IOptions<LaharsubAuthOptions> auth, TopicAccess topics, AccessMetrics metrics, BackendAuthorization backend)
 {
     private readonly LaharsubPermissions _anonymous = ParseAnonymous(auth.Value.Anonymous);
 
@@ -43,7 +43,7 @@ internal sealed class AccessControl(
             return caller.Refusal;
         }
         var request = invocation.Arguments.OfType<ILabelledRequest>().FirstOrDefault();
-        if (request is null || !request.IsValid || await TopicAccess.AllowsAsync(caller.Access, LaharsubOperation.Create, request.Label).ConfigureAwait(false))
+        if (request is null || !request.IsValid || await TopicAccess.AllowsAsync(caller.Access, LaharsubOperation.Create, request.Label, invocation.HttpContext.RequestAborted).ConfigureAwait(false))
         {
             // A malformed body is refused by the endpoint itself (400), which reveals nothing.
             return await next(invocation).ConfigureAwait(false);
@@ -60,7 +60,7 @@ internal sealed class AccessControl(
             return caller.Refusal;
         }
         if (caller.Access.Grants is { } permissions ? permissions.AllowsNothing(LaharsubOperation.List)
-            : !await TopicAccess.AllowsAsync(caller.Access, LaharsubOperation.List, label: null).ConfigureAwait(false))
+            : !await TopicAccess.AllowsAsync(caller.Access, LaharsubOperation.List, label: null, http.RequestAborted).ConfigureAwait(false))
         {
             return Refuse(http, caller, LaharsubOperation.List, topicId: null, label: null);
         }
@@ -78,7 +78,7 @@ internal sealed class AccessControl(
         {
             return caller.Refusal;
         }
-        return await TopicAccess.AllowsAsync(caller.Access, operation, label: null).ConfigureAwait(false)
+        return await TopicAccess.AllowsAsync(caller.Access, operation, label: null, invocation.HttpContext.RequestAborted).ConfigureAwait(false)
             ? await next(invocation).ConfigureAwait(false)
             : Refuse(invocation.HttpContext, caller, operation, topicId: null, label: null);
     }
@@ -182,6 +182,13 @@ internal sealed class AccessControl(
     /// </summary>
     private async ValueTask<Caller> IdentifyAsync(HttpContext http)
     {
+        if (auth.Value.Mode == LaharsubAuthMode.Backend)
+        {
+            var headers = http.Request.Headers;
+            var credentials = new BackendCredentials(headers.Authorization.Count > 0 ? headers.Authorization.ToString() : null,
+                headers.Cookie.Count > 0 ? headers.Cookie.ToString() : null);
+            return new Caller(new AccessCaller(null, Credentials: credentials, Backend: backend), Identified: credentials.Present, Refusal: null);
+        }
         if (auth.Value.Mode == LaharsubAuthMode.Host)
         {
             var user = http.User;
@@ -236,6 +243,6 @@ internal sealed class AccessControl(
     {
         public async ValueTask<bool> IsVisibleAsync(TopicInfo topic) => caller.Grants is { } permissions
             ? permissions.Allows(LaharsubOperation.List, topic.TopicId, topic.Label)
-            : await caller.AuthorizesAsync(LaharsubOperation.List, new LaharsubTopic(topic.TopicId, topic.Label)).ConfigureAwait(false);
+            : await caller.AuthorizesAsync(LaharsubOperation.List, new LaharsubTopic(topic.TopicId, topic.Label), CancellationToken.None).ConfigureAwait(false);
     }
 }

@@ -44,6 +44,7 @@ public static partial class LaharsubAccess
             provider.GetService<TimeProvider>() ?? TimeProvider.System));
         services.TryAddSingleton<TopicLabelLookup>();
         services.TryAddSingleton<TopicAccess>();
+        services.TryAddSingleton<BackendAuthorization>();
         services.TryAddSingleton<AccessMetrics>();
         services.TryAddSingleton<AccessControl>();
         services.AddHealthChecks().AddCheck<AccessHealthCheck>("laharsub-access");
@@ -92,7 +93,8 @@ public static partial class LaharsubAccess
     /// </summary>
     internal static void LogMode(IServiceProvider services)
     {
-        var mode = services.GetRequiredService<IOptions<LaharsubAuthOptions>>().Value.Mode;
+        var auth = services.GetRequiredService<IOptions<LaharsubAuthOptions>>().Value;
+        var mode = auth.Mode;
         var logger = services.GetRequiredService<ILoggerFactory>().CreateLogger(typeof(LaharsubAccess));
         if (mode == LaharsubAuthMode.Open)
         {
@@ -107,6 +109,10 @@ public static partial class LaharsubAccess
                     "AuthorizationHandler<LaharsubRequirement, LaharsubTopic> that decides who may do what (docs/access-control.md, \"Your app's own users\").");
             }
             Log.HostMode(logger);
+        }
+        else if (mode == LaharsubAuthMode.Backend)
+        {
+            Log.BackendMode(logger, auth.Backend.Url);
         }
     }
 
@@ -123,7 +129,7 @@ public static partial class LaharsubAccess
         {
             throw new InvalidOperationException(
                 "Laharsub:Auth:Mode is Host, which lets an application that embeds Laharsub decide with its own authorization; the standalone server has no such " +
-                "application. Use Jwt (tokens your application mints) or Open.");
+                "application. Use Backend (your application's HTTP endpoint decides), Jwt (tokens your application mints) or Open.");
         }
         if (auth.Mode == LaharsubAuthMode.Jwt)
         {
@@ -158,6 +164,10 @@ public static partial class LaharsubAccess
         [LoggerMessage(EventId = 23, Level = LogLevel.Information,
             Message = "Laharsub:Auth:Mode is Host: the application's authorization decides each operation on each topic (AuthorizationHandler<LaharsubRequirement, LaharsubTopic>); every request takes the application's pipeline.")]
         public static partial void HostMode(ILogger logger);
+
+        [LoggerMessage(EventId = 25, Level = LogLevel.Information,
+            Message = "Laharsub:Auth:Mode is Backend: {Url} decides each operation on each topic, from the caller's Authorization and Cookie headers; no answer in time refuses. Every request takes the pipeline.")]
+        public static partial void BackendMode(ILogger logger, string? url);
 
         [LoggerMessage(EventId = 22, Level = LogLevel.Error,
             Message = "Endpoint {Endpoint} has no access rule, so Jwt mode refuses every request to it with 403. Give it one in Access/LaharsubAccess.Classify.")]

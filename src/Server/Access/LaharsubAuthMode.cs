@@ -16,4 +16,12 @@ public enum LaharsubAuthMode
     /// application's pipeline. docs/access-control.md, "Your app's own users".
     /// </summary>
     Host,
+
+    /// <summary>
+    /// The application's HTTP endpoint decides (<see cref="LaharsubAuthOptions.Backend"/>), for teams whose application
+    /// is not .NET: Laharsub posts the operation and the topic with the caller's <c>Authorization</c> and <c>Cookie</c>
+    /// headers, and the answer allows or denies; no answer in time denies. The fast path leaves every request to the
+    /// pipeline. docs/access-control.md, "A backend decides".
+    /// </summary>
+    Backend,
 }

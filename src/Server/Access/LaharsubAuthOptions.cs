@@ -9,7 +9,7 @@ public sealed class LaharsubAuthOptions
     /// <summary>The configuration section these options are bound from.</summary>
     public const string SectionName = "Laharsub:Auth";
 
-    /// <summary><see cref="LaharsubAuthMode.Open"/> (the default: no checks) or <see cref="LaharsubAuthMode.Jwt"/>.</summary>
+    /// <summary><see cref="LaharsubAuthMode.Open"/> (the default: no checks), <see cref="LaharsubAuthMode.Jwt"/>, <see cref="LaharsubAuthMode.Host"/> or <see cref="LaharsubAuthMode.Backend"/>.</summary>
     public LaharsubAuthMode Mode { get; set; } = LaharsubAuthMode.Open;
 
     /// <summary>
@@ -22,4 +22,7 @@ public sealed class LaharsubAuthOptions
 
     /// <summary>How tokens are validated.</summary>
     public LaharsubJwtOptions Jwt { get; set; } = new();
+
+    /// <summary>In <see cref="LaharsubAuthMode.Backend"/> mode, the application endpoint that decides.</summary>
+    public LaharsubBackendOptions Backend { get; set; } = new();
 }

@@ -20,11 +20,27 @@ internal sealed class LaharsubAuthOptionsValidator : IValidateOptions<LaharsubAu
         var failures = new List<string>();
         if (!Enum.IsDefined(options.Mode))
         {
-            failures.Add($"Laharsub:Auth:Mode is {options.Mode}: use Open, Jwt or Host.");
+            failures.Add($"Laharsub:Auth:Mode is {options.Mode}: use Open, Jwt, Host or Backend.");
         }
-        if (options.Mode == LaharsubAuthMode.Host && !string.IsNullOrWhiteSpace(options.Anonymous))
+        if (options.Mode == LaharsubAuthMode.Backend)
         {
-            failures.Add("Laharsub:Auth:Anonymous is set, but Laharsub:Auth:Mode is Host, where the application's AuthorizationHandler<LaharsubRequirement, LaharsubTopic> decides for anonymous users too: remove the setting and decide there.");
+            var backend = options.Backend;
+            if (!Uri.TryCreate(backend.Url, UriKind.Absolute, out var url) || (url.Scheme != Uri.UriSchemeHttp && url.Scheme != Uri.UriSchemeHttps))
+            {
+                failures.Add($"Laharsub:Auth:Mode is Backend but Laharsub:Auth:Backend:Url is '{backend.Url}': set the absolute http or https URL of your application's endpoint that decides, e.g. http://127.0.0.1:8080/laharsub/authorize.");
+            }
+            if (backend.Timeout <= TimeSpan.Zero || backend.Timeout > TimeSpan.FromSeconds(30))
+            {
+                failures.Add($"Laharsub:Auth:Backend:Timeout is {backend.Timeout}: use a time above zero and at most 30 seconds (the default is 00:00:02).");
+            }
+            if (backend.MaxCacheTime < TimeSpan.Zero)
+            {
+                failures.Add($"Laharsub:Auth:Backend:MaxCacheTime is {backend.MaxCacheTime}: use zero (ask every time) or more.");
+            }
+        }
+        if (options.Mode is LaharsubAuthMode.Host or LaharsubAuthMode.Backend && !string.IsNullOrWhiteSpace(options.Anonymous))
+        {
+            failures.Add($"Laharsub:Auth:Anonymous is set, but Laharsub:Auth:Mode is {options.Mode}, where the application decides for anonymous callers too: remove the setting and decide there.");
         }
         if (!LaharsubPermissions.TryParseAnonymous(options.Anonymous, out _, out var anonymousError))
         {

@@ -21,8 +21,8 @@ internal sealed class TopicAccess(TopicLabelLookup labels)
         if (caller.Grants is not { } permissions)
         {
             var topic = new LaharsubTopic(topicId, await labels.GetLabelAsync(topicId, cancellationToken).ConfigureAwait(false));
-            return await caller.AuthorizesAsync(operation, topic).ConfigureAwait(false)
-                || (alternative is { } either && await caller.AuthorizesAsync(either, topic).ConfigureAwait(false))
+            return await caller.AuthorizesAsync(operation, topic, cancellationToken).ConfigureAwait(false)
+                || (alternative is { } either && await caller.AuthorizesAsync(either, topic, cancellationToken).ConfigureAwait(false))
                 ? null : new AccessDenial(operation, topicId);
         }
         if (permissions.AllowsById(operation, topicId) || (alternative is { } other && permissions.AllowsById(other, topicId)))
@@ -79,24 +79,25 @@ internal sealed class TopicAccess(TopicLabelLookup labels)
     }
 
     /// <summary>An operation on no particular topic: creating one with <paramref name="label"/>, the listing, the admin data.</summary>
-    public static async ValueTask<bool> AllowsAsync(AccessCaller caller, LaharsubOperation operation, string? label) =>
+    public static async ValueTask<bool> AllowsAsync(AccessCaller caller, LaharsubOperation operation, string? label, CancellationToken cancellationToken) =>
         caller.Grants is { } permissions
             ? operation == LaharsubOperation.Create ? permissions.AllowsLabel(operation, label) : permissions.AllowsEveryTopic(operation)
-            : await caller.AuthorizesAsync(operation, new LaharsubTopic(null, label)).ConfigureAwait(false);
+            : await caller.AuthorizesAsync(operation, new LaharsubTopic(null, label), cancellationToken).ConfigureAwait(false);
 }
 
 /// <summary>
-/// Who calls, as access control found them: Jwt mode's grants (a token's, or anonymous callers'), or in Host mode
-/// the application's user and its authorization service (the request's, which may hold scoped handlers).
+/// Who calls, as access control found them: Jwt mode's grants (a token's, or anonymous callers'); in Host mode the
+/// application's user and its authorization service (the request's, which may hold scoped handlers); in Backend mode
+/// the caller's credentials and the backend that decides.
 /// </summary>
-internal readonly record struct AccessCaller(LaharsubPermissions? Grants, ClaimsPrincipal? User = null, IAuthorizationService? Authorization = null)
+internal readonly record struct AccessCaller(LaharsubPermissions? Grants, ClaimsPrincipal? User = null, IAuthorizationService? Authorization = null,
+    BackendCredentials? Credentials = null, BackendAuthorization? Backend = null)
 {
-    /// <summary>Host mode: whether the application's authorization allows <paramref name="operation"/> on <paramref name="topic"/>.</summary>
-    public async ValueTask<bool> AuthorizesAsync(LaharsubOperation operation, LaharsubTopic topic) =>
-        (await Authorization!.AuthorizeAsync(User ?? new ClaimsPrincipal(), topic, LaharsubRequirement.For(operation)).ConfigureAwait(false)).Succeeded;
-
-    /// <summary>Whether the caller signed in (Host mode), so that a refusal is a 403 rather than a 401.</summary>
-    public bool IsAuthenticated => User?.Identity?.IsAuthenticated == true;
+    /// <summary>Host or Backend mode: whether the application allows <paramref name="operation"/> on <paramref name="topic"/>.</summary>
+    public async ValueTask<bool> AuthorizesAsync(LaharsubOperation operation, LaharsubTopic topic, CancellationToken cancellationToken) =>
+        Backend is { } backend
+            ? await backend.AllowsAsync(Credentials!, operation, topic, cancellationToken).ConfigureAwait(false)
+            : (await Authorization!.AuthorizeAsync(User ?? new ClaimsPrincipal(), topic, LaharsubRequirement.For(operation)).ConfigureAwait(false)).Succeeded;
 }
 
 /// <summary>Why a request is refused: the operation its caller may not do, on this topic.</summary>

@@ -110,7 +110,7 @@ internal sealed partial class FastPathConnectionHandler
         var state = GetState();
         // Host filtering (AllowedHosts), what the host added to Laharsub's endpoints, and the 429 of a connection
         // over its client's cap live in the pipeline.
-        var declined = state.HostAuthorizes ? "host_authorization"
+        var declined = state.ApplicationDecides ? "application_authorization"
             : state.HostsFiltered ? "allowed_hosts"
             : state.PipelineOnly.Count > 0 ? "host_conventions"
             : ClientConnectionLimit.IsOverLimit(connection) ? "connection_cap"
@@ -147,11 +147,11 @@ internal sealed partial class FastPathConnectionHandler
             }
             RateLimited = services.GetRequiredService<IOptions<LaharsubRateLimitOptions>>().Value.RequestsPerPeriod > 0;
             HostsFiltered = services.GetRequiredService<IConfiguration>()["AllowedHosts"] is { Length: > 0 } allowed && allowed != "*";
-            HostAuthorizes = auth.Mode == LaharsubAuthMode.Host;
+            ApplicationDecides = auth.Mode is LaharsubAuthMode.Host or LaharsubAuthMode.Backend;
             PipelineOnly = [.. HostConventions.PipelineOnlyReasons(
                 services.GetRequiredService<EndpointDataSource>().Endpoints,
                 services.GetRequiredService<IOptions<AuthorizationOptions>>().Value.FallbackPolicy),
-                .. HostAuthorizes ? ["Laharsub:Auth:Mode is Host: the application's authentication and authorization decide, in its pipeline"] : Array.Empty<string>()];
+                .. ApplicationDecides ? [$"Laharsub:Auth:Mode is {auth.Mode}: the application decides each request, in the pipeline"] : Array.Empty<string>()];
             var kestrel = services.GetRequiredService<IOptions<KestrelServerOptions>>().Value;
             Limits = kestrel.Limits;
             MaxHeadBytes = Limits.MaxRequestLineSize + Limits.MaxRequestHeadersTotalSize;
@@ -186,8 +186,8 @@ internal sealed partial class FastPathConnectionHandler
         public bool ForwardedForDecides { get; }
         public ILogger Logger { get; }
 
-        /// <summary>Host mode: the application's own authorization decides, which runs in its pipeline alone.</summary>
-        public bool HostAuthorizes { get; }
+        /// <summary>Host and Backend modes: the application decides each request (its authentication, or its endpoint), in the pipeline alone.</summary>
+        public bool ApplicationDecides { get; }
 
         /// <summary>Jwt mode's callers (null in Open mode): tokens the pipeline validated, anonymous callers' grants, and the decision.</summary>
         public TokenCallers? Tokens { get; }

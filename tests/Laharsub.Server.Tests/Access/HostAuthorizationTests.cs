@@ -121,7 +121,7 @@ public sealed class HostAuthorizationTests
         {
             Assert.Contains(logs.Entries, entry => entry.Message.Contains("Laharsub:Auth:Mode is Host", StringComparison.Ordinal) && entry.Message.Contains("steps aside", StringComparison.Ordinal));
             Assert.Equal(0, requests.Count("poll") + requests.Count("stream") + requests.Count("publish") + requests.Count("websocket"));
-            Assert.True(requests.Count("handed_over", "host_authorization") > 0);
+            Assert.True(requests.Count("handed_over", "application_authorization") > 0);
         }
     }
 
