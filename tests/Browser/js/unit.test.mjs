@@ -18,7 +18,7 @@ describe('the JavaScript client, unit', () => {
     assert.equal(events.length, 2, 'an event is dispatched only at its blank line');
     feed('\n');
     assert.deepEqual(events, [
-      { type: 'open', data: '{"topics":[]}', id: '14:43~ab' },
+      { type: 'subscribed', data: '{"topics":[]}', id: '14:43~ab' },
       { type: 'message', data: '{"a":\n1}', id: '14:44~ab' },
       { type: 'notice', data: '{"type":"gap"}', id: '14:44~ab' },
     ]);

@@ -34,12 +34,14 @@ async function startNginx(upstreamUrl, { edit = (config) => config, timeoutMs = 
     throw new Error(`${nginxPath} is missing: install Debian's nginx-light (test.sh does) or set NGINX_PATH.`);
   }
   const original = fs.readFileSync(configPath, 'utf8');
-  const servers = original.match(/^[ \t]*server [^ ;]+:[0-9]+;[ \t]*\n/gm);
+  // Each upstream line may carry options (max_fails=0 and the like), which the test's server keeps.
+  const servers = original.match(/^[ \t]*server [^ ;]+:[0-9]+(?: [a-z_]+=[^ ;]+)*;[ \t]*\n/gm);
   if (!servers || !/^[ \t]*listen 80;/m.test(original)) {
     throw new Error(`${configPath} must keep its "server HOST:PORT;" upstream lines and one "listen 80;": the tests put theirs there.`);
   }
   const port = await freePort();
-  let config = original.replace(servers[0], `    server ${new URL(upstreamUrl).host};\n`);
+  const options = servers[0].match(/:[0-9]+((?: [a-z_]+=[^ ;]+)*);/)[1];
+  let config = original.replace(servers[0], `    server ${new URL(upstreamUrl).host}${options};\n`);
   for (const line of servers.slice(1)) {
     config = config.replace(line, '');
   }
