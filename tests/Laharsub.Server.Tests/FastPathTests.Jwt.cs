@@ -110,6 +110,35 @@ public sealed partial class FastPathTests
         return [.. answers.Select(answer => ChunkSizePattern().Replace(DatePattern().Replace(Normalized(answer), "Date: <varies>"), "\r\n<chunk size>\r\n"))];
     }
 
+    /// <summary>
+    /// A page (Origin, with the default policy that allows any origin) with a token the server has not validated yet:
+    /// its first request is the pipeline's, and only that one; the connection's later publishes and polls are the
+    /// fast path's (before, Origin made the first such request give the pipeline the whole connection).
+    /// </summary>
+    [Fact]
+    public async Task APagesFreshTokenGivesThePipelineItsFirstRequestOnly()
+    {
+        await using var server = await StartFastAsync(TestTokens.JwtSettings());
+        using var admin = server.CreateClient();
+        admin.DefaultRequestHeaders.Authorization = new AuthenticationHeaderValue("Bearer", TestTokens.Grant("""{"create":true}""", subject: "admin"));
+        var topic = await CreateLabelledAsync(admin, "page");
+        using var counter = new FastPathRequestCounter(server.Services);
+        using var timeout = new CancellationTokenSource(Bound);
+        using var page = await RawConnection.OpenAsync(server.BaseAddress, timeout.Token);
+        var headers = $"Host: test\r\nOrigin: https://app.example\r\nAuthorization: Bearer {TestTokens.Grant("""{"publish":true,"subscribe":true}""")}\r\n";
+        string FromPage(string request) => request.Replace("Host: test\r\n", headers, StringComparison.Ordinal);
+
+        var first = await ExchangeAsync(page, FromPage(Get($"/ps/subscriptions?topics={topic}:1&timeout=0")), timeout.Token);
+        var published = await ExchangeAsync(page, FromPage(Post($"/ps/topics/{topic}", "text/plain", "hi")), timeout.Token);
+        var polled = await ExchangeAsync(page, FromPage(Get($"/ps/subscriptions?topics={topic}:1")), timeout.Token);
+
+        Assert.Equal([204, 201, 200], new[] { first.Status, published.Status, polled.Status });
+        Assert.Equal(1, counter.Count("pipeline", "token_unvalidated"));
+        Assert.Equal(0, counter.Count("handed_over"));
+        Assert.Equal(1, counter.Count("publish"));
+        Assert.Equal(1, counter.Count("poll"));
+    }
+
     private static async Task<long> CreateLabelledAsync(HttpClient client, string label)
     {
         using var response = await client.PostAsync("topics", new StringContent($$"""{"label":"{{label}}"}""", Encoding.UTF8, "application/json")).WaitAsync(Bound);

@@ -95,7 +95,7 @@ internal sealed partial class FastPathConnection : IHttpRequestLineHandler, IHtt
             : LaharsubActivitySource.IsListenedTo || _state.Hosting.Traced ? "traced"
             // A request from a page gets the CORS headers the pipeline would add, where the policy allows any
             // origin (the same headers whatever the origin); where it names origins, the pipeline decides.
-            : _origin && (_webSocket ? _state.WebSocketOriginHeaders : _state.OriginHeaders) is null ? "origin"
+            : _origin && (_webSocket ? _state.WebSocketOriginHeaders : _state.OriginHeaders) is null ? OriginDecidedByPipeline()
             : _state.Tokens is { } tokens && IdentifyCaller(tokens) is { } unknown ? unknown
             : _webSocket ? (TakesWebSocket() ? null : "websocket")
             : _kind switch
@@ -107,6 +107,17 @@ internal sealed partial class FastPathConnection : IHttpRequestLineHandler, IHtt
                 _ => "route",
             };
         return _pipelineReason is null;
+    }
+
+    /// <summary>
+    /// Where the CORS policy names origins, every request of a page (which sends <c>Origin</c> every time) is the
+    /// pipeline's: the connection is Kestrel's from this request on. A request that is the pipeline's for a reason of
+    /// its own (a topic's creation, a token not validated yet) gives it that request only.
+    /// </summary>
+    private string OriginDecidedByPipeline()
+    {
+        _pipelineForGood = true;
+        return "origin";
     }
 
     private bool TakesWebSocket() =>
@@ -258,9 +269,9 @@ internal sealed partial class FastPathConnection : IHttpRequestLineHandler, IHtt
             if (_origin)
             {
                 NotOurs("origin");
+                _pipelineForGood = true;
             }
             _origin = true;
-            _pipelineForGood = true;
         }
         else if (Ascii.EqualsIgnoreCase(name, "Idempotency-Key"u8))
         {
