@@ -60,7 +60,7 @@ internal sealed partial class BadRequestExceptionHandler(IProblemDetailsService 
 
     private static partial class Log
     {
-        [LoggerMessage(EventId = 1, Level = LogLevel.Warning, Message = "Refused a malformed request with {StatusCode}: {Method} {Path}: {Reason}")]
+        [LoggerMessage(EventId = 5, Level = LogLevel.Warning, Message = "Refused a malformed request with {StatusCode}: {Method} {Path}: {Reason}")]
         public static partial void BadRequest(ILogger logger, int statusCode, string method, PathString path, string reason);
     }
 }

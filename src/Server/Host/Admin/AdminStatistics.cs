@@ -138,7 +138,7 @@ internal sealed partial class AdminStatistics : BackgroundService
 
     private static partial class Log
     {
-        [LoggerMessage(EventId = 60, Level = LogLevel.Debug, Message = "Admin statistics without the store's counts: {Reason}")]
+        [LoggerMessage(EventId = 70, Level = LogLevel.Debug, Message = "Admin statistics without the store's counts: {Reason}")]
         public static partial void StoreUnavailable(ILogger logger, string reason);
     }
 }
