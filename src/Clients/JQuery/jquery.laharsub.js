@@ -1604,8 +1604,8 @@
         this._serverStopping(LaharsubError('the server is stopping' + said + '.', 0, null, null), conn.address);
         return;
       }
-      if (code === 4008) {
-        // This page read too slowly: the same server, a new socket, from the cursors.
+      if (code === 4008 || code === 4002) {
+        // This page read too slowly, or its access is to be decided again: the same server, a new socket, from the cursors.
         this._retryLater(0, LaharsubError('the server closed the WebSocket for reading too slowly' + said + '.', 0, null, null));
         return;
       }
@@ -1768,8 +1768,9 @@
       on('reconnect', function (data) {
         client._endConn('the server ended the stream');
         var why = 'the server ended the event stream (' + String(data.reason) + (data.detail ? ': ' + data.detail : '') + ')';
-        if (data.reason === 'tokenExpired') {
-          // A stream is opened again with a fresh token (the accessToken function is asked for one).
+        if (data.reason === 'tokenExpired' || data.reason === 'redecide') {
+          // A stream is opened again, with a fresh token (the accessToken function is asked for one), or to be
+          // decided again (Host and Backend modes).
           client._connect();
         } else {
           client._serverStopping(LaharsubError(why, 0, null, null), conn.address);

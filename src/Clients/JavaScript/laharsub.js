@@ -1350,7 +1350,8 @@ export class LaharsubClient {
       }
     } else if (event.type === 'reconnect') {
       const error = new LaharsubError(`the server ended the event stream (${String(data.reason)}${data.detail ? ': ' + data.detail : ''})`);
-      conn.failure = Object.assign(error, data.reason === 'tokenExpired' ? { tokenExpired: true } : { stopping: true });
+      // `redecide`: the server decides this stream's access again; reconnecting at once (from the cursors) is how.
+      conn.failure = Object.assign(error, data.reason === 'tokenExpired' ? { tokenExpired: true } : data.reason === 'redecide' ? { slow: true } : { stopping: true });
     } else if (Array.isArray(data.topics) && !conn.established) {
       // The stream's first event (named `subscribed`, whatever its name) carries the resolved cursors.
       for (const position of data.topics) {
@@ -1581,6 +1582,9 @@ export class LaharsubClient {
     }
     if (code === 1001) {
       return Object.assign(new LaharsubError('the server is stopping' + said + '.'), { stopping: true });
+    }
+    if (code === 4002) {
+      return Object.assign(new LaharsubError('the server decides this socket\'s access again' + said + '.'), { slow: true });
     }
     if (code === 4008) {
       return Object.assign(new LaharsubError('the server closed the WebSocket for reading too slowly' + said + '.'), { slow: true });

@@ -157,18 +157,25 @@ internal sealed class AccessControl(
     }
 
     /// <summary>
-    /// When the token a stream was opened with expires (Jwt mode; null without a token, or in Open mode):
-    /// the stream ends then, telling its client to come back with a fresh one.
+    /// When a stream of this request ends, telling its client to come back: when its token expires (Jwt mode; null
+    /// without a token, or in Open mode), or after Laharsub:Auth:StreamDecisionLifetime (Host and Backend modes).
     /// </summary>
-    public async ValueTask<DateTimeOffset?> TokenExpiryAsync(HttpContext http)
+    public async ValueTask<StreamLifetime?> StreamLifetimeAsync(HttpContext http, TimeProvider clock)
     {
+        if (auth.Value.Mode is LaharsubAuthMode.Host or LaharsubAuthMode.Backend)
+        {
+            return new StreamLifetime(clock.GetUtcNow() + auth.Value.StreamDecisionLifetime, Redecide: true);
+        }
         if (!CarriesToken(http))
         {
             return null;
         }
         var result = await http.AuthenticateAsync(LaharsubAccess.SchemeName).ConfigureAwait(false);
-        return result.Succeeded && result.Principal.Identity is LaharsubIdentity identity ? identity.ExpiresAt : null;
+        return result.Succeeded && result.Principal.Identity is LaharsubIdentity { ExpiresAt: { } expiresAt } ? new StreamLifetime(expiresAt, Redecide: false) : null;
     }
+
+    /// <summary>Whether a stream of this request ends by itself: a token's (Jwt mode), or in Host and Backend modes, where access is decided again.</summary>
+    public bool EndsStreams(HttpContext http) => auth.Value.Mode is LaharsubAuthMode.Host or LaharsubAuthMode.Backend || CarriesToken(http);
 
     /// <summary>Whether the request carries a token that Jwt mode checks (in the header, or in a stream's query).</summary>
     public bool CarriesToken(HttpContext http) =>

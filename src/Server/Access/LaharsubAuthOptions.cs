@@ -23,6 +23,14 @@ public sealed class LaharsubAuthOptions
     /// <summary>How tokens are validated.</summary>
     public LaharsubJwtOptions Jwt { get; set; } = new();
 
+    /// <summary>
+    /// In <see cref="LaharsubAuthMode.Host"/> and <see cref="LaharsubAuthMode.Backend"/> modes, how long an event stream or
+    /// a WebSocket runs on the access decided when it opened (a socket's frames are decided each time) before it ends,
+    /// telling its client to reconnect and resume, which is decided again: a permission the application revoked
+    /// takes effect within this time. Default 5 minutes.
+    /// </summary>
+    public TimeSpan StreamDecisionLifetime { get; set; } = TimeSpan.FromMinutes(5);
+
     /// <summary>In <see cref="LaharsubAuthMode.Backend"/> mode, the application endpoint that decides.</summary>
     public LaharsubBackendOptions Backend { get; set; } = new();
 }

@@ -22,6 +22,10 @@ internal sealed class LaharsubAuthOptionsValidator : IValidateOptions<LaharsubAu
         {
             failures.Add($"Laharsub:Auth:Mode is {options.Mode}: use Open, Jwt, Host or Backend.");
         }
+        if (options.StreamDecisionLifetime < TimeSpan.FromSeconds(1))
+        {
+            failures.Add($"Laharsub:Auth:StreamDecisionLifetime is {options.StreamDecisionLifetime}: use at least one second (the default is 00:05:00).");
+        }
         if (options.Mode == LaharsubAuthMode.Backend)
         {
             var backend = options.Backend;

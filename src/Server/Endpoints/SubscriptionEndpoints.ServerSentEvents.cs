@@ -43,7 +43,7 @@ internal static partial class SubscriptionEndpoints
         response.Headers.CacheControl = "no-store";
         // nginx buffers proxied responses unless told not to; a stream must arrive event by event.
         response.Headers["X-Accel-Buffering"] = "no";
-        if (services.Access.CarriesToken(context))
+        if (services.Access.EndsStreams(context))
         {
             // Copied now: the list is this thread's, reused by the next poll once this returns.
             return StreamUntilExpiryAsync(context, services, [.. subscriptions], query.Conflation, PresenceOf(context, services, query));
@@ -63,14 +63,14 @@ internal static partial class SubscriptionEndpoints
         }
     }
 
-    /// <summary>A stream opened with a token (Jwt mode): it ends, saying so, when the token expires.</summary>
+    /// <summary>A stream whose access ends (a token's expiry, or Host and Backend modes' decision lifetime): it ends then, saying so.</summary>
     private static async Task StreamUntilExpiryAsync(HttpContext context, SubscriptionServices services, Subscription[] subscriptions, Conflation conflation,
         PresenceIdentity? member)
     {
-        using var expiry = new StreamTokenExpiry(await services.Access.TokenExpiryAsync(context).ConfigureAwait(false), services.TimeProvider, context.RequestAborted);
+        using var expiry = new StreamExpiry(await services.Access.StreamLifetimeAsync(context, services.TimeProvider).ConfigureAwait(false), services.TimeProvider, context.RequestAborted);
         var target = new ResponseEventStream(context);
         using var deadline = EventStreamTransport.WriteDeadline(target, services);
-        await EventStreamTransport.Start(services, target, subscriptions, conflation, member, deadline, expiry.Ended, expiry.Expired).ConfigureAwait(false);
+        await EventStreamTransport.Start(services, target, subscriptions, conflation, member, deadline, expiry.Ended, expiry).ConfigureAwait(false);
     }
 
     /// <summary>A stream on the pipeline: the events go into the response body, which Kestrel frames.</summary>

@@ -27,7 +27,7 @@ internal static partial class SubscriptionEndpoints
 
         public bool TryAcquire(out int retryAfterSeconds) => services.RateLimit.TryAcquire(context, out retryAfterSeconds);
 
-        public ValueTask<DateTimeOffset?> TokenExpiryAsync() => services.Access.TokenExpiryAsync(context);
+        public ValueTask<StreamLifetime?> LifetimeAsync() => services.Access.StreamLifetimeAsync(context, services.TimeProvider);
 
         public void Abort() => context.Abort();
     }

@@ -1,5 +1,6 @@
 using System.Buffers;
 using System.Runtime.InteropServices;
+using Laharsub.Server.Access;
 using Laharsub.Server.Delivery;
 using Laharsub.Server.Storage;
 using Laharsub.Server.Transport;
@@ -20,7 +21,7 @@ internal sealed partial class FastPathConnection
             return null;
         }
         // A stream opened with a token ends when the token expires, telling its client.
-        using var expiry = _identity is not null ? new StreamTokenExpiry(_identity.ExpiresAt, _state.Clock, _connection.ConnectionClosed) : null;
+        using var expiry = _identity is { ExpiresAt: { } expiresAt } ? new StreamExpiry(new StreamLifetime(expiresAt, Redecide: false), _state.Clock, _connection.ConnectionClosed) : null;
         if (StartStream(headEnd, expiry, out var permit, out var stream) is not { } running)
         {
             return null;
@@ -53,7 +54,7 @@ internal sealed partial class FastPathConnection
     }
 
     /// <summary>As <see cref="StartPoll"/>, for an event stream: its positions from the query, or from <c>Last-Event-ID</c>.</summary>
-    private Task? StartStream(SequencePosition headEnd, StreamTokenExpiry? expiry, out IDisposable? permit, out (FastEventStream Target, StreamWriteDeadline Deadline) stream)
+    private Task? StartStream(SequencePosition headEnd, StreamExpiry? expiry, out IDisposable? permit, out (FastEventStream Target, StreamWriteDeadline Deadline) stream)
     {
         permit = null;
         stream = default;
@@ -73,7 +74,7 @@ internal sealed partial class FastPathConnection
             var target = new FastEventStream(_output, _state.Responses, _connection, TraceId(), _origin ? _state.OriginHeaders! : []);
             stream = (target, EventStreamTransport.WriteDeadline(target, _state.Subscriptions));
             return EventStreamTransport.Start(_state.Subscriptions, target, CollectionsMarshal.AsSpan(subscriptions), query.Conflation, PresenceOf(query),
-                stream.Deadline, expiry?.Ended ?? _connection.ConnectionClosed, expiry?.Expired ?? default);
+                stream.Deadline, expiry?.Ended ?? _connection.ConnectionClosed, expiry);
         }
         finally
         {

@@ -103,7 +103,8 @@ internal sealed partial class FastPathConnection
             return true;
         }
 
-        public ValueTask<DateTimeOffset?> TokenExpiryAsync() => ValueTask.FromResult(expiresAt);
+        public ValueTask<StreamLifetime?> LifetimeAsync() =>
+            ValueTask.FromResult(expiresAt is { } at ? new StreamLifetime(at, Redecide: false) : (StreamLifetime?)null);
 
         public void Abort() => connection.Abort(new ConnectionAbortedException("The socket's client did not read within Streams:MaxWriteWait."));
     }

@@ -8,7 +8,7 @@ namespace Laharsub.Server.Transport;
 
 /// <summary>Writes a subscription's deliveries as events, each with the cursors to resume from after it.</summary>
 internal readonly struct EventStreamSink(IEventStreamTarget target, SubscriptionServices services, StreamCursors cursors, StreamWriteDeadline deadline,
-    CancellationToken tokenExpired) : ISubscriptionSink
+    bool redecide, CancellationToken accessEnded) : ISubscriptionSink
 {
     private static ReadOnlySpan<byte> IdField => "id: "u8;
     private static ReadOnlySpan<byte> DataField => "\ndata: "u8;
@@ -101,10 +101,11 @@ internal readonly struct EventStreamSink(IEventStreamTarget target, Subscription
                     "event: reconnect\ndata: {\"reason\":\"stopping\",\"detail\":\"The server is stopping; reconnect (another instance will answer) and resume from your cursors.\"}\n\n");
                 await FlushAsync().ConfigureAwait(false);
                 return false;
-            case WaitEnd.ClientGone when tokenExpired.IsCancellationRequested && !target.ClientGone.IsCancellationRequested:
-                services.Metrics.PollEnded("token_expired", 0);
-                Write(target.Events,
-                    "event: reconnect\ndata: {\"reason\":\"tokenExpired\",\"detail\":\"The stream's token expired; reconnect with a fresh token and resume from your cursors.\"}\n\n");
+            case WaitEnd.ClientGone when accessEnded.IsCancellationRequested && !target.ClientGone.IsCancellationRequested:
+                services.Metrics.PollEnded(redecide ? "redecide" : "token_expired", 0);
+                Write(target.Events, redecide
+                    ? "event: reconnect\ndata: {\"reason\":\"redecide\",\"detail\":\"This stream's access is decided again every Laharsub:Auth:StreamDecisionLifetime; reconnect and resume from your cursors.\"}\n\n"
+                    : "event: reconnect\ndata: {\"reason\":\"tokenExpired\",\"detail\":\"The stream's token expired; reconnect with a fresh token and resume from your cursors.\"}\n\n");
                 await FlushAsync().ConfigureAwait(false);
                 return false;
             default:

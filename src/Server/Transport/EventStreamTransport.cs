@@ -42,16 +42,16 @@ internal static class EventStreamTransport
     /// <summary>
     /// Starts the stream of <paramref name="subscriptions"/> (which the runner copies before it returns) to
     /// <paramref name="target"/>: a heartbeat at each quiet interval, until <paramref name="ended"/> (its client gone,
-    /// or <paramref name="tokenExpired"/>, which the sink tells its client), the server stops, or
+    /// or <paramref name="expiry"/>'s end, which the sink tells its client), the server stops, or
     /// <paramref name="deadline"/> (<see cref="WriteDeadline"/>, the caller's to dispose) ends a write that waited too long.
     /// </summary>
     public static Task Start(SubscriptionServices services, IEventStreamTarget target, ReadOnlySpan<Subscription> subscriptions, Conflation conflation,
-        PresenceIdentity? member, StreamWriteDeadline deadline, CancellationToken ended, CancellationToken tokenExpired = default)
+        PresenceIdentity? member, StreamWriteDeadline deadline, CancellationToken ended, StreamExpiry? expiry = null)
     {
         var wait = new SubscriptionWait(services.Streams.HeartbeatInterval, services.TimeProvider, ended, services.Lifetime.ApplicationStopping);
         services.Metrics.PollStarted();
         return services.Runner.RunAsync(subscriptions, services.Wire.JsonAnswerBytes, wait,
-            new EventStreamSink(target, services, new StreamCursors(), deadline, tokenExpired), TransportPacing.Stream(services, conflation), member);
+            new EventStreamSink(target, services, new StreamCursors(), deadline, expiry?.Redecide == true, expiry?.Expired ?? default), TransportPacing.Stream(services, conflation), member);
     }
 
     /// <summary>Ends the stream when a write waits longer than <c>MaxWriteWait</c> for its client to read.</summary>

@@ -5,7 +5,7 @@ namespace Laharsub.Server.Transport;
 
 /// <summary>
 /// What a WebSocket session asks of the request that opened it: whether its caller may subscribe or publish
-/// to a topic, whether a publish frame fits the caller's rate limit, when its token expires, and when the
+/// to a topic, whether a publish frame fits the caller's rate limit, when its access ends, and when the
 /// connection is gone. On the pipeline that is the request's <see cref="HttpContext"/>; on the fast path,
 /// which takes a socket only in Open access mode without a rate limit, the connection.
 /// </summary>
@@ -18,7 +18,8 @@ internal interface IWebSocketCaller
     /// <summary>Takes a permit of the caller's rate limit for one publish frame; false, with the seconds to wait, when it has none.</summary>
     bool TryAcquire(out int retryAfterSeconds);
 
-    ValueTask<DateTimeOffset?> TokenExpiryAsync();
+    /// <summary>When the socket's access ends (its token expires, or it is to be decided again); null: never.</summary>
+    ValueTask<StreamLifetime?> LifetimeAsync();
 
     /// <summary>Drops the connection at once (a client that does not read its frames), ending any write still pending on it.</summary>
     void Abort();

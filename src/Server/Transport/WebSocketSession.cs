@@ -23,7 +23,7 @@ internal sealed partial class WebSocketSession(IWebSocketCaller caller, Subscrip
     public const string SubProtocol = "laharsub.v1";
 
     /// <summary>Close codes that say what to do (docs/protocol.md).</summary>
-    public const int CloseNotThisProtocol = 4000, CloseTokenExpired = 4001;
+    public const int CloseNotThisProtocol = 4000, CloseTokenExpired = 4001, CloseRedecide = 4002;
 
     /// <summary>
     /// Subscribe and unsubscribe frames a socket reads ahead of its run: a run stuck in a write to a client
@@ -103,8 +103,8 @@ internal sealed partial class WebSocketSession(IWebSocketCaller caller, Subscrip
             CancelRun();
         });
         var outcome = "closed";
-        var expiresAt = await caller.TokenExpiryAsync().ConfigureAwait(false);
-        var left = expiresAt is { } at ? at - services.TimeProvider.GetUtcNow() : Timeout.InfiniteTimeSpan;
+        var lifetime = await caller.LifetimeAsync().ConfigureAwait(false);
+        var left = lifetime is { } ends ? ends.EndsAt - services.TimeProvider.GetUtcNow() : Timeout.InfiniteTimeSpan;
         using var expired = new CancellationTokenSource(left > TimeSpan.Zero || left == Timeout.InfiniteTimeSpan ? left : TimeSpan.Zero, services.TimeProvider);
         using var receiving = CancellationTokenSource.CreateLinkedTokenSource(caller.Gone);
         var receiver = ReceiveAsync(receiving.Token);
@@ -151,7 +151,13 @@ internal sealed partial class WebSocketSession(IWebSocketCaller caller, Subscrip
                 }
                 subscriptions = ApplyChanges(subscriptions);
             }
-            if (expired.IsCancellationRequested && _socket.State == WebSocketState.Open)
+            if (expired.IsCancellationRequested && _socket.State == WebSocketState.Open && lifetime?.Redecide == true)
+            {
+                outcome = "redecide";
+                await CloseAsync((WebSocketCloseStatus)CloseRedecide,
+                    "Access is decided again every Laharsub:Auth:StreamDecisionLifetime: reconnect and resume from your cursors.").ConfigureAwait(false);
+            }
+            else if (expired.IsCancellationRequested && _socket.State == WebSocketState.Open)
             {
                 outcome = "token_expired";
                 await CloseAsync((WebSocketCloseStatus)CloseTokenExpired,

@@ -175,12 +175,73 @@ public sealed class HostAuthorizationTests
         Assert.Contains("AuthorizationHandler<LaharsubRequirement, LaharsubTopic>", failure.Message, StringComparison.Ordinal);
     }
 
+    /// <summary>
+    /// A stream runs on its opening decision for Laharsub:Auth:StreamDecisionLifetime at most: then it ends telling its
+    /// client (SSE <c>reconnect</c> with <c>redecide</c>, a socket's close 4002), and the reconnect is decided again, so
+    /// a permission the application revoked meanwhile is refused.
+    /// </summary>
+    [Theory]
+    [InlineData(true)]
+    [InlineData(false)]
+    public async Task AStreamIsDecidedAgainAfterItsLifetimeSoARevokedPermissionEndsIt(bool fastPath)
+    {
+        var clock = new Microsoft.Extensions.Time.Testing.FakeTimeProvider(DateTimeOffset.UtcNow);
+        var revoked = new Revocations();
+        await using var app = await StartAppAsync(fastPath, new LogRecorder(), clock, revoked);
+        var (ann, annsJar) = await SignedInAsync(app, "ann");
+        using var annsClient = ann;
+        var topic = await CreateAsync(ann, "ann-orders", HttpStatusCode.Created);
+        using var timeout = new CancellationTokenSource(Bound);
+        using var request = new HttpRequestMessage(HttpMethod.Get, $"/ps/subscriptions?topics={topic}");
+        request.Headers.Accept.Add(new MediaTypeWithQualityHeaderValue("text/event-stream"));
+        using var stream = await ann.SendAsync(request, HttpCompletionOption.ResponseHeadersRead, timeout.Token);
+        Assert.Equal(HttpStatusCode.OK, stream.StatusCode);
+        using var events = new StreamReader(await stream.Content.ReadAsStreamAsync(timeout.Token));
+        using var socket = new ClientWebSocket();
+        socket.Options.AddSubProtocol("laharsub.v1");
+        socket.Options.Cookies = annsJar;
+        await socket.ConnectAsync(new UriBuilder(new Uri(BaseAddress(app), $"/ps/subscriptions?topics={topic}")) { Scheme = "ws" }.Uri, timeout.Token);
+        var frames = new SocketFrames(socket);
+        await ReadLineAsync(events, "event: subscribed", timeout.Token);
+        await frames.ReadUntilAsync("\"type\":\"subscribed\"", timeout.Token);
+
+        revoked.Users.Add("ann");
+        clock.Advance(TimeSpan.FromMinutes(5) + TimeSpan.FromSeconds(1));
+
+        await ReadLineAsync(events, "event: reconnect", timeout.Token);
+        Assert.Contains("\"reason\":\"redecide\"", await events.ReadLineAsync(timeout.Token));
+        var buffer = new byte[4096];
+        while ((await socket.ReceiveAsync(buffer, timeout.Token)).MessageType != WebSocketMessageType.Close)
+        {
+        }
+        Assert.Equal(4002, (int?)socket.CloseStatus);
+        await ExpectStatusAsync(ann, new HttpRequestMessage(HttpMethod.Get, $"/ps/subscriptions?topics={topic}&timeout=0"), HttpStatusCode.Forbidden);
+    }
+
+    private static async Task ReadLineAsync(StreamReader reader, string expected, CancellationToken cancellationToken)
+    {
+        while (await reader.ReadLineAsync(cancellationToken) is { } line)
+        {
+            if (line == expected)
+            {
+                return;
+            }
+        }
+        Assert.Fail($"the stream ended before '{expected}'");
+    }
+
+    /// <summary>Users whose permissions the application took back.</summary>
+    private sealed class Revocations
+    {
+        public System.Collections.Concurrent.ConcurrentBag<string> Users { get; } = [];
+    }
+
     /// <summary>The application's rule: a signed-in user may do anything on the topics labelled with their name, and list.</summary>
-    private sealed class OwnTopics : AuthorizationHandler<LaharsubRequirement, LaharsubTopic>
+    private sealed class OwnTopics(Revocations revoked) : AuthorizationHandler<LaharsubRequirement, LaharsubTopic>
     {
         protected override Task HandleRequirementAsync(AuthorizationHandlerContext context, LaharsubRequirement requirement, LaharsubTopic topic)
         {
-            var name = context.User.Identity?.IsAuthenticated == true ? context.User.Identity.Name : null;
+            var name = context.User.Identity?.IsAuthenticated == true && !revoked.Users.Contains(context.User.Identity.Name!) ? context.User.Identity.Name : null;
             var owned = name is not null && topic.Label is { } label && label.StartsWith(name + "-", StringComparison.Ordinal);
             var listing = name is not null && requirement.Operation == LaharsubOperation.List && topic.TopicId is null;
             if (owned || listing)
@@ -191,12 +252,17 @@ public sealed class HostAuthorizationTests
         }
     }
 
-    private static async Task<WebApplication> StartAppAsync(bool fastPath, LogRecorder logs)
+    private static async Task<WebApplication> StartAppAsync(bool fastPath, LogRecorder logs, TimeProvider? clock = null, Revocations? revoked = null)
     {
         var builder = WebApplication.CreateSlimBuilder();
         builder.WebHost.UseUrls("http://127.0.0.1:0");
         builder.Logging.ClearProviders();
         builder.Logging.AddProvider(logs);
+        if (clock is not null)
+        {
+            builder.Services.AddSingleton(clock);
+        }
+        builder.Services.AddSingleton(revoked ?? new Revocations());
         builder.Services.AddLaharsub(options => options.FastPath.Enabled = fastPath);
         builder.Services.Configure<LaharsubAuthOptions>(options => options.Mode = LaharsubAuthMode.Host);
         builder.Services.AddAuthentication(CookieAuthenticationDefaults.AuthenticationScheme).AddCookie(options =>

@@ -405,8 +405,8 @@ internal sealed class WebSocketSession : IStreamSession
         var why = $"The server closed the WebSocket with {code} ({description})";
         return code switch
         {
-            // Stopping, token expired, reading too slowly: reconnect and resume from the cursors.
-            1001 or 4001 or 4008 => StreamStep.Ended(new IOException(why + ": reconnecting.")),
+            // Stopping, token expired, access to be decided again, reading too slowly: reconnect and resume from the cursors.
+            1001 or 4001 or 4002 or 4008 => StreamStep.Ended(new IOException(why + ": reconnecting.")),
             4000 => StreamStep.Fatal(new LaharsubException(HttpStatusCode.BadRequest, "Not this protocol",
                 $"The server closed the WebSocket because this client sent something that is not a laharsub.v1 frame: {description}")),
             _ => StreamStep.Failed(new IOException(why + ".")),
