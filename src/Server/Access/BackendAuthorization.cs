@@ -1,5 +1,7 @@
 using System.Diagnostics.Metrics;
 using System.Net.Http.Headers;
+using System.Security.Cryptography;
+using System.Text;
 using System.Text.Json;
 using Microsoft.Extensions.Caching.Memory;
 using Microsoft.Extensions.Logging;
@@ -162,6 +164,9 @@ internal sealed class BackendCredentials(string? authorization, string? cookie)
     /// <summary>Whether the caller sent any credentials (a refusal is then a 403, else a 401).</summary>
     public bool Present => Authorization is not null || Cookie is not null;
 
-    /// <summary>The credentials as one key of the kept answers.</summary>
-    public string Key { get; } = authorization + "\n" + cookie;
+    /// <summary>
+    /// The credentials as one key of the kept answers: their SHA-256, so that a kept answer costs the same
+    /// whatever the size of the caller's cookies, and the cache holds no credentials a memory dump could reveal.
+    /// </summary>
+    public string Key { get; } = Convert.ToHexString(SHA256.HashData(Encoding.UTF8.GetBytes(authorization + "\n" + cookie)));
 }
