@@ -129,8 +129,7 @@ public sealed class RateLimitTests
     [Fact]
     public async Task AHostThatForgetsUseRateLimiterIsWarnedOnceInTheLog()
     {
-        // An application embedding Laharsub the README's way, minus app.UseRateLimiter(). (Without
-        // UseCors() ASP.NET Core itself refuses to run the endpoints, naming the missing middleware.)
+        // An application embedding Laharsub the README's way, minus app.UseRateLimiter().
         var builder = WebApplication.CreateSlimBuilder();
         builder.WebHost.UseUrls("http://127.0.0.1:0");
         var logs = new WarningRecorder();
