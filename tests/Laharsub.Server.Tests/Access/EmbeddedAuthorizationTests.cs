@@ -1,21 +1,12 @@
 using System.Net;
 using System.Net.Http.Headers;
 using System.Net.WebSockets;
-using System.Security.Claims;
-using Laharsub.Server.Hosting;
 using Laharsub.Server.Storage;
 using Laharsub.Server.Tests.Support;
-using Microsoft.AspNetCore.Authentication;
-using Microsoft.AspNetCore.Authentication.Cookies;
 using Microsoft.AspNetCore.Authorization;
 using Microsoft.AspNetCore.Builder;
-using Microsoft.AspNetCore.Hosting;
-using Microsoft.AspNetCore.Hosting.Server;
-using Microsoft.AspNetCore.Hosting.Server.Features;
 using Microsoft.AspNetCore.Http;
-using Microsoft.AspNetCore.Http.Features;
 using Microsoft.Extensions.DependencyInjection;
-using Microsoft.Extensions.Logging;
 
 namespace Laharsub.Server.Tests.Access;
 
@@ -129,68 +120,32 @@ public sealed class EmbeddedAuthorizationTests
     }
 
     /// <summary>A cookie-authenticated app: <c>/login/{user}</c> signs in; Laharsub under <c>/ps</c>, guarded by <paramref name="guard"/>.</summary>
-    private static async Task<WebApplication> StartAppAsync(Guard? guard, bool fastPath, LogRecorder logs)
-    {
-        var builder = WebApplication.CreateSlimBuilder();
-        builder.WebHost.UseUrls("http://127.0.0.1:0");
-        builder.Logging.ClearProviders();
-        builder.Logging.AddProvider(logs);
-        builder.Services.AddLaharsub(options => options.FastPath.Enabled = fastPath);
-        builder.Services.AddAuthentication(CookieAuthenticationDefaults.AuthenticationScheme).AddCookie(options =>
-        {
-            // An API answers 401 rather than redirect to a login page.
-            options.Events.OnRedirectToLogin = context =>
+    private static Task<WebApplication> StartAppAsync(Guard? guard, bool fastPath, LogRecorder logs) =>
+        CookieApp.StartAsync(fastPath, logs,
+            authorization: options =>
             {
-                context.Response.StatusCode = StatusCodes.Status401Unauthorized;
-                return Task.CompletedTask;
-            };
-            options.Events.OnRedirectToAccessDenied = context =>
+                if (guard == Guard.FallbackPolicy)
+                {
+                    options.FallbackPolicy = new AuthorizationPolicyBuilder().RequireAuthenticatedUser().Build();
+                }
+            },
+            laharsub: group =>
             {
-                context.Response.StatusCode = StatusCodes.Status403Forbidden;
-                return Task.CompletedTask;
-            };
-        });
-        builder.Services.AddAuthorization(options =>
-        {
-            if (guard == Guard.FallbackPolicy)
-            {
-                options.FallbackPolicy = new AuthorizationPolicyBuilder().RequireAuthenticatedUser().Build();
-            }
-        });
-        var app = builder.Build();
-        app.UseExceptionHandler();
-        app.UseStatusCodePages();
-        app.UseCors();
-        app.UseWebSockets();
-        app.UseAuthentication();
-        app.UseAuthorization();
-        app.MapPost("/login/{user}", async (HttpContext context, string user) =>
-        {
-            var identity = new ClaimsIdentity([new Claim(ClaimTypes.Name, user)], CookieAuthenticationDefaults.AuthenticationScheme);
-            await context.SignInAsync(new ClaimsPrincipal(identity));
-            return Results.NoContent();
-        }).AllowAnonymous();
-        var laharsub = app.MapLaharsub("/ps");
-        switch (guard)
-        {
-            case Guard.RequireAuthorization:
-                laharsub.RequireAuthorization();
-                break;
-            case Guard.EndpointFilter:
-                laharsub.AddEndpointFilter((context, next) =>
-                    context.HttpContext.User.Identity?.IsAuthenticated == true ? next(context) : ValueTask.FromResult<object?>(Results.Forbid()));
-                break;
-        }
-        await app.StartAsync().WaitAsync(Bound);
-        return app;
-    }
+                switch (guard)
+                {
+                    case Guard.RequireAuthorization:
+                        group.RequireAuthorization();
+                        break;
+                    case Guard.EndpointFilter:
+                        group.AddEndpointFilter((context, next) =>
+                            context.HttpContext.User.Identity?.IsAuthenticated == true ? next(context) : ValueTask.FromResult<object?>(Results.Forbid()));
+                        break;
+                }
+            });
 
-    private static Uri BaseAddress(WebApplication app) =>
-        new(app.Services.GetRequiredService<IServer>().Features.GetRequiredFeature<IServerAddressesFeature>().Addresses.First());
+    private static Uri BaseAddress(WebApplication app) => CookieApp.BaseAddress(app);
 
-    /// <summary>A client that keeps its cookies (signed in once it has posted to <c>/login/{user}</c>).</summary>
-    private static HttpClient NewClient(WebApplication app) =>
-        new(new HttpClientHandler { CookieContainer = new CookieContainer(), UseCookies = true }) { BaseAddress = BaseAddress(app) };
+    private static HttpClient NewClient(WebApplication app) => CookieApp.NewClient(app);
 
     private static async Task<long> CreateTopicAsync(HttpClient client)
     {

@@ -1,24 +1,18 @@
 using System.Net;
 using System.Net.Http.Headers;
 using System.Net.WebSockets;
-using System.Security.Claims;
 using System.Text;
 using System.Text.Json;
 using Laharsub.Server.Access;
 using Laharsub.Server.Hosting;
+using Microsoft.AspNetCore.Hosting;
+using Microsoft.Extensions.Logging;
 using Laharsub.Server.Storage;
 using Laharsub.Server.Tests.Support;
-using Microsoft.AspNetCore.Authentication;
-using Microsoft.AspNetCore.Authentication.Cookies;
 using Microsoft.AspNetCore.Authorization;
 using Microsoft.AspNetCore.Builder;
-using Microsoft.AspNetCore.Hosting;
-using Microsoft.AspNetCore.Hosting.Server;
-using Microsoft.AspNetCore.Hosting.Server.Features;
 using Microsoft.AspNetCore.Http;
-using Microsoft.AspNetCore.Http.Features;
 using Microsoft.Extensions.DependencyInjection;
-using Microsoft.Extensions.Logging;
 
 namespace Laharsub.Server.Tests.Access;
 
@@ -252,51 +246,21 @@ public sealed class HostAuthorizationTests
         }
     }
 
-    private static async Task<WebApplication> StartAppAsync(bool fastPath, LogRecorder logs, TimeProvider? clock = null, Revocations? revoked = null)
-    {
-        var builder = WebApplication.CreateSlimBuilder();
-        builder.WebHost.UseUrls("http://127.0.0.1:0");
-        builder.Logging.ClearProviders();
-        builder.Logging.AddProvider(logs);
-        if (clock is not null)
+    private static Task<WebApplication> StartAppAsync(bool fastPath, LogRecorder logs, TimeProvider? clock = null, Revocations? revoked = null) =>
+        CookieApp.StartAsync(fastPath, logs, services =>
         {
-            builder.Services.AddSingleton(clock);
-        }
-        builder.Services.AddSingleton(revoked ?? new Revocations());
-        builder.Services.AddLaharsub(options => options.FastPath.Enabled = fastPath);
-        builder.Services.Configure<LaharsubAuthOptions>(options => options.Mode = LaharsubAuthMode.Host);
-        builder.Services.AddAuthentication(CookieAuthenticationDefaults.AuthenticationScheme).AddCookie(options =>
-        {
-            options.Events.OnRedirectToLogin = context =>
+            if (clock is not null)
             {
-                context.Response.StatusCode = StatusCodes.Status401Unauthorized;
-                return Task.CompletedTask;
-            };
+                services.AddSingleton(clock);
+            }
+            services.AddSingleton(revoked ?? new Revocations());
+            services.Configure<LaharsubAuthOptions>(options => options.Mode = LaharsubAuthMode.Host);
+            services.AddSingleton<IAuthorizationHandler, OwnTopics>();
         });
-        builder.Services.AddAuthorization();
-        builder.Services.AddSingleton<IAuthorizationHandler, OwnTopics>();
-        var app = builder.Build();
-        app.UseExceptionHandler();
-        app.UseStatusCodePages();
-        app.UseCors();
-        app.UseWebSockets();
-        app.UseAuthentication();
-        app.UseAuthorization();
-        app.MapPost("/login/{user}", async (HttpContext context, string user) =>
-        {
-            await context.SignInAsync(new ClaimsPrincipal(new ClaimsIdentity([new Claim(ClaimTypes.Name, user)], CookieAuthenticationDefaults.AuthenticationScheme)));
-            return Results.NoContent();
-        });
-        app.MapLaharsub("/ps");
-        await app.StartAsync().WaitAsync(Bound);
-        return app;
-    }
 
-    private static Uri BaseAddress(WebApplication app) =>
-        new(app.Services.GetRequiredService<IServer>().Features.GetRequiredFeature<IServerAddressesFeature>().Addresses.First());
+    private static Uri BaseAddress(WebApplication app) => CookieApp.BaseAddress(app);
 
-private static HttpClient NewClient(WebApplication app, CookieContainer jar) =>
-        new(new HttpClientHandler { CookieContainer = jar, UseCookies = true }) { BaseAddress = BaseAddress(app) };
+    private static HttpClient NewClient(WebApplication app, CookieContainer jar) => CookieApp.NewClient(app, jar);
 
     private static async Task<(HttpClient Client, CookieContainer Jar)> SignedInAsync(WebApplication app, string user)
     {
