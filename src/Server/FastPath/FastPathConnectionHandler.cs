@@ -163,7 +163,8 @@ internal sealed partial class FastPathConnectionHandler
             PublishRoute = prefix + "/topics/{topicId}";
             Hosting = new HostingTelemetry(services);
             Subscriptions = new SubscriptionServices(services);
-            TopicsPath = Encoding.ASCII.GetBytes(prefix + "/topics/");
+            TopicsPathText = prefix + "/topics/";
+            TopicsPath = Encoding.ASCII.GetBytes(TopicsPathText);
             TakesWebSockets = pipelineServesWebSockets && !RateLimited;
             var webSockets = services.GetRequiredService<IOptions<WebSocketOptions>>().Value;
             OriginHeaders = corsAllowsAnyOrigin ? FastPathResponses.AnyOriginHeaders : null;
@@ -217,12 +218,13 @@ internal sealed partial class FastPathConnectionHandler
 
         /// <summary><c>{prefix}/topics/</c>: a publish's path is this and the topic's id.</summary>
         public byte[] TopicsPath { get; }
+        public string TopicsPathText { get; }
 
         /// <summary>The poll's and the publish's route patterns, as the pipeline's endpoints name them in hosting's metrics.</summary>
         public string PollRoute { get; }
         public string PublishRoute { get; }
 
-        /// <summary>Hosting's request metrics, and whether hosting traces requests now.</summary>
+        /// <summary>Hosting's request metrics and request activities.</summary>
         public HostingTelemetry Hosting { get; }
 
         /// <summary>What polls, streams and sockets use, on the fast path as on the pipeline.</summary>
