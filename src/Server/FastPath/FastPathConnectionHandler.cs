@@ -28,7 +28,7 @@ namespace Laharsub.Server.FastPath;
 /// </summary>
 /// <remarks>
 /// The fast path takes a request only when its answer cannot differ from the pipeline's: HTTP/1.1 over a
-/// plain connection, a caller whose grants allow it (Jwt mode: anonymous, or a token the pipeline validated before), no CORS, no forwarding, trace or upgrade headers (but a WebSocket's
+/// plain connection, a caller whose grants allow it (Jwt mode: anonymous, or a token the pipeline validated before), no CORS, no forwarding or upgrade headers (but a WebSocket's
 /// handshake, see <see cref="ServeWebSockets"/>), a query the
 /// poll parser accepts, and (for a publish) a whole body within the limits whose store call succeeds. A
 /// publish the store refuses changed nothing, so it is handed over too and the pipeline answers it.
