@@ -93,7 +93,8 @@ internal sealed partial class FastPathConnection : IHttpRequestLineHandler, IHtt
     private bool Takes()
     {
         _pipelineReason = _state.Lifetime.ApplicationStopping.IsCancellationRequested ? "stopping"
-            // Hosting's diagnostic events carry an HttpContext, which only the pipeline has.
+            // Hosting's diagnostic events carry an HttpContext, which only the pipeline has (a connection opened while
+            // they had a subscriber is Kestrel's whole, see FastPathConnectionHandler; this is one opened before).
             : _state.Hosting.DiagnosticsListened ? "diagnostic_listener"
             // A request from a page gets the CORS headers the pipeline would add, where the policy allows any
             // origin (the same headers whatever the origin); where it names origins, the pipeline decides.

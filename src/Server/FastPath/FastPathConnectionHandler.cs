@@ -108,11 +108,13 @@ internal sealed partial class FastPathConnectionHandler
             return kestrel(connection);
         }
         var state = GetState();
-        // Host filtering (AllowedHosts), what the host added to Laharsub's endpoints, and the 429 of a connection
-        // over its client's cap live in the pipeline.
+        // Host filtering (AllowedHosts), what the host added to Laharsub's endpoints, the 429 of a connection
+        // over its client's cap, and hosting's diagnostic events (they carry the HttpContext; a subscriber such as
+        // OpenTelemetry's ASP.NET Core instrumentation usually stays for the process's life) live in the pipeline.
         var declined = state.ApplicationDecides ? "application_authorization"
             : state.HostsFiltered ? "allowed_hosts"
             : state.PipelineOnly.Count > 0 ? "host_conventions"
+            : state.Hosting.DiagnosticsListened ? "diagnostic_listener"
             : ClientConnectionLimit.IsOverLimit(connection) ? "connection_cap"
             : null;
         if (declined is not null)
