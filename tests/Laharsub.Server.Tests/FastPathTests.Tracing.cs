@@ -120,25 +120,6 @@ public sealed partial class FastPathTests
         Assert.Equal(1, requests.Count("pipeline", "diagnostic_listener"));
     }
 
-    /// <summary>A trace header sent twice is the pipeline's, which joins the values for the propagator; that request only.</summary>
-    [Fact]
-    public async Task ARepeatedTraceHeaderTakesThePipelineForThatRequest()
-    {
-        await using var server = await StartFastAsync();
-        using var client = server.CreateClient();
-        var topic = await client.CreateTopicAsync();
-        await client.PublishTextAsync(topic, "one");
-        using var requests = new FastPathRequestCounter(server.Services);
-        using var timeout = new CancellationTokenSource(Bound);
-        using var connection = await RawConnection.OpenAsync(server.BaseAddress, timeout.Token);
-
-        Assert.Equal(200, (await ExchangeAsync(connection, WithTrace(Get($"/ps/subscriptions?topics={topic}:1"), "baggage: a=1\r\nbaggage: b=2\r\n"), timeout.Token)).Status);
-        Assert.Equal(200, (await ExchangeAsync(connection, WithTrace(Get($"/ps/subscriptions?topics={topic}:1"), "baggage: a=1\r\n"), timeout.Token)).Status);
-
-        Assert.Equal(1, requests.Count("pipeline", "trace_context"));
-        Assert.Equal(1, requests.Count("poll"));
-    }
-
     /// <summary>The spans recorded for the scenario of <see cref="TheFastPathRecordsTheSpansThePipelineRecords"/>, each described without what varies between runs, sorted.</summary>
     private static async Task<List<string>> TracedSpansAsync(bool fastPath)
     {

@@ -89,14 +89,16 @@ public sealed partial class FastPathTests
     /// <summary>
     /// A header that keeps a request off the fast path and that its client sends on every request (a page's
     /// Origin, a token, an idempotency key) gives the pipeline the rest of the connection, in one
-    /// hand-over rather than one per request; a header that a client sends now and then (If-Match) gives it that
-    /// request only.
+    /// hand-over rather than one per request; a header that a client sends now and then (If-Match, a repeated trace
+    /// header) gives it that request only.
     /// </summary>
     [Theory]
     [InlineData("Origin: http://app.example", "handed_over", "origin", 0)]
     [InlineData("Authorization: Bearer abc", "handed_over", "authorization", 0)]
     [InlineData("Idempotency-Key: \"\"", "handed_over", "idempotency_key", 0)]
     [InlineData("If-Match: \"0000000000000000\"", "pipeline", "if_match", 1)]
+    // A trace header sent twice: the pipeline joins the values for the propagator.
+    [InlineData("baggage: a=1\r\nbaggage: b=2", "pipeline", "trace_context", 1)]
     public async Task AHeaderSentOnEveryRequestGivesThePipelineTheRestOfTheConnection(string header, string handedAs, string reason, int laterPollsOnTheFastPath)
     {
         // A CORS policy that names origins decides by the origin, in the pipeline (with any origin allowed, the
