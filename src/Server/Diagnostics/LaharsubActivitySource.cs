@@ -29,7 +29,7 @@ internal static class LaharsubActivitySource
 
     private static readonly ActivitySource Source = new(Name);
 
-    /// <summary>Whether anything records Laharsub's activities now (the fast path then leaves requests to the pipeline, which traces them whole).</summary>
+    /// <summary>Whether anything records Laharsub's activities now (the fast path then gives each request the hosting activity they start under).</summary>
     internal static bool IsListenedTo => Source.HasListeners();
 
     /// <summary>Starts a publish activity (null, at no cost, while nobody listens).</summary>

@@ -48,7 +48,7 @@ internal sealed class LaharsubMetrics
             "Time from a message's publish to a poll answer carrying it being written, once per delivered message (a subscriber catching up counts the message's age).",
             tags: null, new InstrumentAdvice<double> { HistogramBucketBoundaries = DeliveryLatencyBuckets });
         _fastPath = meter.CreateCounter<long>("laharsub.fast_path.requests", "{request}",
-            "Requests the connection-level fast path (Laharsub:FastPath) answered, by laharsub.request (poll, stream: a Server-Sent Events stream, websocket, publish), requests it gave to the ASP.NET Core pipeline (laharsub.request pipeline) and connections it gave to Kestrel from a request on or whole (handed_over), each with why (laharsub.reason: origin, authorization, trace_context, idempotency_key, token_unvalidated, access_refused, application_authorization, host_conventions, route, ...).");
+            "Requests the connection-level fast path (Laharsub:FastPath) answered, by laharsub.request (poll, stream: a Server-Sent Events stream, websocket, publish), requests it gave to the ASP.NET Core pipeline (laharsub.request pipeline) and connections it gave to Kestrel from a request on or whole (handed_over), each with why (laharsub.reason: origin, authorization, diagnostic_listener, idempotency_key, token_unvalidated, access_refused, application_authorization, host_conventions, route, ...).");
         meter.CreateObservableGauge("laharsub.topics", () => Statistics().TopicCount, "{topic}", "Topics that exist.");
         meter.CreateObservableGauge("laharsub.retained.bytes", () => Statistics().RetainedBytes, "By", "Message bytes retained, against Laharsub:MaxRetainedBytes.");
     }

@@ -47,7 +47,7 @@ internal sealed partial class FastPathConnection
             }
             finally
             {
-                _state.Hosting.Ended("GET", _state.PollRoute, stream.Target.Status, started);
+                _state.Hosting.Ended("GET", _state.PollRoute, stream.Target.Status, started, EndRequestActivity());
             }
         }
         return stream.Target.Started ? Served.Close : Served.Next;
@@ -71,6 +71,7 @@ internal sealed partial class FastPathConnection
             }
             _input.AdvanceTo(headEnd);
             _state.Metrics.FastPath("stream");
+            StartRequestActivity("GET", _state.PollRoute);
             var target = new FastEventStream(_output, _state.Responses, _connection, TraceId(), _origin ? _state.OriginHeaders! : []);
             stream = (target, EventStreamTransport.WriteDeadline(target, _state.Subscriptions));
             return EventStreamTransport.Start(_state.Subscriptions, target, CollectionsMarshal.AsSpan(subscriptions), query.Conflation, PresenceOf(query),

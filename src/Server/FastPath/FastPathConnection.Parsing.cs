@@ -1,6 +1,5 @@
 using System.Buffers;
 using System.Text;
-using Laharsub.Server.Diagnostics;
 using Laharsub.Server.Transport;
 using Laharsub.Server.Wire;
 using Microsoft.AspNetCore.Server.Kestrel.Core.Internal.Http;
@@ -40,6 +39,8 @@ internal sealed partial class FastPathConnection : IHttpRequestLineHandler, IHtt
         _token = null;
         _permissions = null;
         _identity = null;
+        _topicIdText = null;
+        ResetTracing();
         // Only text that starts like a request line is parsed here; anything else (TLS, HTTP/2's preface)
         // goes to Kestrel without the parser, which would throw on much of it.
         var first = buffer.FirstSpan;
@@ -92,7 +93,9 @@ internal sealed partial class FastPathConnection : IHttpRequestLineHandler, IHtt
     private bool Takes()
     {
         _pipelineReason = _state.Lifetime.ApplicationStopping.IsCancellationRequested ? "stopping"
-            : LaharsubActivitySource.IsListenedTo || _state.Hosting.Traced ? "traced"
+            // Hosting's diagnostic events carry an HttpContext, which only the pipeline has (a connection opened while
+            // they had a subscriber is Kestrel's whole, see FastPathConnectionHandler; this is one opened before).
+            : _state.Hosting.DiagnosticsListened ? "diagnostic_listener"
             // A request from a page gets the CORS headers the pipeline would add, where the policy allows any
             // origin (the same headers whatever the origin); where it names origins, the pipeline decides.
             : _origin && (_webSocket ? _state.WebSocketOriginHeaders : _state.OriginHeaders) is null ? OriginDecidedByPipeline()
@@ -165,7 +168,7 @@ internal sealed partial class FastPathConnection : IHttpRequestLineHandler, IHtt
             return;
         }
         if (versionAndMethod.Method == HttpMethod.Post && rest.IsEmpty && path.StartsWith(_state.TopicsPath)
-            && Problems.TryParseId(Encoding.ASCII.GetString(path[_state.TopicsPath.Length..]), out _topicId))
+            && Problems.TryParseId(_topicIdText = Encoding.ASCII.GetString(path[_state.TopicsPath.Length..]), out _topicId))
         {
             _kind = Kind.Publish;
             return;
@@ -201,6 +204,11 @@ internal sealed partial class FastPathConnection : IHttpRequestLineHandler, IHtt
         if (Ascii.EqualsIgnoreCase(name, "Host"u8))
         {
             _hosts++;
+            KeepForTrace(ref _hostHeader, value);
+        }
+        else if (Ascii.EqualsIgnoreCase(name, "User-Agent"u8))
+        {
+            KeepForTrace(ref _userAgent, value);
         }
         else if (Ascii.EqualsIgnoreCase(name, "Content-Length"u8))
         {
@@ -301,6 +309,10 @@ internal sealed partial class FastPathConnection : IHttpRequestLineHandler, IHtt
                 NotOurs("forwarded_for");
             }
         }
+        else if (TraceHeaders.Find(_state.Hosting.TraceFields, name) is >= 0 and var field)
+        {
+            KeepTraceHeader(field, value);
+        }
         else if (PipelineOnlyReason(name) is { } reason)
         {
             NotOurs(reason);
@@ -308,24 +320,18 @@ internal sealed partial class FastPathConnection : IHttpRequestLineHandler, IHtt
         }
     }
 
-    /// <summary>
-    /// Pipeline-only headers that a client, once it sends one, sends with every request of its kind: a token, and
-    /// trace context (a traced client).
-    /// </summary>
-    private static bool IsSentEveryTime(ReadOnlySpan<byte> name) =>
-        Ascii.EqualsIgnoreCase(name, "Authorization"u8)
-        || Ascii.EqualsIgnoreCase(name, "traceparent"u8) || Ascii.EqualsIgnoreCase(name, "tracestate"u8)
-        || Ascii.EqualsIgnoreCase(name, "Request-Id"u8);
+    /// <summary>Pipeline-only headers that a client, once it sends one, sends with every request of its kind: a token.</summary>
+    private static bool IsSentEveryTime(ReadOnlySpan<byte> name) => Ascii.EqualsIgnoreCase(name, "Authorization"u8);
 
     /// <summary>
-    /// Headers whose handling lives in the pipeline: CORS (<c>Origin</c>, but for a WebSocket's), access, tracing, conditions, idempotency keys, 100-continue. The other
-    /// forwarding headers change nothing a poll or a publish answers (no URL is in them).
+    /// Headers whose handling lives in the pipeline: CORS preflights, access, conditions, 100-continue. The other
+    /// forwarding headers change nothing a poll or a publish answers (no URL is in them); trace context is the
+    /// fast path's (<see cref="KeepTraceHeader"/>).
     /// </summary>
     private static string? PipelineOnlyReason(ReadOnlySpan<byte> name) =>
         Ascii.EqualsIgnoreCase(name, "Authorization"u8) ? "authorization"
         : Ascii.EqualsIgnoreCase(name, "Expect"u8) ? "expect"
         : Ascii.EqualsIgnoreCase(name, "If-Match"u8) ? "if_match"
-        : Ascii.EqualsIgnoreCase(name, "traceparent"u8) || Ascii.EqualsIgnoreCase(name, "tracestate"u8) || Ascii.EqualsIgnoreCase(name, "Request-Id"u8) ? "trace_context"
         : Ascii.EqualsIgnoreCase(name, "Access-Control-Request-Method"u8) ? "origin"
         : null;
 

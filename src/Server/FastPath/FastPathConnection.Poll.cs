@@ -39,7 +39,7 @@ internal sealed partial class FastPathConnection : IPollResponder
             }
             finally
             {
-                _state.Hosting.Ended("GET", _state.PollRoute, _pollStatus, _pollStarted);
+                _state.Hosting.Ended("GET", _state.PollRoute, _pollStatus, _pollStarted, EndRequestActivity());
             }
             return _pollOutcome;
         }
@@ -85,6 +85,7 @@ internal sealed partial class FastPathConnection : IPollResponder
             // As the pipeline's response starts out: an unhandled failure is a 500, a client gone keeps the 200.
             _pollStatus = 500;
             _pollStarted = _state.Hosting.Started("GET");
+            StartRequestActivity("GET", _state.PollRoute);
             return LongPollTransport.Start(_state.Subscriptions, query, PollFormat.Json, this, PresenceOf(query), _connection.ConnectionClosed);
         }
         finally

@@ -31,38 +31,47 @@ internal sealed partial class FastPathConnection
         }
         PublishResult? result;
         var started = System.Diagnostics.Stopwatch.GetTimestamp();
-        using (var activity = LaharsubActivitySource.StartPublish(_topicId))
+        StartRequestActivity("POST", _state.TopicsPathText, _topicIdText);
+        var activity = LaharsubActivitySource.StartPublish(_topicId);
+        try
         {
-            try
+            result = await StorePublish.PublishOneAsync(_state.Store, _state.Metrics, new PublishTarget(_topicId), body, _contentType!, _idempotencyKey, activity,
+                _connection.ConnectionClosed).ConfigureAwait(false);
+        }
+        catch (LaharsubStoreUnavailableException)
+        {
+            result = null;
+        }
+        catch (Exception)
+        {
+            // The client gone, or a failure the connection closes on: both spans end, as the pipeline's would.
+            activity?.Dispose();
+            EndRequestActivity()?.Stop();
+            throw;
+        }
+        finally
+        {
+            if (rented is not null)
             {
-                result = await StorePublish.PublishOneAsync(_state.Store, _state.Metrics, new PublishTarget(_topicId), body, _contentType!, _idempotencyKey, activity,
-                    _connection.ConnectionClosed).ConfigureAwait(false);
-            }
-            catch (LaharsubStoreUnavailableException)
-            {
-                result = null;
-            }
-            finally
-            {
-                if (rented is not null)
-                {
-                    ArrayPool<byte>.Shared.Return(rented);
-                }
+                ArrayPool<byte>.Shared.Return(rented);
             }
         }
         if (result is not { Status: PublishStatus.Published } published)
         {
             // Refused without a change (no topic, another epoch, storage full, store unreachable): the
-            // pipeline serves the same request again and answers with its problem details.
+            // pipeline serves the same request again, with activities of its own, and answers with its problem
+            // details; this attempt's activities are not recorded.
+            HostingTelemetry.Abandon(EndRequestActivity());
             _pipelineReason = "store_refused";
             return null;
         }
+        activity?.Dispose();
         _state.Metrics.FastPath("publish");
         _input.AdvanceTo(bodySequence.End);
         var json = JsonSerializer.SerializeToUtf8Bytes(new PublishedMessage(_topicId, published.MessageId, published.Epoch!), LaharsubJsonContext.Default.PublishedMessage);
         _state.Responses.WritePublished(_output, Cors, json, published.Epoch!);
         await _output.FlushAsync().ConfigureAwait(false);
-        _state.Hosting.Ended("POST", _state.PublishRoute, 201, started, counted: false);
+        _state.Hosting.Ended("POST", _state.PublishRoute, 201, started, EndRequestActivity(), counted: false);
         return Served.Next;
     }
 }

@@ -48,6 +48,7 @@ internal sealed partial class FastPathConnection
         _input.AdvanceTo(headEnd);
         _state.Metrics.FastPath("websocket");
         var started = _state.Hosting.Started("GET");
+        StartRequestActivity("GET", _state.PollRoute);
         using (permit)
         {
             try
@@ -66,7 +67,7 @@ internal sealed partial class FastPathConnection
             }
             finally
             {
-                _state.Hosting.Ended("GET", _state.PollRoute, 101, started);
+                _state.Hosting.Ended("GET", _state.PollRoute, 101, started, EndRequestActivity());
             }
         }
         return Served.Close;

@@ -28,7 +28,7 @@ namespace Laharsub.Server.FastPath;
 /// </summary>
 /// <remarks>
 /// The fast path takes a request only when its answer cannot differ from the pipeline's: HTTP/1.1 over a
-/// plain connection, a caller whose grants allow it (Jwt mode: anonymous, or a token the pipeline validated before), no CORS, no forwarding, trace or upgrade headers (but a WebSocket's
+/// plain connection, a caller whose grants allow it (Jwt mode: anonymous, or a token the pipeline validated before), no CORS, no forwarding or upgrade headers (but a WebSocket's
 /// handshake, see <see cref="ServeWebSockets"/>), a query the
 /// poll parser accepts, and (for a publish) a whole body within the limits whose store call succeeds. A
 /// publish the store refuses changed nothing, so it is handed over too and the pipeline answers it.
@@ -108,11 +108,13 @@ internal sealed partial class FastPathConnectionHandler
             return kestrel(connection);
         }
         var state = GetState();
-        // Host filtering (AllowedHosts), what the host added to Laharsub's endpoints, and the 429 of a connection
-        // over its client's cap live in the pipeline.
+        // Host filtering (AllowedHosts), what the host added to Laharsub's endpoints, the 429 of a connection
+        // over its client's cap, and hosting's diagnostic events (they carry the HttpContext; a subscriber such as
+        // OpenTelemetry's ASP.NET Core instrumentation usually stays for the process's life) live in the pipeline.
         var declined = state.ApplicationDecides ? "application_authorization"
             : state.HostsFiltered ? "allowed_hosts"
             : state.PipelineOnly.Count > 0 ? "host_conventions"
+            : state.Hosting.DiagnosticsListened ? "diagnostic_listener"
             : ClientConnectionLimit.IsOverLimit(connection) ? "connection_cap"
             : null;
         if (declined is not null)
@@ -163,7 +165,8 @@ internal sealed partial class FastPathConnectionHandler
             PublishRoute = prefix + "/topics/{topicId}";
             Hosting = new HostingTelemetry(services);
             Subscriptions = new SubscriptionServices(services);
-            TopicsPath = Encoding.ASCII.GetBytes(prefix + "/topics/");
+            TopicsPathText = prefix + "/topics/";
+            TopicsPath = Encoding.ASCII.GetBytes(TopicsPathText);
             TakesWebSockets = pipelineServesWebSockets && !RateLimited;
             var webSockets = services.GetRequiredService<IOptions<WebSocketOptions>>().Value;
             OriginHeaders = corsAllowsAnyOrigin ? FastPathResponses.AnyOriginHeaders : null;
@@ -217,12 +220,13 @@ internal sealed partial class FastPathConnectionHandler
 
         /// <summary><c>{prefix}/topics/</c>: a publish's path is this and the topic's id.</summary>
         public byte[] TopicsPath { get; }
+        public string TopicsPathText { get; }
 
         /// <summary>The poll's and the publish's route patterns, as the pipeline's endpoints name them in hosting's metrics.</summary>
         public string PollRoute { get; }
         public string PublishRoute { get; }
 
-        /// <summary>Hosting's request metrics, and whether hosting traces requests now.</summary>
+        /// <summary>Hosting's request metrics and request activities.</summary>
         public HostingTelemetry Hosting { get; }
 
         /// <summary>What polls, streams and sockets use, on the fast path as on the pipeline.</summary>

@@ -1,6 +1,9 @@
 using System.Diagnostics;
 using System.Diagnostics.Metrics;
+using Laharsub.Server.Diagnostics;
+using Microsoft.AspNetCore.Http;
 using Microsoft.Extensions.DependencyInjection;
+using Microsoft.Extensions.Logging;
 
 namespace Laharsub.Server.FastPath;
 
@@ -9,27 +12,50 @@ namespace Laharsub.Server.FastPath;
 /// answers: their durations and the active count go into hosting's own instruments
 /// (<c>http.server.request.duration</c>, <c>http.server.active_requests</c> of the meter
 /// <c>Microsoft.AspNetCore.Hosting</c>), with the tags the pipeline gives them, so dashboards see every
-/// request; and while anything traces requests through hosting (its activity source or diagnostic listener),
-/// the fast path leaves requests to the pipeline, so that each trace keeps its HTTP server span.
+/// request; and each request's activity (<c>Microsoft.AspNetCore.Hosting.HttpRequestIn</c> on hosting's own
+/// activity source) made as hosting makes it: continuing the trace context its headers carry (and its baggage),
+/// sampled once by the listeners' sampler with the same tags at creation (the OpenTelemetry HTTP tags, where
+/// hosting's switch <c>SuppressActivityOpenTelemetryData</c> is off), so that a traced request keeps its HTTP
+/// server span and Laharsub's spans keep it as their parent.
 /// </summary>
 /// <remarks>
 /// The instruments are hosting's own objects, found once by their meter's scope (this application's
-/// <see cref="IMeterFactory"/>), not copies made under the same names: an exporter sees one instrument.
+/// <see cref="IMeterFactory"/>), not copies made under the same names: an exporter sees one instrument. What
+/// this cannot give is the <see cref="HttpContext"/> that hosting's diagnostic listener events carry (what
+/// OpenTelemetry's ASP.NET Core instrumentation, with its filters and enrichment callbacks, reads): while that
+/// listener has a subscriber, requests are the pipeline's (<see cref="DiagnosticsListened"/>).
 /// </remarks>
 internal sealed class HostingTelemetry
 {
     private const string HostingMeter = "Microsoft.AspNetCore.Hosting";
 
+    /// <summary>Hosting's request activity, as it names it.</summary>
+    internal const string ActivityName = "Microsoft.AspNetCore.Hosting.HttpRequestIn";
+
     private readonly ActivitySource? _hostingSource;
     private readonly DiagnosticListener? _hostingDiagnostics;
+    private readonly DistributedContextPropagator _propagator;
+    private readonly ILogger _hostingLogger;
+
+    /// <summary>
+    /// Whether hosting gives its activity the OpenTelemetry HTTP tags: off in .NET 10 unless the
+    /// switch <c>Microsoft.AspNetCore.Hosting.SuppressActivityOpenTelemetryData</c> is false; read once, as hosting reads it.
+    /// </summary>
+    private static readonly bool OpenTelemetryData =
+        AppContext.TryGetSwitch("Microsoft.AspNetCore.Hosting.SuppressActivityOpenTelemetryData", out var suppressed) && !suppressed;
+
     private readonly Histogram<double>? _duration;
     private readonly UpDownCounter<long>? _active;
 
     public HostingTelemetry(IServiceProvider services)
     {
-        // Registered by the web host for its request activities ("Microsoft.AspNetCore").
+        // Registered by the web host for its request activities ("Microsoft.AspNetCore"), with the propagator it reads
+        // trace context with; hosting's logger is the one whose level decides whether it makes an activity for log scopes.
         _hostingSource = services.GetService<ActivitySource>();
         _hostingDiagnostics = services.GetService<DiagnosticListener>();
+        _propagator = services.GetService<DistributedContextPropagator>() ?? DistributedContextPropagator.Current;
+        _hostingLogger = services.GetRequiredService<ILoggerFactory>().CreateLogger("Microsoft.AspNetCore.Hosting.Diagnostics");
+        TraceFields = [.. _propagator.Fields];
         var meters = services.GetService<IMeterFactory>();
         Histogram<double>? found = null;
         UpDownCounter<long>? active = null;
@@ -50,8 +76,17 @@ internal sealed class HostingTelemetry
         _active = active;
     }
 
-    /// <summary>Whether hosting would make an HTTP server span (or raise diagnostic events) for a request now.</summary>
-    public bool Traced => _hostingSource?.HasListeners() == true || _hostingDiagnostics?.IsEnabled() == true;
+    /// <summary>The request headers hosting's propagator reads trace context from (W3C's <c>traceparent</c>, <c>tracestate</c>, <c>baggage</c> by default).</summary>
+    public string[] TraceFields { get; }
+
+    /// <summary>
+    /// Whether hosting's diagnostic listener has a subscriber now: its events carry the request's <see cref="HttpContext"/>,
+    /// which only the pipeline has.
+    /// </summary>
+    public bool DiagnosticsListened => _hostingDiagnostics?.IsEnabled() == true;
+
+    /// <summary>Whether a request's activities may be recorded now (hosting's or Laharsub's are listened to): its host and user agent are then kept for its activity's tags.</summary>
+    public bool Traced => _hostingSource?.HasListeners() == true || LaharsubActivitySource.IsListenedTo;
 
     /// <summary>A poll taken: counted as active until <see cref="Ended"/>; its start time.</summary>
     public long Started(string method)
@@ -64,11 +99,72 @@ internal sealed class HostingTelemetry
     }
 
     /// <summary>
+    /// Starts the request's activity as hosting would, current from now on; null when hosting would make none that
+    /// anything can see. Hosting also makes an activity no listener sampled while its logging is on (for log
+    /// scopes); that one matters here only as the parent of Laharsub's spans and as the carrier of a received
+    /// trace context (which a publish keeps with its message), so it is made only for those. The path is
+    /// <paramref name="path"/> and <paramref name="pathTail"/>, joined only when an activity is made.
+    /// </summary>
+    public Activity? StartActivity(string method, string path, string? pathTail, string? host, string? userAgent, TraceHeaders headers)
+    {
+        var listened = _hostingSource?.HasListeners() == true;
+        if (!listened && !(headers.Any || LaharsubActivitySource.IsListenedTo))
+        {
+            return null;
+        }
+        var tags = OpenTelemetryData ? CreationTags(method, pathTail is null ? path : string.Concat(path, pathTail), host, userAgent) : (TagList?)null;
+        Activity? activity = null;
+        string? requestId = null;
+        string? traceState = null;
+        if (listened)
+        {
+            _propagator.ExtractTraceIdAndState(headers, TraceHeaders.Getter, out requestId, out traceState);
+            // As hosting does: the context overload, so that a W3C parent is marked remote.
+            activity = ActivityContext.TryParse(requestId, traceState, isRemote: true, out var context)
+                ? _hostingSource!.CreateActivity(ActivityName, ActivityKind.Server, context, tags)
+                : _hostingSource!.CreateActivity(ActivityName, ActivityKind.Server, string.IsNullOrEmpty(requestId) ? null : requestId, tags);
+        }
+        if (activity is null)
+        {
+            if (!_hostingLogger.IsEnabled(LogLevel.Critical))
+            {
+                return null;
+            }
+            _propagator.ExtractTraceIdAndState(headers, TraceHeaders.Getter, out requestId, out traceState);
+            activity = new Activity(ActivityName);
+            if (!string.IsNullOrEmpty(requestId))
+            {
+                activity.SetParentId(requestId);
+            }
+            if (tags is { } added)
+            {
+                foreach (var tag in added)
+                {
+                    activity.AddTag(tag.Key, tag.Value);
+                }
+            }
+        }
+        if (!string.IsNullOrEmpty(requestId) && !string.IsNullOrEmpty(traceState))
+        {
+            activity.TraceStateString = traceState;
+        }
+        if (_propagator.ExtractBaggage(headers, TraceHeaders.Getter) is { } baggage)
+        {
+            // In the propagator's order, as hosting adds them.
+            foreach (var item in baggage)
+            {
+                activity.AddBaggage(item.Key, item.Value);
+            }
+        }
+        return activity.Start();
+    }
+
+    /// <summary>
     /// A request answered (or its client gone): its duration as hosting records it, and the end of its
     /// active count when <paramref name="counted"/> (a publish is counted only once answered, as the store may
-    /// refuse it and the pipeline answer it instead, counting it itself).
+    /// refuse it and the pipeline answer it instead, counting it itself); then its activity stopped.
     /// </summary>
-    public void Ended(string method, string route, int statusCode, long started, bool counted = true)
+    public void Ended(string method, string route, int statusCode, long started, Activity? activity, bool counted = true)
     {
         if (counted && _active is { Enabled: true } active)
         {
@@ -82,6 +178,40 @@ internal sealed class HostingTelemetry
             tags.Add("http.response.status_code", statusCode);
             duration.Record(Stopwatch.GetElapsedTime(started).TotalSeconds, tags);
         }
+        // .NET 10's hosting ends its activity without tags (the route, status code and display name come with .NET 11's).
+        activity?.Stop();
+    }
+
+    /// <summary>
+    /// A request whose activity started and that the pipeline answers after all (a publish the store refused): its
+    /// activity is left unstopped, so that no listener records it, as the pipeline makes its own.
+    /// </summary>
+    public static void Abandon(Activity? activity)
+    {
+        if (activity is not null)
+        {
+            Activity.Current = activity.Parent;
+        }
+    }
+
+    /// <summary>The tags hosting gives its activity at creation, which a sampler may read.</summary>
+    private static TagList CreationTags(string method, string path, string? host, string? userAgent)
+    {
+        var tags = new TagList();
+        var hostString = new HostString(host ?? "");
+        if (hostString.HasValue)
+        {
+            tags.Add("server.address", hostString.Host);
+            tags.Add("server.port", hostString.Port ?? 80);
+        }
+        tags.Add("http.request.method", method);
+        if (!string.IsNullOrEmpty(userAgent))
+        {
+            tags.Add("user_agent.original", userAgent);
+        }
+        tags.Add("url.scheme", "http");
+        tags.Add("url.path", path);
+        return tags;
     }
 
     private static TagList RequestTags(string method) => new()
