@@ -79,11 +79,11 @@ internal static partial class TopicEndpoints
             {
                 return Problems.Invalid("presence", "This server's store does not keep presence: create the topic without it.");
             }
-            topic = await presence.CreateTopicWithPresenceAsync(body.Label, cancellationToken).ConfigureAwait(false);
+            topic = await presence.CreateTopicWithPresenceAsync(body.Label, body.State, cancellationToken).ConfigureAwait(false);
         }
         else
         {
-            topic = await store.CreateTopicAsync(body.Label, cancellationToken).ConfigureAwait(false);
+            topic = await store.CreateTopicAsync(body.Label, body.State, cancellationToken).ConfigureAwait(false);
         }
         if (topic is null)
         {
@@ -274,7 +274,7 @@ internal static partial class TopicEndpoints
         var status = PublishStatus.Published;
         for (var i = 0; i < targets.Length; i++)
         {
-            var (topicId, ifEpoch) = targets[i];
+            var (topicId, ifEpoch, _) = targets[i];
             var topic = await services.Store.GetTopicAsync(topicId, context.RequestAborted).ConfigureAwait(false);
             if (topic is null)
             {
