@@ -1,3 +1,4 @@
+using System.Globalization;
 using System.Text;
 using Laharsub.Server.Storage;
 using Laharsub.Testing;
@@ -71,10 +72,48 @@ public sealed class RedisStateConflictTests(RedisStoreSpecificationTests.Private
         Assert.DoesNotContain(messages, message => message.Contains("mark", StringComparison.Ordinal));
     }
 
+    /// <summary>
+    /// A patch applied to a document of a history that a failover lost is applied again to the new history's document,
+    /// even at an equal version: the commit checks the epoch with the version. The failover is emulated while A's commit
+    /// is held: the last write is taken back, as a promoted replica that never got it would lack it, and the bucket's
+    /// history is marked as written by another primary (what a promoted replica's replication id does).
+    /// </summary>
+    [Fact]
+    public async Task APatchAppliedToADocumentAFailoverLostIsAppliedAgainToTheNewHistory()
+    {
+        await using var writers = await Writers.StartAsync(redis.Server);
+        var (proxy, a, b, topic) = (writers.Proxy, writers.A, writers.B, writers.Topic);
+        await PatchAsync(b, topic.TopicId, """{"kept":1}""");
+        await PatchAsync(b, topic.TopicId, """{"lost":1}""");
+
+        var hold = proxy.Arm(Encoding.UTF8.GetBytes("""{"kept":1,"lost":1,"a":1}"""));
+        var writing = a.PublishAsync(topic.TopicId, Encoding.UTF8.GetBytes("""{"a":1}"""), MergePatch.MediaType).AsTask();
+        await hold.Held.Task.WaitAsync(Bound);
+        var meta = $"{writers.Prefix}{{0}}t:{topic.TopicId}";
+        await RedisCli.RunAsync(Bound, "-p", redis.Server.Port.ToString(CultureInfo.InvariantCulture), "EVAL", """
+            redis.call('RPOP', KEYS[2])
+            redis.call('HINCRBY', KEYS[1], 'last', -1)
+            redis.call('SET', KEYS[3], ARGV[1])
+            redis.call('HSET', KEYS[4], 'replid', 'another-primary')
+            """, "4", meta, meta + ":m", meta + ":s", $"{writers.Prefix}{{0}}era", """{"kept":1}""");
+        var newHistory = await b.PublishAsync(topic.TopicId, Encoding.UTF8.GetBytes("""{"new":1}"""), MergePatch.MediaType).AsTask().WaitAsync(Bound);
+        hold.Release();
+        var published = await writing.WaitAsync(Bound);
+
+        Assert.Equal(2, newHistory.MessageId);
+        Assert.NotEqual(topic.Epoch, newHistory.Epoch);
+        Assert.Equal((PublishStatus.Published, 3L, newHistory.Epoch), (published.Status, published.MessageId, published.Epoch));
+        var (document, version, _) = await ReadAsync(b, topic.TopicId);
+        Assert.Equal(("""{"kept":1,"new":1,"a":1}""", 3L), (document, version));
+    }
+
     /// <summary>Instance A through the proxy, instance B straight to Redis, on one key prefix, and a state topic B created.</summary>
-    private sealed class Writers(HoldingProxy proxy, RedisStoreHandle a, RedisStoreHandle b, TopicInfo topic) : IAsyncDisposable
+    private sealed class Writers(HoldingProxy proxy, string prefix, RedisStoreHandle a, RedisStoreHandle b, TopicInfo topic) : IAsyncDisposable
     {
         public HoldingProxy Proxy => proxy;
+
+        /// <summary>The key prefix; the topic is in bucket 0 (one bucket), so its keys are <c>{Prefix}{0}t:{id}</c> (RedisScripts' remarks).</summary>
+        public string Prefix => prefix;
 
         public ILaharsubStore A => a.Store;
 
@@ -89,7 +128,7 @@ public sealed class RedisStateConflictTests(RedisStoreSpecificationTests.Private
             var a = RedisStores.Create(proxy.Configuration, prefix, new LaharsubStoreOptions(), new NoSignals());
             var b = RedisStores.Create(redis.Configuration, prefix, new LaharsubStoreOptions(), new NoSignals());
             var topic = await b.Store.CreateTopicAsync(state: true).AsTask().WaitAsync(Bound);
-            return new Writers(proxy, a, b, topic ?? throw new InvalidOperationException("CreateTopicAsync(state: true) returned null."));
+            return new Writers(proxy, prefix, a, b, topic ?? throw new InvalidOperationException("CreateTopicAsync(state: true) returned null."));
         }
 
         public async ValueTask DisposeAsync()
