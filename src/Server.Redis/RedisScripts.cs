@@ -218,10 +218,10 @@ internal static class RedisScripts
           if epoch then epoch = era_epoch(epoch, gen) end
           if not epoch then
             status, epoch = 0, ''
-          elseif wanted ~= '' and wanted ~= epoch then
-            status = -1
           elseif not stored[3] and write == 'r' then
             status = -7
+          elseif wanted ~= '' and wanted ~= epoch then
+            status = -1
           elseif stored[2] then
             status = -4
           elseif stored[3] and write == 'm' then

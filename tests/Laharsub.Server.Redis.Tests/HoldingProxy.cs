@@ -52,7 +52,16 @@ internal sealed class HoldingProxy : IAsyncDisposable
                 return;
             }
             var server = new TcpClient();
-            await server.ConnectAsync(IPAddress.Loopback, _targetPort, _stopping.Token);
+            try
+            {
+                await server.ConnectAsync(IPAddress.Loopback, _targetPort, _stopping.Token);
+            }
+            catch (Exception exception) when (exception is OperationCanceledException or SocketException)
+            {
+                client.Dispose();
+                server.Dispose();
+                continue;
+            }
             lock (_lock)
             {
                 _pumps.Add(PumpAsync(client, server, watch: true));
