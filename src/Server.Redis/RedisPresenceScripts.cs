@@ -20,10 +20,10 @@ namespace Laharsub.Server.Redis;
 internal static class RedisPresenceScripts
 {
     /// <summary>
-    /// KEYS: topics, used, era, meta of the topic, meta of the companion. ARGV: max topics of the bucket,
-    /// epoch of the topic, epoch of the companion, track use (1/0), label ('' for none), topic id, companion id.
-    /// Creates both or neither, counting two against the bucket's share of MaxTopics; the companion is not
-    /// tracked for idle deletion (it goes with its topic). Returns {id, createdMs, epoch}, nil when the
+    /// KEYS: topics, used, era, meta of the topic, meta of the companion, retained, document of the topic. ARGV: max topics
+    /// of the bucket, epoch of the topic, epoch of the companion, track use (1/0), label ('' for none), topic id, companion id,
+    /// state of the topic (1/0; a companion never holds state). Creates both or neither, counting two against the bucket's
+    /// share of MaxTopics; the companion is not tracked for idle deletion (it goes with its topic). Returns {id, createdMs, epoch}, nil when the
     /// bucket has no room for two, or {-1} when either id is taken (the caller reserves the next pair).
     /// </summary>
     public const string CreateTopicWithPresence = RedisScripts.Common + """
@@ -33,6 +33,7 @@ internal static class RedisPresenceScripts
         local created = now_ms()
         redis.call('HSET', KEYS[4], 'epoch', ARGV[2], 'created', created, 'last', 0, 'bytes', 0, 'body', 0, 'presence', ARGV[7])
         if ARGV[5] ~= '' then redis.call('HSET', KEYS[4], 'label', ARGV[5]) end
+        if ARGV[8] == '1' then start_state(KEYS[4], KEYS[7], KEYS[6]) end
         redis.call('HSET', KEYS[5], 'epoch', ARGV[3], 'created', created, 'last', 0, 'bytes', 0, 'body', 0, 'presenceOf', ARGV[6])
         redis.call('ZADD', KEYS[1], ARGV[6], ARGV[6], ARGV[7], ARGV[7])
         if ARGV[4] == '1' then redis.call('ZADD', KEYS[2], created, ARGV[6]) end

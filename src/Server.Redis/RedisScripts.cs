@@ -16,8 +16,11 @@ namespace Laharsub.Server.Redis;
 /// (sorted set: topic id by when it was last published to or read, kept only with TopicIdleTimeToLive),
 /// <c>keyspace</c> (a random mark that vanishes with the other keys, see <see cref="MarkKeyspace"/>),
 /// <c>era</c> (hash: the replication id of the primary that wrote the bucket's history, and a generation,
-/// see <c>era_gen</c>), <c>t:{id}</c> (hash: epoch, created, last, bytes, body) and <c>t:{id}:m</c> (list of
-/// messages, oldest first); changes are announced on the bucket's shard channel <c>changes</c> (SPUBLISH).
+/// see <c>era_gen</c>), <c>t:{id}</c> (hash: epoch, created, last, bytes, body; <c>state</c> on a state topic),
+/// <c>t:{id}:m</c> (list of messages, oldest first) and, on a state topic, <c>t:{id}:s</c> (its document: compact
+/// JSON at version <c>last</c>, which the scripts keep as an opaque string, since Lua's cjson would turn <c>{}</c>
+/// into <c>[]</c> and round large numbers; its length counts in <c>bytes</c> and <c>retained</c>, and no trim
+/// touches it); changes are announced on the bucket's shard channel <c>changes</c> (SPUBLISH).
 /// Presence adds <c>presence</c>/<c>presenceOf</c> to the hash and three keys per bucket (<see cref="RedisPresenceScripts"/>).
 /// Topic ids come from one counter, <c>{prefix}{0}topic-ids</c>, so they grow in creation order. Every
 /// script declares the keys it touches in KEYS. A key prefix that holds a hash tag itself puts every
@@ -85,6 +88,14 @@ internal static class RedisScripts
           return 0
         end
 
+        -- Makes a new topic a state topic: the document {} at version 0, its bytes counted even on a full
+        -- bucket (MaxTopics, not retention, bounds topics).
+        local function start_state(meta, doc, retained)
+          redis.call('HSET', meta, 'state', 1, 'bytes', 2)
+          redis.call('SET', doc, '{}')
+          redis.call('INCRBY', retained, 2)
+        end
+
         -- Appends a stored entry under the topic's next id, drops the oldest beyond max_msgs, keeps the byte
         -- counts and the expiry and use indexes right, and returns the id.
         local function append(id, meta, msgs, retained, expiry, used, entry, body_len, max_msgs, ttl, track, now)
@@ -109,9 +120,9 @@ internal static class RedisScripts
         """;
 
     /// <summary>
-    /// KEYS: topics, used, era, meta (of the new topic). ARGV: max topics of the bucket, epoch, track use
-    /// (1/0), label ('' for none), topic id. Returns {id, createdMs, epoch}, nil when the bucket is full, or
-    /// {-1} when the id is taken (the id counter lost increments in a failover: the caller takes the next).
+    /// KEYS: topics, used, era, meta (of the new topic), retained, document (of the new topic). ARGV: max topics of the
+    /// bucket, epoch, track use (1/0), label ('' for none), topic id, state (1/0). Returns {id, createdMs, epoch}, nil when
+    /// the bucket is full, or {-1} when the id is taken (the id counter lost increments in a failover: the caller takes the next).
     /// </summary>
     public const string CreateTopic = Common + """
         if redis.call('EXISTS', KEYS[4]) == 1 then return {-1} end
@@ -121,24 +132,32 @@ internal static class RedisScripts
         local created = now_ms()
         redis.call('HSET', KEYS[4], 'epoch', ARGV[2], 'created', created, 'last', 0, 'bytes', 0, 'body', 0)
         if ARGV[4] ~= '' then redis.call('HSET', KEYS[4], 'label', ARGV[4]) end
+        if ARGV[6] == '1' then start_state(KEYS[4], KEYS[6], KEYS[5]) end
         redis.call('ZADD', KEYS[1], id, id)
         if ARGV[3] == '1' then redis.call('ZADD', KEYS[2], created, id) end
         return {tonumber(id), created, era_epoch(ARGV[2], gen)}
         """;
 
     /// <summary>
-    /// KEYS: meta, msgs, retained, expiry, used, era. ARGV: if-epoch ('' for any), content type, body, max messages
+    /// KEYS: meta, msgs, retained, expiry, used, era, document. ARGV: if-epoch ('' for any), content type, body, max messages
     /// per topic, max retained bytes of the bucket, ttl ms, topic id, shard channel, track use (1/0), traceparent ('' for none),
-    /// presence event (1: the server's event to a companion topic, 0: a client's publish, which a companion refuses).
+    /// presence event (1: the server's event to a companion topic, 0: a client's publish, which a companion refuses),
+    /// merge patch (1 when the content type is one, else 0).
     /// Returns {id, epoch} when published, {0} when the topic does not exist, {-1, epoch} on another epoch,
-    /// {-2, ms until room} when full, {-4} when a client publishes to a presence companion topic.
+    /// {-2, ms until room} when full, {-4} when a client publishes to a presence companion topic; on a state topic,
+    /// storing nothing, {-5} for a body that is not a merge patch and {-6, 'epoch:version', document} for one, which
+    /// the caller applies to the document and commits with <see cref="PublishMany"/>.
     /// </summary>
     public const string Publish = Common + """
-        local stored = redis.call('HMGET', KEYS[1], 'epoch', 'presenceOf')
+        local stored = redis.call('HMGET', KEYS[1], 'epoch', 'presenceOf', 'state', 'last')
         if not stored[1] then return {0} end
         local epoch = era_epoch(stored[1], era_gen(KEYS[6]))
         if ARGV[1] ~= '' and ARGV[1] ~= epoch then return {-1, epoch} end
         if stored[2] and ARGV[11] ~= '1' then return {-4} end
+        if stored[3] then
+          if ARGV[12] ~= '1' then return {-5} end
+          return {-6, epoch .. ':' .. stored[4], redis.call('GET', KEYS[7])}
+        end
         local now = now_ms()
         local ttl = tonumber(ARGV[6])
         trim(ARGV[7], KEYS[1], KEYS[2], KEYS[3], KEYS[4], now - ttl, ttl)
@@ -158,14 +177,22 @@ internal static class RedisScripts
         """;
 
     /// <summary>
-    /// One message to several topics of one bucket, all or none, with its idempotency key if any. KEYS:
-    /// retained, expiry, used, idempotency key, era, then meta and msgs of each topic. ARGV: content type, body,
-    /// max messages per topic, max retained bytes of the bucket, ttl ms, shard channel, track use (1/0),
-    /// fingerprint ('' without a key), key lifetime ms, then id and if-epoch ('' for any) of each topic.
+    /// One message to several topics of one bucket, all or none, with its idempotency key if any; also the commit of
+    /// every write to a state topic. KEYS: retained, expiry, used, idempotency key, era, then meta, msgs and document
+    /// of each topic. ARGV: content type, body, max messages per topic, max retained bytes of the bucket, ttl ms, shard
+    /// channel, track use (1/0), fingerprint ('' without a key), key lifetime ms, write ('m' a message that is no merge
+    /// patch, 'p' a merge patch, 'r' a replacement of a state topic's document), traceparent ('' for none), the content
+    /// type a state topic stores it under, then for each topic its id, if-epoch ('' for any), if-version ('' for any),
+    /// the 'epoch:version' of the document the caller applied the write to ('' for none) and the new document it made
+    /// ('' on a topic without state).
     /// Returns {1, id, epoch, ...} when published, {2, 'id epoch ...'} replaying the key's answer, {-11} when
-    /// the key came with another fingerprint, {-3, status, epoch, ...} when topics refuse (status 0 missing,
-    /// -1 another epoch, -4 a presence companion topic, 1 would take it), {-2, ms until room} when full. The key holds the fingerprint, a
-    /// line feed and the answer, and expires by itself.
+    /// the key came with another fingerprint, {-3, status, epoch, last id, ...} when topics refuse (status 0 missing,
+    /// -1 another epoch, -4 a presence companion topic, -5 a state topic given no merge patch, -7 a replacement of a topic
+    /// without state, -6 another version than if-version, 1 would take it), {-2, ms until room} when full, and
+    /// {-12, 'epoch:version', document, ...} (two empty strings for a topic without state), storing nothing, when a
+    /// patch was not applied to the current document of every state topic: the caller applies it to these and calls
+    /// again. The documents are opaque strings here: only .NET parses them. The key holds the fingerprint, a line feed
+    /// and the answer, and expires by itself.
     /// </summary>
     public const string PublishMany = Common + """
         local fingerprint = ARGV[8]
@@ -178,39 +205,87 @@ internal static class RedisScripts
           end
         end
         local gen = era_gen(KEYS[5])
-        local n = (#KEYS - 5) / 2
-        local epochs, statuses, refused = {}, {}, false
+        local n = (#KEYS - 5) / 3
+        local write = ARGV[10]
+        local epochs, lasts, states, statuses, refused = {}, {}, {}, {}, false
         for i = 1, n do
-          local stored = redis.call('HMGET', KEYS[4 + 2 * i], 'epoch', 'presenceOf')
+          local a = 7 + 5 * i
+          local stored = redis.call('HMGET', KEYS[3 + 3 * i], 'epoch', 'presenceOf', 'state', 'last')
           local epoch = stored[1]
-          local wanted = ARGV[9 + 2 * i]
+          local wanted = ARGV[a + 2]
+          local version = ARGV[a + 3]
+          local status = 1
           if epoch then epoch = era_epoch(epoch, gen) end
           if not epoch then
-            statuses[i], epochs[i], refused = 0, '', true
+            status, epoch = 0, ''
+          elseif not stored[3] and write == 'r' then
+            status = -7
           elseif wanted ~= '' and wanted ~= epoch then
-            statuses[i], epochs[i], refused = -1, epoch, true
+            status = -1
           elseif stored[2] then
-            statuses[i], epochs[i], refused = -4, epoch, true
-          else
-            statuses[i], epochs[i] = 1, epoch
+            status = -4
+          elseif stored[3] and write == 'm' then
+            status = -5
+          elseif version ~= '' and version ~= stored[4] then
+            status = -6
           end
+          statuses[i], epochs[i], lasts[i], states[i] = status, epoch, stored[4] or '0', stored[3] and true or false
+          if status ~= 1 then refused = true end
         end
         if refused then
           local result = {-3}
           for i = 1, n do
             result[#result + 1] = statuses[i]
             result[#result + 1] = epochs[i]
+            result[#result + 1] = tonumber(lasts[i])
           end
           return result
+        end
+        -- A patch's new document depends on the one it was applied to: the version check of a compare-and-set
+        -- commit, with the epoch, so that a document of a history lost in a failover is never taken for the current one.
+        if write == 'p' then
+          local stale = false
+          for i = 1, n do
+            if states[i] and ARGV[11 + 5 * i] ~= epochs[i] .. ':' .. lasts[i] then stale = true end
+          end
+          if stale then
+            local result = {-12}
+            for i = 1, n do
+              if states[i] then
+                result[#result + 1] = epochs[i] .. ':' .. lasts[i]
+                result[#result + 1] = redis.call('GET', KEYS[5 + 3 * i])
+              else
+                result[#result + 1] = ''
+                result[#result + 1] = ''
+              end
+            end
+            return result
+          end
         end
         local now = now_ms()
         local ttl = tonumber(ARGV[5])
         for i = 1, n do
-          trim(ARGV[8 + 2 * i], KEYS[4 + 2 * i], KEYS[5 + 2 * i], KEYS[1], KEYS[2], now - ttl, ttl)
+          trim(ARGV[8 + 5 * i], KEYS[3 + 3 * i], KEYS[4 + 3 * i], KEYS[1], KEYS[2], now - ttl, ttl)
         end
-        local entry = string.format('%016d', now) .. '\n' .. ARGV[1] .. '\n' .. ARGV[2]
+        local ctype, state_ctype = ARGV[1], ARGV[12]
+        if ARGV[11] ~= '' then
+          ctype = ctype .. '\30' .. ARGV[11]
+          state_ctype = state_ctype .. '\30' .. ARGV[11]
+        end
+        local stamp = string.format('%016d', now) .. '\n'
+        local entry = stamp .. ctype .. '\n' .. ARGV[2]
+        local state_entry = stamp .. state_ctype .. '\n' .. ARGV[2]
+        local needed, growth = 0, {}
+        for i = 1, n do
+          if states[i] then
+            growth[i] = #ARGV[12 + 5 * i] - redis.call('STRLEN', KEYS[5 + 3 * i])
+            needed = needed + #state_entry + growth[i]
+          else
+            needed = needed + #entry
+          end
+        end
         local retained = tonumber(redis.call('GET', KEYS[1]) or '0')
-        if retained + n * #entry > tonumber(ARGV[4]) then
+        if retained + needed > tonumber(ARGV[4]) then
           local oldest = redis.call('ZRANGE', KEYS[2], 0, 0, 'WITHSCORES')
           local wait = ttl
           if oldest[2] then wait = tonumber(oldest[2]) - now end
@@ -219,8 +294,16 @@ internal static class RedisScripts
         local result, answer = {1}, {}
         local max_msgs = tonumber(ARGV[3])
         for i = 1, n do
-          local id = ARGV[8 + 2 * i]
-          local mid = append(id, KEYS[4 + 2 * i], KEYS[5 + 2 * i], KEYS[1], KEYS[2], KEYS[3], entry, #ARGV[2], max_msgs, ttl, ARGV[7], now)
+          local id = ARGV[8 + 5 * i]
+          local meta = KEYS[3 + 3 * i]
+          local stored_entry = entry
+          if states[i] then
+            stored_entry = state_entry
+            redis.call('SET', KEYS[5 + 3 * i], ARGV[12 + 5 * i])
+            redis.call('HINCRBY', meta, 'bytes', growth[i])
+            redis.call('INCRBY', KEYS[1], growth[i])
+          end
+          local mid = append(id, meta, KEYS[4 + 3 * i], KEYS[1], KEYS[2], KEYS[3], stored_entry, #ARGV[2], max_msgs, ttl, ARGV[7], now)
           result[#result + 1] = mid
           result[#result + 1] = epochs[i]
           answer[#answer + 1] = mid .. ' ' .. epochs[i]
@@ -229,17 +312,18 @@ internal static class RedisScripts
           redis.call('SET', KEYS[4], fingerprint .. '\n' .. table.concat(answer, ' '), 'PX', ARGV[9])
         end
         for i = 1, n do
-          redis.call('SPUBLISH', ARGV[6], ARGV[8 + 2 * i])
+          redis.call('SPUBLISH', ARGV[6], ARGV[8 + 5 * i])
         end
         return result
         """;
 
     /// <summary>
-    /// KEYS: meta, msgs, retained, expiry, used, era. ARGV: from, max messages, max bytes, ttl ms, topic id, track use (1/0).
-    /// Returns nil when the topic does not exist, else {epoch, last, first, message...}.
+    /// KEYS: meta, msgs, retained, expiry, used, era, document. ARGV: from, max messages, max bytes, ttl ms, topic id, track use (1/0),
+    /// with document (1/0). Returns nil when the topic does not exist, else {epoch, last, first, state (1/0), document, message...}:
+    /// with document on a state topic, its document at version last and no message; else '' and the messages.
     /// </summary>
     public const string Read = Common + """
-        local meta = redis.call('HMGET', KEYS[1], 'epoch', 'last')
+        local meta = redis.call('HMGET', KEYS[1], 'epoch', 'last', 'state')
         if not meta[1] then return nil end
         local ttl = tonumber(ARGV[4])
         local now = now_ms()
@@ -247,7 +331,11 @@ internal static class RedisScripts
         local len = trim(ARGV[5], KEYS[1], KEYS[2], KEYS[3], KEYS[4], now - ttl, ttl)
         local last = tonumber(meta[2])
         local first = last - len + 1
-        local result = {era_epoch(meta[1], redis.call('HGET', KEYS[6], 'gen')), last, first}
+        local result = {era_epoch(meta[1], redis.call('HGET', KEYS[6], 'gen')), last, first, meta[3] and 1 or 0, ''}
+        if meta[3] and ARGV[7] == '1' then
+          result[5] = redis.call('GET', KEYS[7])
+          return result
+        end
         local max = tonumber(ARGV[2])
         local from = math.max(tonumber(ARGV[1]), first)
         if max > 0 and from <= last then
@@ -267,16 +355,17 @@ internal static class RedisScripts
     /// <summary>
     /// KEYS: meta, msgs, retained, expiry, (used: not touched, a look is not a use), era. ARGV: ttl ms, topic id.
     /// Returns nil when the topic does not exist, else {epoch, created, last, retained messages, body bytes, label ('' for none),
-    /// companion topic id (0 for none), id of the topic a companion belongs to (0 for none)}.
+    /// companion topic id (0 for none), id of the topic a companion belongs to (0 for none), state (1/0)}.
     /// Also what the sweep runs to trim a topic whose oldest message expired.
     /// </summary>
     public const string Info = Common + """
-        local meta = redis.call('HMGET', KEYS[1], 'epoch', 'created', 'last', 'label', 'presence', 'presenceOf')
+        local meta = redis.call('HMGET', KEYS[1], 'epoch', 'created', 'last', 'label', 'presence', 'presenceOf', 'state')
         if not meta[1] then return nil end
         local ttl = tonumber(ARGV[1])
         local len = trim(ARGV[2], KEYS[1], KEYS[2], KEYS[3], KEYS[4], now_ms() - ttl, ttl)
         return {era_epoch(meta[1], redis.call('HGET', KEYS[6], 'gen')), tonumber(meta[2]), tonumber(meta[3]), len,
-          tonumber(redis.call('HGET', KEYS[1], 'body')), meta[4] or '', tonumber(meta[5] or '0'), tonumber(meta[6] or '0')}
+          tonumber(redis.call('HGET', KEYS[1], 'body')), meta[4] or '', tonumber(meta[5] or '0'), tonumber(meta[6] or '0'),
+          meta[7] and 1 or 0}
         """;
 
     /// <summary>KEYS: topics (of one bucket). ARGV: after id, limit. Returns the ids of up to limit topics of the bucket after the given id.</summary>
@@ -285,19 +374,20 @@ internal static class RedisScripts
         """;
 
     /// <summary>
-    /// KEYS: topics, meta, msgs, retained, expiry, used, then the companion topic's meta and msgs and the bucket's
-    /// presence members, expiry and data (<see cref="RedisPresenceScripts"/>). ARGV: topic id, shard channel, idle ms
+    /// KEYS: topics, meta, msgs, retained, expiry, used, then the companion topic's meta and msgs, the bucket's
+    /// presence members, expiry and data (<see cref="RedisPresenceScripts"/>), and the topic's document. ARGV: topic id, shard channel, idle ms
     /// (0: delete in any case; else only if the topic is still unused that long, for the idle sweep), the id the
-    /// topic's companion would have (id + Buckets). Removes the topic, its messages and their bytes, and announces
+    /// topic's companion would have (id + Buckets). Removes the topic, its messages, its document and their bytes, and announces
     /// it; a topic with presence takes its companion and its members along, without events, and the idle sweep
     /// never deletes a companion on its own (its subscribers' use does not show on its topic).
     /// Returns 1 when deleted, 0 when there was no such topic (or it was used meanwhile).
     /// </summary>
     public const string Delete = Common + """
-        local function drop(id, meta, msgs)
+        local function drop(id, meta, msgs, doc)
           if redis.call('ZREM', KEYS[1], id) == 0 then return 0 end
           local bytes = tonumber(redis.call('HGET', meta, 'bytes') or '0')
           redis.call('DEL', meta, msgs)
+          if doc then redis.call('DEL', doc) end
           redis.call('DECRBY', KEYS[4], bytes)
           redis.call('ZREM', KEYS[5], id)
           redis.call('ZREM', KEYS[6], id)
@@ -317,7 +407,7 @@ internal static class RedisScripts
         if presence[1] and presence[1] ~= ARGV[4] then
           return redis.error_reply('topic ' .. ARGV[1] .. ' has companion ' .. presence[1] .. ', not ' .. ARGV[4] .. ': was Laharsub:Redis:Buckets changed?')
         end
-        if drop(ARGV[1], KEYS[2], KEYS[3]) == 0 then return 0 end
+        if drop(ARGV[1], KEYS[2], KEYS[3], KEYS[12]) == 0 then return 0 end
         if presence[1] then
           drop(ARGV[4], KEYS[7], KEYS[8])
           local prefix = ARGV[1] .. ':'

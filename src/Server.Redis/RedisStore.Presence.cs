@@ -8,7 +8,7 @@ internal sealed partial class RedisStore
 {
     /// <inheritdoc/>
     public ValueTask<TopicInfo?> CreateTopicWithPresenceAsync(string? label = null, bool state = false, CancellationToken cancellationToken = default) =>
-        state ? throw StateNotSupported() : CreateAsync(label, presence: true);
+        CreateAsync(label, presence: true, state);
 
     /// <inheritdoc/>
     public async ValueTask<PresenceRenewal> RenewAsync(long topicId, string member, string? data, DateTimeOffset expiresAt, int maxMembers,

@@ -35,6 +35,13 @@ internal sealed partial class RedisStore : ILaharsubStore, IPresenceStore, IAsyn
     /// <summary>Lua numbers are doubles: larger integers lose their exactness.</summary>
     private const long MaxExactLuaInteger = (1L << 53) - 1;
 
+    /// <summary>
+    /// How many times a patch is applied to a document that another write changed meanwhile before the write gives up:
+    /// each further attempt means another write to one of its topics committed in one round trip, so only a topic
+    /// that many writers patch at once gets near it.
+    /// </summary>
+    private const int StateWriteAttempts = 64;
+
     private readonly LaharsubStoreOptions _options;
     private readonly LaharsubRedisOptions _redisOptions;
     private readonly ITopicSignals _signals;
@@ -125,16 +132,13 @@ internal sealed partial class RedisStore : ILaharsubStore, IPresenceStore, IAsyn
 
     /// <inheritdoc/>
     public ValueTask<TopicInfo?> CreateTopicAsync(string? label = null, bool state = false, CancellationToken cancellationToken = default) =>
-        state ? throw StateNotSupported() : CreateAsync(label, presence: false);
+        CreateAsync(label, presence: false, state);
 
-    /// <inheritdoc/>
-    public ValueTask<PublishResult> ReplaceStateAsync(PublishTarget target, ReadOnlyMemory<byte> document, IdempotencyKey? idempotencyKey = null,
-        CancellationToken cancellationToken = default) => throw StateNotSupported();
-
-    private static NotSupportedException StateNotSupported() => new("State topics on Redis: coming.");
-
-    /// <summary>Creates a topic, or a topic with presence and its companion (<see cref="RedisPresenceScripts"/>' remarks), in its bucket.</summary>
-    private async ValueTask<TopicInfo?> CreateAsync(string? label, bool presence)
+    /// <summary>
+    /// Creates a topic, or a topic with presence and its companion (<see cref="RedisPresenceScripts"/>' remarks), in its
+    /// bucket; with <paramref name="state"/>, the topic holds the document <c>{}</c> (RedisScripts' remarks).
+    /// </summary>
+    private async ValueTask<TopicInfo?> CreateAsync(string? label, bool presence, bool state)
     {
         var epoch = NewEpoch();
         var companionEpoch = presence ? NewEpoch() : "";
@@ -151,15 +155,16 @@ internal sealed partial class RedisStore : ILaharsubStore, IPresenceStore, IAsyn
                 var last = await Guard(Database.StringIncrementAsync(_topicIdsKey, _buckets.Length + 1)).ConfigureAwait(false);
                 id = last - _buckets.Length;
                 var bucket = BucketOf(id);
-                result = await RunAsync(RedisPresenceScripts.CreateTopicWithPresence, [bucket.Topics, bucket.Used, bucket.Era, MetaKey(id), MetaKey(last)],
-                    [_maxTopicsPerBucket, epoch, companionEpoch, TrackUse, label ?? "", id, last]).ConfigureAwait(false);
+                result = await RunAsync(RedisPresenceScripts.CreateTopicWithPresence,
+                    [bucket.Topics, bucket.Used, bucket.Era, MetaKey(id), MetaKey(last), bucket.Retained, DocumentKey(MetaKey(id))],
+                    [_maxTopicsPerBucket, epoch, companionEpoch, TrackUse, label ?? "", id, last, state ? 1 : 0]).ConfigureAwait(false);
             }
             else
             {
                 id = await Guard(Database.StringIncrementAsync(_topicIdsKey)).ConfigureAwait(false);
                 var bucket = BucketOf(id);
-                result = await RunAsync(RedisScripts.CreateTopic, [bucket.Topics, bucket.Used, bucket.Era, MetaKey(id)],
-                    [_maxTopicsPerBucket, epoch, TrackUse, label ?? "", id]).ConfigureAwait(false);
+                result = await RunAsync(RedisScripts.CreateTopic, [bucket.Topics, bucket.Used, bucket.Era, MetaKey(id), bucket.Retained, DocumentKey(MetaKey(id))],
+                    [_maxTopicsPerBucket, epoch, TrackUse, label ?? "", id, state ? 1 : 0]).ConfigureAwait(false);
             }
             if (result.IsNull)
             {
@@ -169,7 +174,7 @@ internal sealed partial class RedisStore : ILaharsubStore, IPresenceStore, IAsyn
             if ((long)created[0] > 0)
             {
                 return new TopicInfo(id, (string)created[2]!, DateTimeOffset.FromUnixTimeMilliseconds((long)created[1]), 0, 1, 0, 0, Label: label,
-                    PresenceTopicId: presence ? CompanionOf(id) : null);
+                    PresenceTopicId: presence ? CompanionOf(id) : null, State: state);
             }
             if (attempt == 1000)
             {
@@ -248,13 +253,14 @@ internal sealed partial class RedisStore : ILaharsubStore, IPresenceStore, IAsyn
         {
             return new PublishResult(PublishStatus.InvalidContentType);
         }
+        var patch = MergePatch.IsMergePatch(contentType);
         RedisResult result;
         try
         {
             result = await RunAsync(RedisScripts.Publish, TopicKeys(topicId),
                 [ifEpoch ?? "", contentType, body, _options.MaxMessagesPerTopic, _maxRetainedBytesPerBucket, TtlMilliseconds, topicId, BucketOf(topicId).ChangesName,
                     // An event is no use of the companion: it goes with its topic only (RedisScripts.Delete).
-                    presenceEvent ? 0 : TrackUse, TraceParent(Message.PublisherTraceContext), presenceEvent ? 1 : 0])
+                    presenceEvent ? 0 : TrackUse, TraceParent(Message.PublisherTraceContext), presenceEvent ? 1 : 0, patch ? 1 : 0])
                 .ConfigureAwait(false);
         }
         catch (RedisServerException exception) when (exception.Message.StartsWith("OOM", StringComparison.Ordinal))
@@ -274,6 +280,10 @@ internal sealed partial class RedisStore : ILaharsubStore, IPresenceStore, IAsyn
             -1 => new PublishResult(PublishStatus.EpochMismatch, Epoch: (string)answer[1]!),
             -2 => new PublishResult(PublishStatus.StorageFull, RetryAfter: TimeSpan.FromMilliseconds(Math.Max(1000, (long)answer[1]))),
             -4 => new PublishResult(PublishStatus.PresenceTopic),
+            -5 => new PublishResult(PublishStatus.NotAPatch),
+            // A state topic: the script sent its document, to apply the patch to and commit.
+            -6 => SingleResult(await CommitAsync(new[] { new PublishTarget(topicId, ifEpoch) }, body, contentType, WriteKind.Patch, null, answer[1..])
+                .ConfigureAwait(false)),
             var id => new PublishResult(PublishStatus.Published, id, (string)answer[1]!),
         };
     }
@@ -292,6 +302,18 @@ internal sealed partial class RedisStore : ILaharsubStore, IPresenceStore, IAsyn
         {
             return new MultiPublishResult(PublishStatus.InvalidContentType, []);
         }
+        return await CommitAsync(targets, body, contentType, MergePatch.IsMergePatch(contentType) ? WriteKind.Patch : WriteKind.Message, idempotencyKey, null)
+            .ConfigureAwait(false);
+    }
+
+    /// <summary>
+    /// Publishes to <paramref name="targets"/> (of one bucket) with <see cref="RedisScripts.PublishMany"/>, all or none, applying
+    /// a patch to each state topic's document: with <paramref name="documents"/> (a script's 'epoch:version' and document per
+    /// target) at once, else once the script has sent them; again when another write changed one meanwhile.
+    /// </summary>
+    private async ValueTask<MultiPublishResult> CommitAsync(ReadOnlyMemory<PublishTarget> targets, ReadOnlyMemory<byte> body, string contentType,
+        WriteKind write, IdempotencyKey? idempotencyKey, RedisResult[]? documents)
+    {
         var count = targets.Length;
         // One script, so all or none: the topics must share a bucket (always so with one bucket).
         var bucket = BucketOf(targets.Span[0].TopicId);
@@ -302,14 +324,14 @@ internal sealed partial class RedisStore : ILaharsubStore, IPresenceStore, IAsyn
                 return new MultiPublishResult(PublishStatus.TopicsNotTogether, []);
             }
         }
-        var keys = new RedisKey[5 + 2 * count];
+        var keys = new RedisKey[5 + 3 * count];
         keys[0] = bucket.Retained;
         keys[1] = bucket.Expiry;
         keys[2] = bucket.Used;
         // Without a key the script reads none; the slot still names a key of this store, as Redis asks of KEYS.
         keys[3] = bucket.Tag + "idem:" + (idempotencyKey?.Key ?? "");
         keys[4] = bucket.Era;
-        var values = new RedisValue[9 + 2 * count];
+        var values = new RedisValue[12 + 5 * count];
         values[0] = contentType;
         values[1] = body;
         values[2] = _options.MaxMessagesPerTopic;
@@ -319,31 +341,80 @@ internal sealed partial class RedisStore : ILaharsubStore, IPresenceStore, IAsyn
         values[6] = TrackUse;
         values[7] = idempotencyKey?.Fingerprint ?? "";
         values[8] = (long)_options.IdempotencyKeyLifetime.TotalMilliseconds;
+        values[9] = write switch { WriteKind.Patch => "p", WriteKind.Replace => "r", _ => "m" };
+        values[10] = TraceParent(Message.PublisherTraceContext);
+        values[11] = write == WriteKind.Replace ? MergePatch.DocumentMediaType : MergePatch.MediaType;
         for (var i = 0; i < count; i++)
         {
             var target = targets.Span[i];
             var meta = MetaKey(target.TopicId);
-            keys[5 + 2 * i] = meta;
-            keys[6 + 2 * i] = MessagesKey(meta);
-            values[9 + 2 * i] = target.TopicId;
-            values[10 + 2 * i] = target.IfEpoch ?? "";
+            keys[5 + 3 * i] = meta;
+            keys[6 + 3 * i] = MessagesKey(meta);
+            keys[7 + 3 * i] = DocumentKey(meta);
+            values[12 + 5 * i] = target.TopicId;
+            values[13 + 5 * i] = target.IfEpoch ?? "";
+            values[14 + 5 * i] = target.IfVersion is { } version ? version.ToString(CultureInfo.InvariantCulture) : "";
+            values[15 + 5 * i] = "";
+            // A replacement does not depend on the document it replaces: it is the new document as it stands.
+            values[16 + 5 * i] = write == WriteKind.Replace ? body : "";
         }
-        RedisResult result;
-        try
+        for (var attempt = 1; ; attempt++)
         {
-            result = await RunAsync(RedisScripts.PublishMany, keys, values).ConfigureAwait(false);
+            if (documents is not null)
+            {
+                for (var i = 0; i < count; i++)
+                {
+                    var stamp = (string?)documents[2 * i];
+                    if (string.IsNullOrEmpty(stamp))
+                    {
+                        continue;
+                    }
+                    var status = MergePatch.TryApply(((byte[])documents[2 * i + 1]!).AsSpan(), body.Span, _options.MaxStateBytes, out var document);
+                    if (status != PublishStatus.Published)
+                    {
+                        var topics = new PublishResult[count];
+                        Array.Fill(topics, new PublishResult(PublishStatus.NotAttempted));
+                        topics[i] = new PublishResult(status);
+                        return new MultiPublishResult(status, topics);
+                    }
+                    values[15 + 5 * i] = stamp;
+                    values[16 + 5 * i] = document;
+                }
+            }
+            RedisResult result;
+            try
+            {
+                result = await RunAsync(RedisScripts.PublishMany, keys, values).ConfigureAwait(false);
+            }
+            catch (RedisServerException exception) when (exception.Message.StartsWith("OOM", StringComparison.Ordinal))
+            {
+                Log.RedisFull(_logger, exception.Message);
+                return new MultiPublishResult(PublishStatus.StorageFull, [], RetryAfter: _options.MessageTimeToLive);
+            }
+            var answer = (RedisResult[])result!;
+            if ((long)answer[0] != -12)
+            {
+                return await ToMultiPublishResultAsync(answer, count, keys[5]).ConfigureAwait(false);
+            }
+            if (attempt == StateWriteAttempts)
+            {
+                throw new LaharsubStoreUnavailableException("Redis",
+                    $"The document of topic {targets.Span[0].TopicId}{(count > 1 ? " or another of the publish" : "")} changed {attempt} times while this write was applied to it: too many writers patch it at once. Nothing was stored; retry.")
+                { RetryAfter = _redisOptions.RetryAfter };
+            }
+            Log.StateWriteConflict(_logger, targets.Span[0].TopicId, attempt);
+            documents = answer[1..];
         }
-        catch (RedisServerException exception) when (exception.Message.StartsWith("OOM", StringComparison.Ordinal))
-        {
-            Log.RedisFull(_logger, exception.Message);
-            return new MultiPublishResult(PublishStatus.StorageFull, [], RetryAfter: _options.MessageTimeToLive);
-        }
-        var answer = (RedisResult[])result!;
+    }
+
+    /// <summary>What <see cref="RedisScripts.PublishMany"/> answered, but for a conflict, as the store's result.</summary>
+    private async ValueTask<MultiPublishResult> ToMultiPublishResultAsync(RedisResult[] answer, int count, RedisKey firstMeta)
+    {
         var topics = new PublishResult[count];
         switch ((long)answer[0])
         {
             case 1:
-                await ConfirmReplicatedAsync(keys[5]).ConfigureAwait(false);
+                await ConfirmReplicatedAsync(firstMeta).ConfigureAwait(false);
                 for (var i = 0; i < count; i++)
                 {
                     topics[i] = new PublishResult(PublishStatus.Published, (long)answer[1 + 2 * i], (string)answer[2 + 2 * i]!);
@@ -361,23 +432,35 @@ internal sealed partial class RedisStore : ILaharsubStore, IPresenceStore, IAsyn
             case -2:
                 return new MultiPublishResult(PublishStatus.StorageFull, [], RetryAfter: TimeSpan.FromMilliseconds(Math.Max(1000, (long)answer[1])));
             default:
-                var status = PublishStatus.EpochMismatch;
+                // As in memory: what the topics are (missing, a companion, another epoch) is checked before what the write
+                // asks of them (its kind, the version), and a missing topic outranks a companion, which outranks another epoch.
+                var topicRefused = false;
                 for (var i = 0; i < count; i++)
                 {
-                    var epoch = (string?)answer[2 + 2 * i];
-                    topics[i] = (long)answer[1 + 2 * i] switch
+                    topicRefused |= (long)answer[1 + 3 * i] is 0 or -1 or -4;
+                }
+                var status = PublishStatus.NotAttempted;
+                for (var i = 0; i < count; i++)
+                {
+                    var epoch = (string?)answer[2 + 3 * i];
+                    topics[i] = (long)answer[1 + 3 * i] switch
                     {
                         0 => new PublishResult(PublishStatus.TopicNotFound),
                         -1 => new PublishResult(PublishStatus.EpochMismatch, Epoch: epoch),
                         -4 => new PublishResult(PublishStatus.PresenceTopic),
+                        -5 when !topicRefused => new PublishResult(PublishStatus.NotAPatch),
+                        -6 when !topicRefused => new PublishResult(PublishStatus.VersionMismatch, (long)answer[3 + 3 * i], epoch),
+                        -7 when !topicRefused => new PublishResult(PublishStatus.NotAStateTopic),
                         _ => new PublishResult(PublishStatus.NotAttempted),
                     };
-                    // As in memory: a missing topic outranks a companion, which outranks another epoch.
-                    if (topics[i].Status == PublishStatus.TopicNotFound
-                        || (topics[i].Status == PublishStatus.PresenceTopic && status != PublishStatus.TopicNotFound))
+                    status = (topics[i].Status, status) switch
                     {
-                        status = topics[i].Status;
-                    }
+                        (PublishStatus.NotAttempted, _) => status,
+                        (PublishStatus.TopicNotFound, _) => PublishStatus.TopicNotFound,
+                        (PublishStatus.PresenceTopic, not PublishStatus.TopicNotFound) => PublishStatus.PresenceTopic,
+                        (_, PublishStatus.NotAttempted) => topics[i].Status,
+                        _ => status,
+                    };
                 }
                 return new MultiPublishResult(status, topics);
         }
@@ -395,7 +478,8 @@ internal sealed partial class RedisStore : ILaharsubStore, IPresenceStore, IAsyn
         {
             var request = requests.Span[i];
             pending[i] = Guard(database.ScriptEvaluateAsync(RedisScripts.Read, TopicKeys(request.TopicId),
-                [request.FromMessageId, request.MaxMessages, Math.Min(request.MaxBytes, MaxExactLuaInteger), TtlMilliseconds, request.TopicId, TrackUse]));
+                [request.FromMessageId, request.MaxMessages, Math.Min(request.MaxBytes, MaxExactLuaInteger), TtlMilliseconds, request.TopicId, TrackUse,
+                    request.WithDocument ? 1 : 0]));
         }
         for (var i = 0; i < count; i++)
         {
@@ -410,11 +494,17 @@ internal sealed partial class RedisStore : ILaharsubStore, IPresenceStore, IAsyn
             var epoch = (string)values[0]!;
             var last = (long)values[1];
             var first = (long)values[2];
-            for (var k = 3; k < values.Length; k++)
+            var state = (long)values[3] == 1;
+            if (state && requests.Span[i].WithDocument)
             {
-                messages.Add(ToMessage(topicId, epoch, Math.Max(requests.Span[i].FromMessageId, first) + (k - 3), values[k]));
+                results.Span[i] = new TopicReadResult(true, epoch, last, first, 0, State: true, Document: (byte[])values[4]!);
+                continue;
             }
-            results.Span[i] = new TopicReadResult(true, epoch, last, first, values.Length - 3);
+            for (var k = 5; k < values.Length; k++)
+            {
+                messages.Add(ToMessage(topicId, epoch, Math.Max(requests.Span[i].FromMessageId, first) + (k - 5), values[k]));
+            }
+            results.Span[i] = new TopicReadResult(true, epoch, last, first, values.Length - 5, state);
         }
     }
 
@@ -666,7 +756,7 @@ internal sealed partial class RedisStore : ILaharsubStore, IPresenceStore, IAsyn
         var presenceOf = (long)values[7];
         return new TopicInfo(topicId, (string)values[0]!, DateTimeOffset.FromUnixTimeMilliseconds((long)values[1]), last,
             last - retained + 1, retained, (long)values[4], Label: string.IsNullOrEmpty(label) ? null : label,
-            PresenceTopicId: presenceTopicId == 0 ? null : presenceTopicId, PresenceOf: presenceOf == 0 ? null : presenceOf);
+            PresenceTopicId: presenceTopicId == 0 ? null : presenceTopicId, PresenceOf: presenceOf == 0 ? null : presenceOf, State: (long)values[8] == 1);
     }
 
     private long TtlMilliseconds => (long)_options.MessageTimeToLive.TotalMilliseconds;
@@ -685,17 +775,20 @@ internal sealed partial class RedisStore : ILaharsubStore, IPresenceStore, IAsyn
 
     private static RedisKey MessagesKey(RedisKey meta) => meta.Append(":m");
 
-    /// <summary>KEYS of the scripts that read or publish one topic: meta, msgs, retained, expiry, used, era.</summary>
+    /// <summary>A state topic's document (RedisScripts' remarks).</summary>
+    private static RedisKey DocumentKey(RedisKey meta) => meta.Append(":s");
+
+    /// <summary>KEYS of the scripts that read or publish one topic: meta, msgs, retained, expiry, used, era, document.</summary>
     private RedisKey[] TopicKeys(long topicId)
     {
         var bucket = BucketOf(topicId);
         var meta = MetaKey(topicId);
-        return [meta, MessagesKey(meta), bucket.Retained, bucket.Expiry, bucket.Used, bucket.Era];
+        return [meta, MessagesKey(meta), bucket.Retained, bucket.Expiry, bucket.Used, bucket.Era, DocumentKey(meta)];
     }
 
     /// <summary>
     /// KEYS of <see cref="RedisScripts.Delete"/>: topics, meta, msgs, retained, expiry, used, and what goes with a
-    /// topic with presence: its companion's meta and msgs, the bucket's presence members, expiry and data.
+    /// topic with presence: its companion's meta and msgs, the bucket's presence members, expiry and data; then the topic's document.
     /// </summary>
     private RedisKey[] DeleteKeys(long topicId)
     {
@@ -703,7 +796,7 @@ internal sealed partial class RedisStore : ILaharsubStore, IPresenceStore, IAsyn
         var meta = MetaKey(topicId);
         var companion = MetaKey(CompanionOf(topicId));
         return [bucket.Topics, meta, MessagesKey(meta), bucket.Retained, bucket.Expiry, bucket.Used, companion, MessagesKey(companion),
-            bucket.PresenceMembers, bucket.PresenceExpiry, bucket.PresenceData];
+            bucket.PresenceMembers, bucket.PresenceExpiry, bucket.PresenceData, DocumentKey(meta)];
     }
 
     /// <summary>The keys and shard channel of one bucket; <paramref name="tag"/> is the key prefix and the bucket's hash tag.</summary>
@@ -801,5 +894,8 @@ internal sealed partial class RedisStore : ILaharsubStore, IPresenceStore, IAsyn
 
         [LoggerMessage(EventId = 305, Level = LogLevel.Warning, Message = "Laharsub:Redis:Buckets is 1 on a Redis Cluster of {Primaries} primaries: every topic is kept in one hash slot, so one shard serves them all. Set Laharsub:Redis:Buckets={Recommended} (several buckets per shard) before the first topic is created: the value is fixed for the life of the data (docs/scale-out.md).")]
         public static partial void OneBucketOnACluster(ILogger logger, int primaries, int recommended);
+
+        [LoggerMessage(EventId = 306, Level = LogLevel.Debug, Message = "A write to state topic {TopicId} found its document changed by another write (attempt {Attempt}); it is applied to the new document.")]
+        public static partial void StateWriteConflict(ILogger logger, long topicId, int attempt);
     }
 }

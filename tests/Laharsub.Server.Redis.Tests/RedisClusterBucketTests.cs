@@ -9,8 +9,8 @@ namespace Laharsub.Server.Redis.Tests;
 /// <summary>
 /// The Redis store with 16 buckets on a 3-primary Redis Cluster: topics spread over every shard, each
 /// shard's scripts announce changes on their own shard channel, listings and statistics gather every
-/// bucket, limits hold per bucket, and a publish to several topics is atomic within a bucket and refused
-/// across buckets (docs/scale-out.md).
+/// bucket, limits hold per bucket, a publish to several topics is atomic within a bucket and refused
+/// across buckets, and state topics keep their documents in their buckets (docs/scale-out.md).
 /// </summary>
 [Collection(SharedRedisCluster.Name)]
 public sealed class RedisClusterBucketTests(RedisClusterFixture cluster) : IAsyncLifetime
@@ -19,6 +19,7 @@ public sealed class RedisClusterBucketTests(RedisClusterFixture cluster) : IAsyn
     private static readonly TimeSpan Bound = TimeSpan.FromSeconds(20);
     private readonly List<RedisStoreHandle> _handles = [];
     private readonly Signals _signals = new();
+    private readonly string _prefix = $"buckets-{Guid.NewGuid():N}:";
 
     [Fact]
     public async Task TopicsOfEveryBucketLandOnEveryShardAndArePublishedReadAndSignalled()
@@ -139,6 +140,86 @@ public sealed class RedisClusterBucketTests(RedisClusterFixture cluster) : IAsyn
     public Task InitializeAsync() => Task.CompletedTask;
 
     /// <summary>
+    /// State topics in every bucket: each document lives in its topic's slot, on its shard, and comes back byte for byte
+    /// (an empty object stays one, an empty array one, a 20-digit integer keeps all its digits: the scripts never parse it);
+    /// a compare-and-set holds there; deleting the topics frees every byte their documents and messages took.
+    /// </summary>
+    [Fact]
+    public async Task StateTopicsOfEveryBucketKeepTheirDocumentsInTheirSlots()
+    {
+        var store = Start(new LaharsubStoreOptions());
+        var topics = new List<TopicInfo>();
+        for (var i = 0; i < Buckets; i++)
+        {
+            var topic = await store.CreateTopicAsync(state: true).AsTask().WaitAsync(Bound);
+            Assert.True(topic is { State: true }, "a state topic was not created");
+            topics.Add(topic);
+        }
+        foreach (var topic in topics)
+        {
+            var first = await store.PublishAsync(topic.TopicId, Encoding.UTF8.GetBytes($$"""{"t":{{topic.TopicId}},"big":12345678901234567890,"empty":{},"list":[]}"""),
+                MergePatch.MediaType).AsTask().WaitAsync(Bound);
+            Assert.Equal((PublishStatus.Published, 1L, topic.Epoch), (first.Status, first.MessageId, first.Epoch));
+            PublishTarget[] target = [new(topic.TopicId, topic.Epoch, IfVersion: 1)];
+            var second = await store.PublishManyAsync(target, Encoding.UTF8.GetBytes("""{"empty":null,"n":{"x":[{}]}}"""), MergePatch.MediaType).AsTask().WaitAsync(Bound);
+            Assert.Equal((PublishStatus.Published, 2L), (second.Status, second.Topics[0].MessageId));
+            var stale = await store.PublishManyAsync(target, Encoding.UTF8.GetBytes("""{"late":true}"""), MergePatch.MediaType).AsTask().WaitAsync(Bound);
+            Assert.Equal((PublishStatus.VersionMismatch, 2L), (stale.Status, stale.Topics[0].MessageId));
+            Assert.True(await _signals.WaitAsync(topic.TopicId, Bound), $"state topic {topic.TopicId} (bucket {topic.TopicId % Buckets}) was not signalled by its shard channel");
+        }
+
+        var requests = topics.Select(topic => new TopicReadRequest(topic.TopicId, 1, 10, 1 << 20, WithDocument: true)).ToArray();
+        var results = new TopicReadResult[requests.Length];
+        await store.ReadAsync(requests, results, []).AsTask().WaitAsync(Bound);
+        Assert.Equal(topics.Select(topic => $$$"""{"t":{{{topic.TopicId}}},"big":12345678901234567890,"list":[],"n":{"x":[{}]}}"""),
+            results.Select(result => Encoding.UTF8.GetString(result.Document!.Value.Span)));
+        Assert.All(results, result => Assert.Equal((true, 2L), (result.State, result.LastMessageId)));
+
+        var documentKey = $"{_prefix}{{{topics[0].TopicId % Buckets}}}t:{topics[0].TopicId}:s";
+        var port = cluster.Cluster.Nodes[0].Port.ToString(CultureInfo.InvariantCulture);
+        Assert.Equal("1", (await RedisCli.RunAsync(Bound, "-c", "-p", port, "exists", documentKey)).Trim());
+        foreach (var topic in topics)
+        {
+            Assert.True(await store.DeleteTopicAsync(topic.TopicId).AsTask().WaitAsync(Bound));
+        }
+        Assert.Equal("0", (await RedisCli.RunAsync(Bound, "-c", "-p", port, "exists", documentKey)).Trim());
+        Assert.Equal(new StoreStatistics(0, 0), await store.GetStatisticsAsync().AsTask().WaitAsync(Bound));
+    }
+
+    /// <summary>A patch to state topics of one bucket is all or none with its idempotency key, and refused across buckets.</summary>
+    [Fact]
+    public async Task APatchToStateTopicsOfOneBucketIsAtomicAndItsIdempotencyKeyReplays()
+    {
+        var store = Start(new LaharsubStoreOptions());
+        var first = (await store.CreateTopicAsync(state: true).AsTask().WaitAsync(Bound))!;
+        var other = (await store.CreateTopicAsync(state: true).AsTask().WaitAsync(Bound))!;
+        TopicInfo? second = null;
+        for (var i = 1; i < Buckets; i++)
+        {
+            second = await store.CreateTopicAsync(state: true).AsTask().WaitAsync(Bound);
+        }
+        Assert.Equal(first.TopicId % Buckets, second!.TopicId % Buckets);
+        var patch = Encoding.UTF8.GetBytes("""{"x":1}""");
+        PublishTarget[] together = [new(first.TopicId), new(second.TopicId, IfVersion: 0)];
+        var key = new IdempotencyKey("state-bucket", "fingerprint");
+
+        var published = await store.PublishManyAsync(together, patch, MergePatch.MediaType, key).AsTask().WaitAsync(Bound);
+        var replayed = await store.PublishManyAsync(together, patch, MergePatch.MediaType, key).AsTask().WaitAsync(Bound);
+        var refused = await store.PublishManyAsync(together, patch, MergePatch.MediaType).AsTask().WaitAsync(Bound);
+        var apart = await store.PublishManyAsync(new PublishTarget[] { new(first.TopicId), new(other.TopicId) }, patch, MergePatch.MediaType).AsTask().WaitAsync(Bound);
+
+        Assert.Equal((PublishStatus.Published, 1L, 1L), (published.Status, published.Topics[0].MessageId, published.Topics[1].MessageId));
+        Assert.True(replayed.Replayed, "a retry with the same key was not replayed");
+        Assert.Equal([1L, 1L], replayed.Topics.Select(topic => topic.MessageId));
+        Assert.Equal((PublishStatus.VersionMismatch, PublishStatus.NotAttempted), (refused.Status, refused.Topics[0].Status));
+        Assert.Equal(PublishStatus.TopicsNotTogether, apart.Status);
+        foreach (var topic in new[] { first, second, other })
+        {
+            Assert.Equal(topic == other ? 0 : 1, (await store.GetTopicAsync(topic.TopicId).AsTask().WaitAsync(Bound))!.LastMessageId);
+        }
+    }
+
+    /// <summary>
     /// Topics with presence in every bucket: each companion shares its topic's bucket (id + Buckets), so
     /// renewals, listings, event publishes, the sweep and the delete that takes the companion and members
     /// along run on the shards, each in one slot, and the sweep gathers every bucket.
@@ -187,7 +268,7 @@ public sealed class RedisClusterBucketTests(RedisClusterFixture cluster) : IAsyn
 
     private ILaharsubStore Start(LaharsubStoreOptions options)
     {
-        var handle = RedisStores.Create(cluster.Cluster.Configuration, $"buckets-{Guid.NewGuid():N}:", options, _signals, redis => redis.Buckets = Buckets);
+        var handle = RedisStores.Create(cluster.Cluster.Configuration, _prefix, options, _signals, redis => redis.Buckets = Buckets);
         _handles.Add(handle);
         return handle.Store;
     }

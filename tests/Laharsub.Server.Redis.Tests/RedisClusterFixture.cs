@@ -2,25 +2,12 @@ using Laharsub.Testing;
 
 namespace Laharsub.Server.Redis.Tests;
 
-/// <summary>
-/// One private 3-primary Redis Cluster for the classes of the "redis cluster" collection, stopped after
-/// the last of them. It fails the facts, saying why, when it cannot start.
-/// </summary>
-public sealed class RedisClusterFixture : IAsyncLifetime
+/// <summary>One private 3-primary Redis Cluster for the classes of the "redis cluster" collection.</summary>
+public sealed class RedisClusterFixture : PrivateFixture<RedisCluster>
 {
-    private RedisCluster? _cluster;
+    public RedisCluster Cluster => Started;
 
-    public RedisCluster Cluster => _cluster ?? throw new InvalidOperationException("The private Redis Cluster did not start.");
-
-    public async Task InitializeAsync() => _cluster = await RedisCluster.StartAsync(primaries: 3);
-
-    public async Task DisposeAsync()
-    {
-        if (_cluster is not null)
-        {
-            await _cluster.DisposeAsync();
-        }
-    }
+    protected override Task<RedisCluster> StartAsync() => RedisCluster.StartAsync(primaries: 3);
 }
 
 [CollectionDefinition(Name)]

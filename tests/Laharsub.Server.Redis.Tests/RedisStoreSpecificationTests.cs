@@ -8,24 +8,11 @@ public sealed class RedisStoreSpecificationTests(RedisStoreSpecificationTests.Pr
 {
     protected override string Configuration => redis.Server.Configuration;
 
-    /// <summary>
-    /// One redis-server for the class's facts, stopped after the last one: not left to a handler of the
-    /// test host's exit, which does not run when the test platform kills a host that is slow to end.
-    /// </summary>
-    public sealed class PrivateRedis : IAsyncLifetime
+    /// <summary>One redis-server for the class's facts.</summary>
+    public sealed class PrivateRedis : PrivateFixture<RedisServer>
     {
-        private RedisServer? _server;
+        public RedisServer Server => Started;
 
-        public RedisServer Server => _server ?? throw new InvalidOperationException("The private redis-server did not start.");
-
-        public async Task InitializeAsync() => _server = await RedisServer.StartAsync();
-
-        public async Task DisposeAsync()
-        {
-            if (_server is not null)
-            {
-                await _server.DisposeAsync();
-            }
-        }
+        protected override Task<RedisServer> StartAsync() => RedisServer.StartAsync();
     }
 }
