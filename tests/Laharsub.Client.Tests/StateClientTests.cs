@@ -187,6 +187,21 @@ public sealed class StateClientTests
     }
 
     [Fact]
+    public async Task ADocumentThatIsNotTheViewsTypeEndsTheSubscriptionWithTheSerializersError()
+    {
+        var handler = new ScriptedHandler();
+        await using var client = new LaharsubClient(handler.CreateClient(), [Api], TestSupport.Options(PollFormat.Json));
+        await using var view = client.SubscribeState<Quote>(14);
+        var closed = new TaskCompletionSource<Exception?>(TaskCreationOptions.RunContinuationsAsynchronously);
+        view.Subscription.Closed += (_, e) => closed.TrySetResult(e.Error);
+
+        EpochTests.Respond(await handler.NextPollAsync(), PollFormat.Json, [StateNotice(14, "ep1", 1, """{"bid":"not a number"}""")], []);
+
+        await Assert.ThrowsAsync<JsonException>(() => view.WaitForValueAsync().WaitAsync(TestSupport.Timeout));
+        Assert.IsType<JsonException>(await closed.Task.WaitAsync(TestSupport.Timeout));
+    }
+
+    [Fact]
     public async Task WritesSendAMergePatchOrAReplacementWithTheirConditionsAndAConflictNamesTheCurrentVersion()
     {
         var handler = new ScriptedHandler();

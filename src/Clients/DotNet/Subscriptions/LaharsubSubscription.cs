@@ -231,7 +231,16 @@ public sealed partial class LaharsubSubscription : IAsyncDisposable
                         throw;
                     }
                     var current = events.Current;
-                    Track(current);
+                    try
+                    {
+                        Track(current);
+                    }
+                    catch (Exception exception)
+                    {
+                        // A state view's document that does not deserialize as its type: the caller's to see.
+                        error = exception;
+                        throw;
+                    }
                     yield return current;
                 }
             }
