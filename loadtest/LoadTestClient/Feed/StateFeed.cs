@@ -77,6 +77,11 @@ internal sealed class StateFeed(LoadTestOptions options, StateFeedOptions feed, 
             {
                 break;
             }
+            catch (Exception exception) when (exception is LaharsubException or HttpRequestException or InvalidOperationException or TimeoutException)
+            {
+                // The run is missing from the reports, which makes the exit code 1.
+                output.WriteLine($"error: run {NameOf(mode)} failed: {exception.Message}");
+            }
             finally
             {
                 if (server is not null)
