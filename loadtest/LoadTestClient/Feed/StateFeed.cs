@@ -155,6 +155,7 @@ internal sealed class StateFeed(LoadTestOptions options, StateFeedOptions feed, 
             subscription.ConflationInterval = TimeSpan.FromMilliseconds(feed.ConflateMilliseconds);
         }
         var measuring = 0;
+        var windowStart = long.MaxValue;
         var latencies = new List<long>();
         long deliveries = 0, skipped = 0;
         using var reading = CancellationTokenSource.CreateLinkedTokenSource(stop);
@@ -169,12 +170,10 @@ internal sealed class StateFeed(LoadTestOptions options, StateFeedOptions feed, 
                 }
                 switch (item)
                 {
-                    case LaharsubMessage message:
+                    // The window's deliveries are those of updates published in it, however late they arrive.
+                    case LaharsubMessage message when SentAt(message.Body.Span) is { } sent && sent >= Volatile.Read(ref windowStart):
                         deliveries++;
-                        if (SentAt(message.Body.Span) is { } sent)
-                        {
-                            latencies.Add(now - sent);
-                        }
+                        latencies.Add(now - sent);
                         break;
                     case ConflatedNotice conflated:
                         skipped += conflated.Count;
@@ -201,6 +200,7 @@ internal sealed class StateFeed(LoadTestOptions options, StateFeedOptions feed, 
             if (measuring == 0 && due >= warmupEnd)
             {
                 (receivedAtStart, sentAtStart) = (wire.Received, wire.Sent);
+                Volatile.Write(ref windowStart, MonotonicClock.NowMicroseconds);
                 Volatile.Write(ref measuring, 1);
             }
             var wait = due - DateTime.UtcNow;
