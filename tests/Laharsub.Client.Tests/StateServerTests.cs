@@ -40,6 +40,82 @@ public sealed class StateServerTests
         await changes.DisposeAsync();
     }
 
+    /// <summary>Every transport, with flat patches (which compose into one) and with nested ones (which may not: the server then sends the document).</summary>
+    public static TheoryData<LaharsubTransport, bool> TransportsAndNesting => new()
+    {
+        { LaharsubTransport.LongPolling, false },
+        { LaharsubTransport.ServerSentEvents, false },
+        { LaharsubTransport.WebSocket, false },
+        { LaharsubTransport.LongPolling, true },
+        { LaharsubTransport.ServerSentEvents, true },
+        { LaharsubTransport.WebSocket, true },
+    };
+
+    [Theory]
+    [MemberData(nameof(TransportsAndNesting))]
+    public async Task UnderConflationAViewOfRandomPatchesEndsAtTheDocumentOfEveryPatchApplied(LaharsubTransport transport, bool nested)
+    {
+        await using var server = await LaharsubTestServer.StartAsync();
+        await using var client = server.CreateLaharsubClient(transport);
+        var topic = await client.CreateStateTopicAsync().WaitAsync(TestSupport.Timeout);
+        var subscription = client.Subscribe();
+        // Long enough that the patches published below fall into few deliveries, however slow the machine.
+        subscription.ConflationInterval = TimeSpan.FromSeconds(1);
+        await using var view = subscription.AddState<JsonObject>(topic.TopicId);
+        await using var reader = new EventReader(subscription);
+        Assert.IsType<StateNotice>(await reader.NextAsync());
+        var random = new Random(7396);
+        JsonNode reference = new JsonObject();
+        long last = 0;
+
+        for (var i = 0; i < 60; i++)
+        {
+            var patch = RandomPatch(random, depth: nested ? 0 : 2);
+            reference = JsonMergePatch.Apply(reference, patch)!;
+            last = (await client.PatchStateAsync(topic.TopicId, patch).WaitAsync(TestSupport.Timeout)).MessageId;
+        }
+        // Reading the subscription drives the view: each event is applied before it is returned.
+        var conflated = 0L;
+        var messages = 0;
+        while (view.Version < last)
+        {
+            switch (await reader.NextAsync())
+            {
+                case ConflatedNotice notice:
+                    conflated += notice.Count;
+                    break;
+                case LaharsubMessage:
+                    messages++;
+                    break;
+            }
+        }
+
+        Assert.True(JsonNode.DeepEquals(reference, view.GetDocument()), $"view {view.GetDocument()!.ToJsonString()}, reference {reference.ToJsonString()}");
+        Assert.Equal(last, view.Version);
+        // Flat patches always compose; nested ones may be sent as the document instead, in fewer deliveries either way.
+        Assert.True(nested ? messages < 60 : conflated > 0, $"{messages} messages, {conflated} conflated: the test did not test conflation.");
+    }
+
+    private static readonly string[] Keys = ["a", "b", "c", "d", "e"];
+
+    /// <summary>A merge patch of a few of the keys a..e: numbers, strings, arrays, removals, and below depth 2 objects patched in turn.</summary>
+    private static JsonObject RandomPatch(Random random, int depth)
+    {
+        var patch = new JsonObject();
+        foreach (var key in Keys.Where(_ => random.Next(3) == 0))
+        {
+            patch[key] = random.Next(depth < 2 ? 5 : 4) switch
+            {
+                0 => null,
+                1 => random.Next(100),
+                2 => $"s{random.Next(10)}",
+                3 => new JsonArray(random.Next(3), random.Next(3)),
+                _ => RandomPatch(random, depth + 1),
+            };
+        }
+        return patch;
+    }
+
     [Fact]
     public async Task ACompareAndSetAppliesOnTheVersionReadAndAConflictNamesTheCurrentOne()
     {
