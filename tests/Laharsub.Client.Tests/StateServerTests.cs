@@ -116,6 +116,31 @@ public sealed class StateServerTests
         return patch;
     }
 
+    [Theory]
+    [MemberData(nameof(All))]
+    public async Task AStateTopicAddedWhileTheSubscriptionRunsStartsWithItsDocumentBesideTheOrdinaryTopic(LaharsubTransport transport)
+    {
+        await using var server = await LaharsubTestServer.StartAsync();
+        await using var client = server.CreateLaharsubClient(transport);
+        var ordinary = await client.CreateTopicAsync().WaitAsync(TestSupport.Timeout);
+        var state = await client.CreateStateTopicAsync().WaitAsync(TestSupport.Timeout);
+        await client.PatchStateAsync(state.TopicId, new JsonObject { ["x"] = 1 }).WaitAsync(TestSupport.Timeout);
+        var subscription = client.Subscribe([new(ordinary, 1)]);
+        await using var reader = new EventReader(subscription);
+        await client.PublishAsync(ordinary, "m1").WaitAsync(TestSupport.Timeout);
+        Assert.Equal("m1", (await reader.NextAsync()).Text());
+
+        var view = subscription.AddState<JsonObject>(state.TopicId);
+        var notice = Assert.IsType<StateNotice>(await reader.NextAsync());
+        await client.PatchStateAsync(state.TopicId, new JsonObject { ["y"] = 2 }).WaitAsync(TestSupport.Timeout);
+        await client.PublishAsync(ordinary, "m2").WaitAsync(TestSupport.Timeout);
+        var rest = await reader.TakeAsync(2);
+
+        Assert.Equal((state.TopicId, 1L), (notice.TopicId, notice.Version));
+        Assert.Equal(["m2", "patch 2"], rest.Select(e => e is LaharsubMessage { ContentType: JsonMergePatch.MediaType } m ? $"patch {m.MessageId}" : e.Text()).Order(StringComparer.Ordinal));
+        Assert.True(JsonNode.DeepEquals(JsonNode.Parse("""{"x":1,"y":2}"""), view.GetDocument()), view.GetDocument()!.ToJsonString());
+    }
+
     [Fact]
     public async Task ACompareAndSetAppliesOnTheVersionReadAndAConflictNamesTheCurrentOne()
     {
