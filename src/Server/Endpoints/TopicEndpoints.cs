@@ -76,17 +76,20 @@ internal static partial class TopicEndpoints
             return Problems.Invalid(body.ErrorParameter!, body.Error);
         }
         TopicInfo? topic;
-        if (body.Presence)
+        if (body.Presence && store is not IPresenceStore)
         {
-            if (store is not IPresenceStore presence)
-            {
-                return Problems.Invalid("presence", "This server's store does not keep presence: create the topic without it.");
-            }
-            topic = await presence.CreateTopicWithPresenceAsync(body.Label, body.State, cancellationToken).ConfigureAwait(false);
+            return Problems.Invalid("presence", "This server's store does not keep presence: create the topic without it.");
         }
-        else
+        try
         {
-            topic = await store.CreateTopicAsync(body.Label, body.State, cancellationToken).ConfigureAwait(false);
+            topic = body.Presence
+                ? await ((IPresenceStore)store).CreateTopicWithPresenceAsync(body.Label, body.State, cancellationToken).ConfigureAwait(false)
+                : await store.CreateTopicAsync(body.Label, body.State, cancellationToken).ConfigureAwait(false);
+        }
+        catch (NotSupportedException) when (body.State)
+        {
+            // A store that keeps no documents (yet) says so by this exception (ILaharsubStore's contract).
+            return Problems.Invalid("state", "This server's store does not keep state topics: create the topic without state.");
         }
         if (topic is null)
         {

@@ -34,7 +34,8 @@ public interface ILaharsubStore
 {
     /// <summary>
     /// Creates a topic, with state (<see cref="TopicInfo.State"/>, the document <c>{}</c> at version 0) when
-    /// <paramref name="state"/>; <see langword="null"/> when <c>MaxTopics</c> topics already exist.
+    /// <paramref name="state"/>; <see langword="null"/> when <c>MaxTopics</c> topics already exist. A store that keeps
+    /// no state topics throws <see cref="NotSupportedException"/> for <paramref name="state"/> (the server answers 400 naming <c>state</c>).
     /// </summary>
     ValueTask<TopicInfo?> CreateTopicAsync(string? label = null, bool state = false, CancellationToken cancellationToken = default);
 

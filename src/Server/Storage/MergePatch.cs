@@ -1,3 +1,4 @@
+using System.Buffers;
 using System.Text.Encodings.Web;
 using System.Text.Json;
 using System.Text.Json.Nodes;
@@ -69,16 +70,18 @@ public static class MergePatch
     /// <summary>Why <paramref name="body"/> is not a patch or document (not JSON, or JSON but not an object), for a client; <see langword="null"/> when it is one.</summary>
     public static string? Describe(ReadOnlySpan<byte> body)
     {
+        JsonNode? node;
         try
         {
-            var node = JsonNode.Parse(body, documentOptions: Strict);
-            return node is JsonObject ? null
-                : $"The body is a JSON {Kind(node)}, not an object: a state topic's document is a JSON object, and a merge patch is one too.";
+            node = JsonNode.Parse(body, documentOptions: Strict);
         }
         catch (JsonException exception)
         {
             return $"The body is not valid JSON ({exception.Message}): send one JSON object, without duplicate keys, nested at most 64 deep.";
         }
+        return node is not JsonObject ? $"The body is a JSON {Kind(node)}, not an object: a state topic's document is a JSON object, and a merge patch is one too."
+            : ParseObject(body) is null ? "The body holds text that is not Unicode (bytes that are not UTF-8, or the escape of a lone surrogate such as \\ud800)."
+            : null;
     }
 
     /// <summary>
@@ -101,17 +104,56 @@ public static class MergePatch
         return Write(target);
     }
 
+    /// <summary>
+    /// One JSON object that can be written back: text that is not Unicode (bytes that are not UTF-8, the escape of a
+    /// lone surrogate) parses, but no document may keep it, so it is refused here rather than failing a later write.
+    /// </summary>
     private static JsonObject? ParseObject(ReadOnlySpan<byte> json)
     {
         try
         {
-            return JsonNode.Parse(json, documentOptions: Strict) as JsonObject;
+            return JsonNode.Parse(json, documentOptions: Strict) is JsonObject parsed && IsUnicode(json) ? parsed : null;
         }
         catch (JsonException)
         {
             return null;
         }
     }
+
+    /// <summary>Whether every string and property name of <paramref name="json"/> (valid JSON) is Unicode text.</summary>
+    private static bool IsUnicode(ReadOnlySpan<byte> json)
+    {
+        var reader = new Utf8JsonReader(json);
+        try
+        {
+            while (reader.Read())
+            {
+                if (reader.TokenType is not (JsonTokenType.String or JsonTokenType.PropertyName))
+                {
+                    continue;
+                }
+                if (!reader.ValueIsEscaped)
+                {
+                    if (!System.Text.Unicode.Utf8.IsValid(reader.ValueSpan))
+                    {
+                        return false;
+                    }
+                }
+                else
+                {
+                    // An escape may spell a lone surrogate, which no UTF-8 text holds.
+                    StrictUtf8.GetByteCount(reader.GetString()!);
+                }
+            }
+            return true;
+        }
+        catch (Exception exception) when (exception is InvalidOperationException or System.Text.EncoderFallbackException)
+        {
+            return false;
+        }
+    }
+
+    private static readonly System.Text.UTF8Encoding StrictUtf8 = new(encoderShouldEmitUTF8Identifier: false, throwOnInvalidBytes: true);
 
     private static JsonObject ParseTrusted(ReadOnlySpan<byte> json) =>
         JsonNode.Parse(json, documentOptions: Strict) as JsonObject ?? throw new ArgumentException("Not a JSON object.", nameof(json));
@@ -168,7 +210,7 @@ public static class MergePatch
 
     private static byte[] Write(JsonObject document)
     {
-        var buffer = new System.Buffers.ArrayBufferWriter<byte>();
+        var buffer = new ArrayBufferWriter<byte>();
         using (var writer = new Utf8JsonWriter(buffer, Compact))
         {
             document.WriteTo(writer);

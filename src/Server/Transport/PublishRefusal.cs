@@ -66,7 +66,7 @@ internal readonly record struct PublishRefusal(IResult Result, long? RetryAfterS
             PublishStatus.NotAPatch => new(Problems.FieldProblem(StatusCodes.Status415UnsupportedMediaType, "Unsupported content type", surface.ContentTypeField,
                 $"'{contentType}' is not a merge patch, and topic {RefusingTopic(PublishStatus.NotAPatch, targets, topics)} holds state: a state topic takes application/merge-patch+json (RFC 7396) bodies, or a PUT of its state (application/json) to replace the whole document. Nothing was published.")),
             PublishStatus.NotAnObject => new(Problems.Invalid("body",
-                "The body is not one JSON object (valid JSON, without duplicate keys, nested at most 64 deep): a merge patch to a state topic, and a state topic's document, is a JSON object. Nothing was published.")),
+                "The body is not one JSON object (valid JSON of Unicode text, without duplicate keys, nested at most 64 deep): a merge patch to a state topic, and a state topic's document, is a JSON object. Nothing was published.")),
             PublishStatus.StateTooLarge => new(Problems.FieldProblem(StatusCodes.Status413PayloadTooLarge, "State too large", "body",
                 $"The document of topic {RefusingTopic(PublishStatus.StateTooLarge, targets, topics)} would exceed {options.MaxStateBytes} bytes of compact JSON (Laharsub:MaxStateBytes). Nothing was published; remove fields with null in a patch to make room.",
                 new Dictionary<string, object?> { ["maxStateBytes"] = options.MaxStateBytes })),

@@ -73,11 +73,14 @@ describe('the OpenAPI document', () => {
       'GET /ps/topics listTopics',
       'GET /ps/topics/{topicId} getTopic',
       'GET /ps/topics/{topicId}/presence getPresence',
+      'GET /ps/topics/{topicId}/state getState',
       'HEAD /ps/topics headTopics',
       'HEAD /ps/topics/{topicId} headTopic',
+      'HEAD /ps/topics/{topicId}/state headState',
       'POST /ps/topics createTopic',
       'POST /ps/topics/publish publishMany',
       'POST /ps/topics/{topicId} publish',
+      'PUT /ps/topics/{topicId}/state putState',
     ]);
     for (const { key, op } of operations) {
       assert.ok(op.summary, `${key} has no summary`);
@@ -108,14 +111,22 @@ describe('the OpenAPI document', () => {
     assert.ok(publish.requestBody.required);
     // Real media types, so that generators send one; the description says any concrete type is accepted.
     // JSON first: generators that take one media type per operation (NSwag) take the first.
-    assert.deepEqual(Object.keys(publish.requestBody.content), ['application/json', 'text/plain', 'application/octet-stream']);
+    assert.deepEqual(Object.keys(publish.requestBody.content), ['application/json', 'application/merge-patch+json', 'text/plain', 'application/octet-stream']);
+
+    // A state topic's document: replaced by a JSON object, with the compare-and-set of If-Match.
+    const putState = operation('PUT', '/ps/topics/{topicId}/state');
+    assert.deepEqual(Object.keys(putState.requestBody.content), ['application/json']);
+    assert.ok(putState.parameters.some((p) => p.name === 'If-Match' && p.in === 'header'));
+    assert.ok(putState.responses['200'].headers.ETag);
+    assert.ok(operation('GET', '/ps/topics/{topicId}/state').responses['304']);
 
     // Creating a topic: an optional body of a named schema with both of its properties.
     const create = operation('POST', '/ps/topics');
     assert.notEqual(create.requestBody.required, true);
     assert.equal(create.requestBody.content['application/json'].schema.$ref, '#/components/schemas/NewTopic');
-    assert.deepEqual(Object.keys(document.components.schemas.NewTopic.properties).sort(), ['label', 'presence']);
+    assert.deepEqual(Object.keys(document.components.schemas.NewTopic.properties).sort(), ['label', 'presence', 'state']);
     assert.equal(document.components.schemas.NewTopic.properties.presence.type, 'boolean');
+    assert.equal(document.components.schemas.NewTopic.properties.state.type, 'boolean');
 
     // The member list: typed paging, and the full page as the answer (members optional: the occupancy-only answer).
     const presence = operation('GET', '/ps/topics/{topicId}/presence');

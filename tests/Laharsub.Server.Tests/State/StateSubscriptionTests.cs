@@ -235,6 +235,27 @@ public sealed class StateSubscriptionTests
         Assert.True(problem.GetProperty("errors").TryGetProperty("topics", out _), problem.ToString());
     }
 
+    [Fact]
+    public async Task AWebSocketPublishFramePatchesAStateTopicAndIsRefusedNamingContentType()
+    {
+        await using var server = await LaharsubTestServer.StartAsync();
+        using var client = server.CreateClient();
+        var (topic, _, _) = await CreateStateTopicAsync(client);
+
+        await using var socket = await LaharsubSocket.ConnectAsync(server.ApiAddress, "");
+        await socket.ReceiveAsync("subscribed");
+        await socket.SendAsync($$"""{"type":"publish","id":"p1","topicId":{{topic}},"contentType":"application/merge-patch+json","body":"{\"a\":1}"}""");
+        var published = await socket.ReceiveAsync("published");
+        await socket.SendAsync($$"""{"type":"publish","id":"p2","topicId":{{topic}},"contentType":"text/plain","body":"hello"}""");
+        var problem = (await socket.ReceiveAsync("problem")).GetProperty("problem");
+        var (_, _, document) = await GetStateAsync(client, topic);
+
+        Assert.Equal("p1", published.GetProperty("id").GetString());
+        Assert.Equal(415, problem.GetProperty("status").GetInt32());
+        Assert.True(problem.GetProperty("errors").TryGetProperty("contentType", out _), problem.ToString());
+        AssertJson("""{"a":1}""", document);
+    }
+
     private static async Task PatchAsync(HttpClient client, long topic, string patch)
     {
         using var response = await SendAsync(client, HttpMethod.Post, $"topics/{topic}", patch, Patch);

@@ -103,6 +103,30 @@ public sealed class StateTopicTests
         Assert.Equal(1, (await client.GetTopicAsync(topic)).GetProperty("lastMessageId").GetInt64());
     }
 
+    [Theory]
+    [InlineData(new byte[] { (byte)'{', (byte)'"', (byte)'a', (byte)'"', (byte)':', (byte)'"', 0xff, 0xfe, (byte)'"', (byte)'}' })]
+    [InlineData(new byte[] { (byte)'{', (byte)'"', (byte)'a', (byte)'"', (byte)':', (byte)'"', (byte)'\\', (byte)'u', (byte)'d', (byte)'8', (byte)'0', (byte)'0', (byte)'"', (byte)'}' })]
+    public async Task TextThatIsNotUnicodeIsA400NamingBodyForAPatchAndAReplacement(byte[] body)
+    {
+        await using var server = await LaharsubTestServer.StartAsync();
+        using var client = server.CreateClient();
+        var (topic, epoch, _) = await CreateStateTopicAsync(client);
+
+        var statuses = new List<HttpStatusCode>();
+        foreach (var (method, uri, contentType) in new[] { (HttpMethod.Post, $"topics/{topic}", Patch), (HttpMethod.Put, $"topics/{topic}/state", "application/json") })
+        {
+            var request = new HttpRequestMessage(method, uri) { Content = new ByteArrayContent(body) };
+            request.Content.Headers.ContentType = MediaTypeHeaderValue.Parse(contentType);
+            var (status, problem) = await client.SendForProblemAsync(request);
+            Assert.True(problem.GetProperty("errors").TryGetProperty("body", out _), problem.ToString());
+            statuses.Add(status);
+        }
+        var (_, tag, document) = await GetStateAsync(client, topic);
+
+        Assert.Equal([HttpStatusCode.BadRequest, HttpStatusCode.BadRequest], statuses);
+        Assert.Equal(($"\"{epoch}:0\"", "{}"), (tag, document));
+    }
+
     [Fact]
     public async Task ATooLargeDocumentNamesTheLimit()
     {

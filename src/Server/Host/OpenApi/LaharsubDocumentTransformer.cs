@@ -84,6 +84,14 @@ internal sealed class LaharsubDocumentTransformer(IOptions<LaharsubOptions> opti
                         AddHeader(operation, "200", "ETag", "The topic's epoch in quotes.");
                         DescribeHead(operation, method.Method);
                         break;
+                    case (_, "GET" or "HEAD") when path.EndsWith("/topics/{topicId}/state", StringComparison.Ordinal):
+                        DescribeTopicId(operation, method.Method == "HEAD" ? "headState" : "getState");
+                        AddHeader(operation, "200", "ETag", "The document's version: \"<epoch>:<version>\", the version being the id of the last message applied.");
+                        DescribeHead(operation, method.Method);
+                        break;
+                    case (_, "PUT") when path.EndsWith("/topics/{topicId}/state", StringComparison.Ordinal):
+                        DescribePutState(operation);
+                        break;
                     case (_, "GET") when path.EndsWith("/topics/{topicId}/presence", StringComparison.Ordinal):
                         DescribePresence(operation, document.Components.Schemas);
                         break;
@@ -221,7 +229,7 @@ internal sealed class LaharsubDocumentTransformer(IOptions<LaharsubOptions> opti
         operation.RequestBody = new OpenApiRequestBody
         {
             Required = false,
-            Description = "Optional: the topic's label and whether it keeps presence. Without a body (or with JSON null) the topic has neither.",
+            Description = "Optional: the topic's label, whether it keeps presence and whether it holds state. Without a body (or with JSON null) the topic has none of them.",
             Content = new Dictionary<string, OpenApiMediaType>
             {
                 // A named schema, so that generated models get a name of their own rather than "Body".
@@ -235,7 +243,7 @@ internal sealed class LaharsubDocumentTransformer(IOptions<LaharsubOptions> opti
     private static void DescribeNewTopic(IDictionary<string, IOpenApiSchema> schemas) => schemas[NewTopicSchema] = new OpenApiSchema
     {
         Type = JsonSchemaType.Object,
-        Description = "A topic to create; both properties are optional, and no other is accepted.",
+        Description = "A topic to create; every property is optional, and no other is accepted.",
         AdditionalPropertiesAllowed = false,
         Properties = new Dictionary<string, IOpenApiSchema>
         {
@@ -247,6 +255,12 @@ internal sealed class LaharsubDocumentTransformer(IOptions<LaharsubOptions> opti
                 Pattern = "^[A-Za-z][A-Za-z0-9_.:/-]*$",
                 Description = "Which topic lists and access rules can match (orders-*): starts with a letter, then letters, digits and - _ . : /. "
                     + "Not unique: many topics may share one. Absent or null: no label.",
+            },
+            ["state"] = new OpenApiSchema
+            {
+                Type = JsonSchemaType.Boolean,
+                Description = "Absent or false: none. true: the topic holds a JSON document, {} at first, changed by merge patches (application/merge-patch+json) "
+                    + "and read at /topics/{topicId}/state (docs/protocol.md, \"State topics\").",
             },
             ["presence"] = new OpenApiSchema
             {
@@ -304,13 +318,41 @@ internal sealed class LaharsubDocumentTransformer(IOptions<LaharsubOptions> opti
             Name = "If-Match",
             In = ParameterLocation.Header,
             Description = "Publish only to this incarnation of the topic: its epoch in quotes, from the topic's info or a publish answer. "
-                + "Absent or * publishes to whatever topic has the id; another epoch answers 412 and publishes nothing.",
+                + "Absent or * publishes to whatever topic has the id; another epoch answers 412 and publishes nothing. "
+                + "\"<epoch>:<version>\" publishes only while the topic's last message id (a state topic's version) is that one: a compare-and-set; "
+                + "otherwise 412 with the current epoch and version as extensions.",
             Schema = new OpenApiSchema { Type = JsonSchemaType.String },
             Example = JsonValue.Create("\"9f3c0a1b2c3d4e5f\""),
         });
         DescribePublishBodyAndKey(operation);
-        AddHeader(operation, "201", "ETag", "The topic's epoch in quotes.");
-        AddHeader(operation, "412", "ETag", "The topic's current epoch in quotes.");
+        AddHeader(operation, "201", "ETag", "The topic's epoch in quotes; for a merge patch, \"<epoch>:<version>\" with the version it made.");
+        AddHeader(operation, "412", "ETag", "The topic's current epoch in quotes (with its version after a colon, for a compare-and-set).");
+    }
+
+    /// <summary>Replacing a state topic's document: a JSON object, with the conditions and key of a publish.</summary>
+    private void DescribePutState(OpenApiOperation operation)
+    {
+        DescribeTopicId(operation, "putState");
+        operation.Parameters!.Add(new OpenApiParameter
+        {
+            Name = "If-Match",
+            In = ParameterLocation.Header,
+            Description = "\"<epoch>\": replace only in this incarnation; \"<epoch>:<version>\": only while the document is at that version (412 with the current epoch and version otherwise).",
+            Schema = new OpenApiSchema { Type = JsonSchemaType.String },
+            Example = JsonValue.Create("\"9f3c0a1b2c3d4e5f:57\""),
+        });
+        DescribePublishBodyAndKey(operation);
+        operation.RequestBody = new OpenApiRequestBody
+        {
+            Required = true,
+            Description = $"The new document: one JSON object, at most {options.Value.MaxStateBytes} bytes compact (Laharsub:MaxStateBytes, else 413 naming body).",
+            Content = new Dictionary<string, OpenApiMediaType>
+            {
+                ["application/json"] = new() { Schema = new OpenApiSchema { Type = JsonSchemaType.Object } },
+            },
+        };
+        AddHeader(operation, "200", "ETag", "The new version: \"<epoch>:<version>\".");
+        AddHeader(operation, "412", "ETag", "The current version: \"<epoch>:<version>\".");
     }
 
     private void DescribePublishMany(OpenApiOperation operation)
@@ -355,6 +397,14 @@ internal sealed class LaharsubDocumentTransformer(IOptions<LaharsubOptions> opti
             Content = new Dictionary<string, OpenApiMediaType>
             {
                 ["application/json"] = new() { Schema = new OpenApiSchema { Description = "Any JSON value; subscribers receive it as sent." } },
+                ["application/merge-patch+json"] = new()
+                {
+                    Schema = new OpenApiSchema
+                    {
+                        Type = JsonSchemaType.Object,
+                        Description = "A JSON merge patch (RFC 7396): on a state topic applied to its document (the only type it takes, else 415); on another an ordinary message.",
+                    },
+                },
                 ["text/plain"] = new() { Schema = new OpenApiSchema { Type = JsonSchemaType.String } },
                 ["application/octet-stream"] = new() { Schema = new OpenApiSchema { Type = JsonSchemaType.String, Format = "binary" } },
             },

@@ -242,23 +242,8 @@ internal sealed partial class InMemoryStore : ILaharsubStore, IPresenceStore, IR
         {
             return ValueTask.FromResult(new PublishResult(status));
         }
-        var result = Keyed(idempotencyKey, 1, keyCost =>
-        {
-            var traceContext = Message.PublisherTraceContext;
-            var cost = keyCost + RetainedCost.Of(compact.Length, compact.Length, MergePatch.DocumentMediaType.Length, topic.Epoch.Length, traced: traceContext != default);
-            if (!TryReserveOrSweep(cost))
-            {
-                return new MultiPublishResult(PublishStatus.StorageFull, [], RetryAfter: UntilOldestExpires());
-            }
-            var one = AppendOne(topic, StateWrite.Replace, target.IfVersion, MergePatch.DocumentMediaType, compact, traceContext);
-            if (one.Status != PublishStatus.Published)
-            {
-                Interlocked.Add(ref _retainedBytes, -cost);
-                return new MultiPublishResult(one.Status, [one], RetryAfter: one.RetryAfter);
-            }
-            _signals.SignalFromPublisher(target.TopicId);
-            return new MultiPublishResult(PublishStatus.Published, [one]);
-        });
+        var result = Keyed(idempotencyKey, 1, (Store: this, Topic: topic, Target: target, Compact: compact),
+            static (replace, keyCost) => replace.Store.ReplaceOne(replace.Topic, replace.Target, replace.Compact, keyCost));
         return ValueTask.FromResult(result.Topics.Count > 0 ? result.Topics[0] : new PublishResult(result.Status, RetryAfter: result.RetryAfter));
     }
 
@@ -276,19 +261,38 @@ internal sealed partial class InMemoryStore : ILaharsubStore, IPresenceStore, IR
         {
             return ValueTask.FromResult(new MultiPublishResult(PublishStatus.InvalidContentType, []));
         }
-        var targetArray = targets;
-        return ValueTask.FromResult(Keyed(idempotencyKey, targets.Length, keyCost => PublishAll(targetArray.Span, body, contentType, keyCost)));
+        return ValueTask.FromResult(Keyed(idempotencyKey, targets.Length, (Store: this, targets, body, contentType),
+            static (publish, keyCost) => publish.Store.PublishAll(publish.targets.Span, publish.body, publish.contentType, keyCost)));
+    }
+
+    /// <summary>Stores a replacement, checked and compact already, reserving its cost and <paramref name="keyCost"/>.</summary>
+    private MultiPublishResult ReplaceOne(Topic topic, PublishTarget target, byte[] compact, long keyCost)
+    {
+        var traceContext = Message.PublisherTraceContext;
+        var cost = keyCost + RetainedCost.Of(compact.Length, compact.Length, MergePatch.DocumentMediaType.Length, topic.Epoch.Length, traced: traceContext != default);
+        if (!TryReserveOrSweep(cost))
+        {
+            return new MultiPublishResult(PublishStatus.StorageFull, [], RetryAfter: UntilOldestExpires());
+        }
+        var one = AppendOne(topic, StateWrite.Replace, target.IfVersion, MergePatch.DocumentMediaType, compact, traceContext);
+        if (one.Status != PublishStatus.Published)
+        {
+            Interlocked.Add(ref _retainedBytes, -cost);
+            return new MultiPublishResult(one.Status, [one], RetryAfter: one.RetryAfter);
+        }
+        _signals.SignalFromPublisher(target.TopicId);
+        return new MultiPublishResult(PublishStatus.Published, [one]);
     }
 
     /// <summary>
     /// Runs <paramref name="publish"/> (given what recording the key costs, to reserve with its messages) under
     /// <paramref name="idempotencyKey"/>'s claim, recording its answer when it stored; or answers the key's replay or refusal.
     /// </summary>
-    private MultiPublishResult Keyed(IdempotencyKey? idempotencyKey, int topics, Func<long, MultiPublishResult> publish)
+    private MultiPublishResult Keyed<TState>(IdempotencyKey? idempotencyKey, int topics, TState state, Func<TState, long, MultiPublishResult> publish)
     {
         if (idempotencyKey is null)
         {
-            return publish(0);
+            return publish(state, 0);
         }
         var now = _timeProvider.GetUtcNow().UtcTicks;
         switch (_idempotencyKeys.TryBegin(idempotencyKey, now, ref _retainedBytes, out var recorded))
@@ -306,7 +310,7 @@ internal sealed partial class InMemoryStore : ILaharsubStore, IPresenceStore, IR
         MultiPublishResult result;
         try
         {
-            result = publish(keyCost);
+            result = publish(state, keyCost);
         }
         catch
         {
