@@ -142,6 +142,27 @@ public sealed class StateServerTests
     }
 
     [Fact]
+    public async Task AViewOverJsonPollsReadsTheNoticeAndThePatchesOfThatFormat()
+    {
+        await using var server = await LaharsubTestServer.StartAsync();
+        await using var client = server.CreateLaharsubClient(PollFormat.Json);
+        var topic = await client.CreateStateTopicAsync().WaitAsync(TestSupport.Timeout);
+        await client.PatchStateAsync(topic.TopicId, new JsonObject { ["big"] = JsonNode.Parse("123456789012345678901234567890") }).WaitAsync(TestSupport.Timeout);
+        await using var view = client.SubscribeState<JsonObject>(topic.TopicId);
+        await view.WaitForValueAsync().WaitAsync(TestSupport.Timeout);
+        var changes = view.ReadChangesAsync().GetAsyncEnumerator();
+
+        await NextAsync(changes);
+        await client.PatchStateAsync(topic.TopicId, new JsonObject { ["n"] = 1 }).WaitAsync(TestSupport.Timeout);
+        var patched = await NextAsync(changes);
+
+        Assert.Equal((StateChangeKind.Patch, 2L), (patched.Kind, patched.Version));
+        // Numbers keep their text through the server and the view.
+        Assert.Equal("""{"big":123456789012345678901234567890,"n":1}""", view.GetDocument()!.ToJsonString());
+        await changes.DisposeAsync();
+    }
+
+    [Fact]
     public async Task ACompareAndSetAppliesOnTheVersionReadAndAConflictNamesTheCurrentOne()
     {
         await using var server = await LaharsubTestServer.StartAsync();
