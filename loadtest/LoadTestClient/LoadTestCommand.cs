@@ -59,6 +59,10 @@ internal static class LoadTestCommand
                 return 1;
             }
         }
+        if (options.Feed is { } feed)
+        {
+            return await new Feed.StateFeed(options, feed, output).RunAsync(stop).ConfigureAwait(false);
+        }
         if (options.ClientCpus is { } clientCores)
         {
             // After the build, which may use every core; the --processes workers inherit the mask.

@@ -23,6 +23,8 @@ internal sealed class LoadTestCommandLine
           dotnet run -c Release --project loadtest/LoadTestClient -- --preset seed1 --topics 200 --compare laharsub,floor,nchan --server-cpus 0 --client-cpus 1
         Laharsub as production runs it (Jwt mode with a token per client, a page's Origin, an Idempotency-Key on every publish):
           dotnet run -c Release --project loadtest/LoadTestClient -- --preset seed1 --topics 200 --jwt-key "$(openssl rand -base64 32)" --origin https://app.example.com --keyed-publishes
+        Caplin Liberator's test feed on state topics (patches, patches with field-level conflation, whole documents), over WebSocket:
+          dotnet run -c Release --project loadtest/LoadTestClient -- --preset liberator --topics 50 --conflate 500 --transport websocket
         """;
 
     /// <summary>Far above what any run here needs; it only keeps the arithmetic honest.</summary>
@@ -50,7 +52,7 @@ internal sealed class LoadTestCommandLine
             """);
         Option[] all =
         [
-            Preset, Topics, Sweep, ClientsPerTopic, PublishersPerTopic, Interval, TopicsPerClient, MessageSize, Conflate, Format, Transport, LongPollPercent, Presence,
+            Preset, FeedRuns, Topics, Sweep, ClientsPerTopic, PublishersPerTopic, Interval, TopicsPerClient, MessageSize, Conflate, Format, Transport, LongPollPercent, Presence,
             Warmup, Duration, PollTimeout, Processes, SourceAddresses, PublishConnections, MaxScheduleLag, Target, Compare,
             JwtKey, JwtIssuer, JwtAudience, Origin, KeyedPublishes,
             FindMax, FindMaxSteps, FindMaxFactor, Url, Servers, Redis, NoBuild, ServerPid, ServerSetting, ServerEnv, ServerCpus, ClientCpus, Out, Worker,
@@ -78,9 +80,32 @@ internal sealed class LoadTestCommandLine
         HelpName = "NAME[,NAME]",
         Description = "seed1 (2 clients/topic, every 1 s), seed2 (2, every 5 s), seed3 (5, every 15 s), broadcast (2,000 clients/topic, "
             + "1 of them publishing every 1 s). Without --topics/--sweep a preset runs its default topic counts: seed1 50,100,200,400; "
-            + "seed2 200,1000; seed3 400,1000,2000,3900; broadcast 5.",
+            + "seed2 200,1000; seed3 400,1000,2000,3900; broadcast 5. liberator: Caplin Liberator's test feed on state topics (--topics subjects, default 50, "
+            + "each updated every --interval with six fields; one subscriber through the .NET client), runs of its own (--feed-runs).",
         CustomParser = ParsePresets,
         CompletionSources = { LoadTestClient.Preset.All.Select(p => p.Name).ToArray() },
+    };
+
+    public Option<Feed.FeedMode[]> FeedRuns { get; } = new("--feed-runs")
+    {
+        Arity = ArgumentArity.ExactlyOne,
+        HelpName = "state|conflated|whole[,...]",
+        Description = "With --preset liberator, the runs (default all three): state (a state topic per subject, a merge patch per update), conflated "
+            + "(the same, the subscriber asking for --conflate MS, default 500), whole (an ordinary topic per subject, the whole document per update).",
+        CustomParser = result =>
+        {
+            var runs = new List<Feed.FeedMode>();
+            foreach (var name in result.Tokens[0].Value.Split(','))
+            {
+                Feed.FeedMode? run = name switch { "state" => Feed.FeedMode.State, "conflated" => Feed.FeedMode.Conflated, "whole" => Feed.FeedMode.Whole, _ => null };
+                if (run is null)
+                {
+                    return Refuse<Feed.FeedMode[]>(result, $"--feed-runs '{name}' is not a run: use state, conflated or whole (or several, comma-separated).");
+                }
+                runs.Add(run.Value);
+            }
+            return [.. runs.Distinct()];
+        },
     };
 
     public Option<int> Topics { get; } = Whole("--topics", "N", 1, MaxTopics, "Number of topics (one run; default 100 without a preset).");

@@ -1,4 +1,5 @@
 using System.CommandLine;
+using Laharsub.LoadTestClient.Feed;
 using Laharsub.LoadTestClient.Load;
 
 namespace Laharsub.LoadTestClient;
@@ -9,6 +10,9 @@ internal sealed class UsageException(string message) : Exception(message);
 /// <summary>One configuration of the original's measurements and the topic counts it is swept over by default.</summary>
 internal sealed record Preset(string Name, int ClientsPerTopic, TimeSpan Interval, int[] DefaultTopics, string Description, int? PublishersPerTopic = null)
 {
+    /// <summary>Caplin Liberator's test feed on state topics (issue 36): runs of its own (<see cref="StateFeed"/>), not the chat workload.</summary>
+    public const string Liberator = "liberator";
+
     public static readonly Preset[] All =
     [
         new("seed1", 2, TimeSpan.FromSeconds(1), [50, 100, 200, 400], "2 clients per topic, each publishing every 1 s"),
@@ -17,6 +21,7 @@ internal sealed record Preset(string Name, int ClientsPerTopic, TimeSpan Interva
         // A chat room or a live dashboard: one publisher, thousands of readers of the same topic, so
         // that every message fans out to 2,000 waiting polls at once.
         new("broadcast", 2000, TimeSpan.FromSeconds(1), [5], "2,000 clients per topic, one of which publishes every 1 s", PublishersPerTopic: 1),
+        new(Liberator, 1, TimeSpan.FromSeconds(1), [50], "50 subjects updated every 1 s with six fields, one subscriber holding all of them"),
     ];
 }
 
@@ -117,6 +122,9 @@ internal sealed record LoadTestOptions
     public string? OutputDirectory { get; init; }
     public bool NoBuild { get; init; }
 
+    /// <summary>With <c>--preset liberator</c>: the state feed's shape; its runs replace <see cref="Runs"/>.</summary>
+    public StateFeedOptions? Feed { get; init; }
+
     /// <summary>Set only in a child process: the file holding its plan.</summary>
     public string? WorkerPlanFile { get; init; }
 
@@ -182,8 +190,9 @@ internal sealed record LoadTestOptions
             ClientCpus = Given(line.ClientCpus) ? parsed.GetValue(line.ClientCpus) : null,
             OutputDirectory = parsed.GetValue(line.Out),
             WorkerPlanFile = parsed.GetValue(line.Worker),
-            Runs = ParseRuns(parsed, line, targets, transport),
+            Feed = ParseFeed(parsed, line),
         };
+        options = options with { Runs = options.Feed is null ? ParseRuns(parsed, line, targets, transport) : [] };
         CheckTransport(options, Given(line.Format), Given(line.PollTimeout));
         CheckTargets(options, Given(line.Format));
         CheckProduction(options, parsed, line);
@@ -369,6 +378,40 @@ internal sealed record LoadTestOptions
         // Each run against every target in turn, so that targets compared share the same minutes of the machine.
         var namesTarget = targets.Count > 1 || targets[0] != TargetKind.Laharsub;
         return runs.SelectMany(run => targets.Select(target => run with { Target = target, Transport = transport, NamesTarget = namesTarget })).ToList();
+    }
+
+    /// <summary>The <c>liberator</c> preset's shape, when it is the preset asked for; it takes --topics (subjects), --interval, --conflate and --feed-runs.</summary>
+    private static StateFeedOptions? ParseFeed(ParseResult parsed, LoadTestCommandLine line)
+    {
+        bool Given(Option option) => LoadTestCommandLine.Given(parsed, option);
+        if (!Given(line.Preset) || parsed.GetValue(line.Preset) is not { } presets || !presets.Any(p => p.Name == Preset.Liberator))
+        {
+            if (Given(line.FeedRuns))
+            {
+                throw new UsageException("--feed-runs chooses the runs of --preset liberator; add it.");
+            }
+            return null;
+        }
+        Option[] refused = [line.Sweep, line.Compare, line.Target, line.FindMax, line.Servers, line.Processes, line.ClientsPerTopic, line.PublishersPerTopic,
+            line.TopicsPerClient, line.Presence, line.JwtKey, line.KeyedPublishes];
+        var other = presets.Length > 1 ? "other presets" : refused.FirstOrDefault(Given)?.Name;
+        if (other is not null)
+        {
+            throw new UsageException("--preset liberator runs on its own, with one subscriber through the .NET client: it takes --topics (subjects), --interval, "
+                + $"--conflate, --feed-runs, --transport, --format, --warmup, --duration, --url and the server options, not {other}.");
+        }
+        var conflate = Given(line.Conflate) ? parsed.GetValue(line.Conflate) : 500;
+        var runs = Given(line.FeedRuns) ? parsed.GetValue(line.FeedRuns)! : [FeedMode.State, FeedMode.Conflated, FeedMode.Whole];
+        if (conflate == 0 && runs.Contains(FeedMode.Conflated))
+        {
+            if (Given(line.FeedRuns))
+            {
+                throw new UsageException("--feed-runs conflated needs a conflation interval: --conflate MS above 0 (default 500).");
+            }
+            runs = [.. runs.Where(run => run != FeedMode.Conflated)];
+        }
+        return new StateFeedOptions(Given(line.Topics) ? parsed.GetValue(line.Topics) : 50,
+            Given(line.Interval) ? TimeSpan.FromSeconds(parsed.GetValue(line.Interval)) : TimeSpan.FromSeconds(1), conflate, runs);
     }
 
     private static List<RunSpec> ParseShapes(ParseResult parsed, LoadTestCommandLine line)

@@ -78,6 +78,9 @@ internal sealed class ScriptedRequest(HttpRequestMessage request, CancellationTo
 
     public Task<string> BodyAsync() => request.Content!.ReadAsStringAsync();
 
+    /// <summary>The request body's content type as sent, e.g. <c>application/merge-patch+json</c>.</summary>
+    public string? ContentType => request.Content?.Headers.ContentType?.ToString();
+
     public void RespondJson(HttpStatusCode status, string json, string mediaType = "application/json", Action<HttpResponseMessage>? headers = null)
     {
         var response = new HttpResponseMessage(status) { Content = new StringContent(json, Encoding.UTF8, mediaType) };

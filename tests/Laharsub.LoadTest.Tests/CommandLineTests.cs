@@ -38,6 +38,11 @@ public sealed class CommandLineTests
     [InlineData("--find-max --find-max-steps 0", "--find-max-steps '0' is out of range")]
     [InlineData("--clients-per-topic 2 --publishers-per-topic 3", "--publishers-per-topic 3 is more than the 2 clients per topic")]
     [InlineData("--servers 0", "--servers '0' is out of range: use a whole number from 1 to 16")]
+    [InlineData("--preset liberator --compare laharsub,nchan", "--preset liberator runs on its own")]
+    [InlineData("--preset liberator,seed1", "not other presets")]
+    [InlineData("--preset liberator --feed-runs state,fast", "--feed-runs 'fast' is not a run: use state, conflated or whole")]
+    [InlineData("--preset liberator --feed-runs conflated --conflate 0", "--feed-runs conflated needs a conflation interval")]
+    [InlineData("--feed-runs whole", "--feed-runs chooses the runs of --preset liberator")]
     [InlineData("--servers 17", "--servers '17' is out of range")]
     [InlineData("--servers", "Option --servers needs a value, e.g. --servers 2")]
     [InlineData("--redis 127.0.0.1:6379", "--redis names the Redis that the servers started with --servers share; add --servers N")]
@@ -138,6 +143,20 @@ public sealed class CommandLineTests
         Assert.Equal((TransportKind.Sse, "custom-4t-sse"), (streams.Transport, Assert.Single(streams.Runs).Name));
         Assert.Equal(["seed1-200t-websocket-laharsub", "seed1-200t-websocket-nchan"], sockets.Runs.Select(r => r.Name));
         Assert.All(sockets.Runs, r => Assert.Equal(TransportKind.WebSocket, r.Transport));
+    }
+
+    [Fact]
+    public void TheLiberatorPresetRunsFiftySubjectsAsPatchesConflatedPatchesAndWholeDocuments()
+    {
+        var defaults = LoadTestOptions.Parse(["--preset", "liberator"]);
+        var chosen = LoadTestOptions.Parse(["--preset", "liberator", "--topics", "200", "--conflate", "250", "--feed-runs", "conflated,whole", "--transport", "websocket"]);
+        var unconflated = LoadTestOptions.Parse(["--preset", "liberator", "--conflate", "0"]);
+
+        Assert.Empty(defaults.Runs);
+        Assert.Equal((50, TimeSpan.FromSeconds(1), 500, "State,Conflated,Whole"), (defaults.Feed!.Subjects, defaults.Feed.Interval, defaults.Feed.ConflateMilliseconds, string.Join(',', defaults.Feed.Modes)));
+        Assert.Equal((200, 250, "Conflated,Whole", TransportKind.WebSocket), (chosen.Feed!.Subjects, chosen.Feed.ConflateMilliseconds, string.Join(',', chosen.Feed.Modes), chosen.Transport));
+        Assert.Equal("State,Whole", string.Join(',', unconflated.Feed!.Modes));
+        Assert.Null(LoadTestOptions.Parse(["--preset", "seed1"]).Feed);
     }
 
     [Fact]

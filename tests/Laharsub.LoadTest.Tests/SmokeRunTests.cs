@@ -46,6 +46,29 @@ public sealed class SmokeRunTests : IDisposable
     }
 
     [Theory]
+    [InlineData("longpoll")]
+    [InlineData("websocket")]
+    public async Task TheLiberatorPresetRunsPatchesConflatedPatchesAndWholeDocumentsAndItsViewsEndExact(string transport)
+    {
+        await using var server = await LaharsubTestServer.StartAsync().WaitAsync(LoadRuns.Timeout);
+        using var output = new StringWriter();
+
+        var exit = await LoadTestCommand.RunAsync(
+            ["--url", server.BaseAddress.ToString(), "--preset", "liberator", "--topics", "5", "--interval", "0.2", "--conflate", "100",
+             "--transport", transport, "--warmup", "1", "--duration", "2"],
+            output, output, CancellationToken.None).WaitAsync(LoadRuns.Timeout);
+
+        var text = output.ToString();
+        Assert.True(exit == 0, $"exit code {exit}:\n{text}");
+        var suffix = transport == "longpoll" ? "" : "-" + transport;
+        foreach (var run in new[] { "liberator-state-5s", "liberator-state-conflate100-5s", "liberator-whole-5s" })
+        {
+            Assert.Contains($"| {run}{suffix} |", text);
+        }
+        Assert.Equal(2, text.Split("documents exact 5/5").Length - 1);
+    }
+
+    [Theory]
     [InlineData("sse", "http")]
     [InlineData("websocket", "websocket")]
     public async Task AShortRunOverStreamsDeliversEveryMessageOnceAndNamesItsTransport(string transport, string publishVia)

@@ -14,6 +14,9 @@ public sealed record CreatedTopic(long TopicId)
     /// <summary>The topic's label, given when it was created; <see langword="null"/> for a topic without one.</summary>
     public string? Label { get; init; }
 
+    /// <summary>Whether the topic holds a JSON document (<see cref="LaharsubClient.CreateStateTopicAsync"/>), read with <see cref="LaharsubClient.GetStateAsync(long, CancellationToken)"/> and <see cref="LaharsubClient.SubscribeState{T}(long, System.Text.Json.Serialization.Metadata.JsonTypeInfo{T}, CancellationToken)"/>.</summary>
+    public bool State { get; init; }
+
     /// <summary>Whether the topic was created with presence (<see cref="LaharsubClient.CreateTopicWithPresenceAsync"/>).</summary>
     public bool Presence { get; init; }
 

@@ -265,6 +265,7 @@ public sealed partial class LaharsubClient
                         Errors(root), root.TryGetProperty("topicId", out var topic) && topic.TryGetInt64(out var topicId) ? topicId : null)
                     {
                         ProblemEpoch = StringProperty(root, "epoch") is { } epoch && Epochs.IsValid(epoch) ? epoch : null,
+                        ProblemVersion = root.TryGetProperty("version", out var version) && version.TryGetInt64(out var current) ? current : null,
                     };
                 }
             }

@@ -17,17 +17,8 @@ public sealed partial class LaharsubClient
     /// <param name="cancellationToken">Stops waiting for the answer.</param>
     /// <returns>The new topic's id, epoch, label and companion topic.</returns>
     /// <exception cref="LaharsubException"><c>400</c> naming <c>label</c> for a label the server refuses; <c>409</c> when the server holds its maximum number of topics.</exception>
-    public Task<CreatedTopic> CreateTopicWithPresenceAsync(string? label = null, CancellationToken cancellationToken = default)
-    {
-        if (label is not null)
-        {
-            ArgumentException.ThrowIfNullOrEmpty(label);
-        }
-        return SendAsync(api => new HttpRequestMessage(HttpMethod.Post, TopicsUri(api))
-        {
-            Content = JsonContent.Create(new TopicDescription(label, Presence: true), ClientJsonContext.Default.TopicDescription),
-        }, idempotent: false, ReadJson(ClientJsonContext.Default.CreatedTopic, Epochs.Checked), cancellationToken);
-    }
+    public Task<CreatedTopic> CreateTopicWithPresenceAsync(string? label = null, CancellationToken cancellationToken = default) =>
+        CreateTopicAsync(new TopicDescription(label, Presence: true), cancellationToken);
 
     /// <summary>Reads one page of a topic's member list, ordered by member id, with its occupancy.</summary>
     /// <param name="topicId">The topic (the one created with presence, not its companion).</param>

@@ -21,7 +21,7 @@ public sealed partial class LaharsubClient
     public LaharsubSubscription Subscribe(IEnumerable<KeyValuePair<long, long>> cursors)
     {
         ArgumentNullException.ThrowIfNull(cursors);
-        return Subscribe(cursors.Select(cursor => KeyValuePair.Create(cursor.Key, new TopicCursor(cursor.Value))), nameof(cursors));
+        return Subscribe(cursors.Select(cursor => KeyValuePair.Create(cursor.Key, new TopicCursor(cursor.Value))), nameof(cursors), states: false);
     }
 
     /// <summary>
@@ -30,24 +30,25 @@ public sealed partial class LaharsubClient
     /// A topic whose epoch is no longer the server's (it was re-created, or the server lost its data)
     /// is reported with a <see cref="ResetNotice"/> whose <see cref="ResetNotice.EpochChanged"/> is set.
     /// </summary>
-    /// <param name="cursors">Topic id → where to start: the smallest message id wanted (1 for everything retained) and the epoch, if known.</param>
-    /// <exception cref="ArgumentException">A topic id or cursor is not positive, or an epoch is not one the server could have sent.</exception>
+    /// <param name="cursors">Topic id → where to start: the smallest message id wanted (1 for everything retained) and the epoch, if known; <see cref="TopicCursor.ForState"/> for a state topic's document first.</param>
+    /// <exception cref="ArgumentException">A topic id is not positive, a cursor is neither positive nor the state cursor, or an epoch is not one the server could have sent.</exception>
     public LaharsubSubscription Subscribe(IReadOnlyDictionary<long, TopicCursor> cursors)
     {
         ArgumentNullException.ThrowIfNull(cursors);
         return Subscribe(cursors, nameof(cursors));
     }
 
-    private LaharsubSubscription Subscribe(IEnumerable<KeyValuePair<long, TopicCursor>> cursors, string parameterName)
+    private LaharsubSubscription Subscribe(IEnumerable<KeyValuePair<long, TopicCursor>> cursors, string parameterName, bool states = true)
     {
         ObjectDisposedException.ThrowIf(_disposing.IsCancellationRequested, this);
         var validated = new List<KeyValuePair<long, TopicCursor>>();
         foreach (var cursor in cursors)
         {
             ThrowIfNotId(cursor.Key, parameterName);
-            if (cursor.Value.From <= 0)
+            if (cursor.Value.From < 0 || (cursor.Value.IsState && (!states || cursor.Value.Epoch is not null)))
             {
-                throw new ArgumentOutOfRangeException(parameterName, cursor.Value.From, $"Topic {cursor.Key} has cursor {cursor.Value.From}: a cursor is a message id (1 for everything retained).");
+                throw new ArgumentOutOfRangeException(parameterName, cursor.Value.From, $"Topic {cursor.Key} has cursor {cursor.Value}: a cursor is a message id (1 for everything retained)"
+                    + (states ? ", or TopicCursor.ForState (without an epoch) for a state topic's document first." : "."));
             }
             Epochs.ThrowIfInvalid(cursor.Value.Epoch, parameterName);
             validated.Add(cursor);

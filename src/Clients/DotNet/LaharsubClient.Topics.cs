@@ -39,10 +39,20 @@ public sealed partial class LaharsubClient
     public Task<CreatedTopic> CreateTopicWithEpochAsync(string label, CancellationToken cancellationToken = default)
     {
         ArgumentException.ThrowIfNullOrEmpty(label);
+        return CreateTopicAsync(new TopicDescription(label), cancellationToken);
+    }
+
+    /// <summary>Creates a topic as described; a label, when given, must not be empty.</summary>
+    private Task<CreatedTopic> CreateTopicAsync(TopicDescription description, CancellationToken cancellationToken)
+    {
+        if (description.Label is not null)
+        {
+            ArgumentException.ThrowIfNullOrEmpty(description.Label, "label");
+        }
         // The server checks the label's syntax and names the rule in its 400: one rule, kept there.
         return SendAsync(api => new HttpRequestMessage(HttpMethod.Post, TopicsUri(api))
         {
-            Content = JsonContent.Create(new TopicDescription(label), ClientJsonContext.Default.TopicDescription),
+            Content = JsonContent.Create(description, ClientJsonContext.Default.TopicDescription),
         }, idempotent: false, ReadJson(ClientJsonContext.Default.CreatedTopic, Epochs.Checked), cancellationToken);
     }
 

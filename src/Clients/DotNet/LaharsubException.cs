@@ -57,6 +57,9 @@ public class LaharsubException : Exception
     /// <summary>The <c>epoch</c> extension of the problem (a <c>412</c> names the topic's current epoch).</summary>
     internal string? ProblemEpoch { get; init; }
 
+    /// <summary>The <c>version</c> extension of the problem (a state write's <c>412</c> names the document's current version).</summary>
+    internal long? ProblemVersion { get; init; }
+
     private static string FormatMessage(HttpStatusCode statusCode, string? title, string? detail, IReadOnlyDictionary<string, string[]>? errors)
     {
         var message = new StringBuilder("Laharsub answered ").Append((int)statusCode).Append(' ').Append(statusCode);

@@ -13,6 +13,16 @@ public sealed class PublishOptions
     public string? ExpectedEpoch { get; init; }
 
     /// <summary>
+    /// For a state topic's writes (<see cref="LaharsubClient.PatchStateAsync(long, System.Text.Json.Nodes.JsonObject, PublishOptions?, CancellationToken)"/>,
+    /// <see cref="LaharsubClient.ReplaceStateAsync(long, System.Text.Json.Nodes.JsonObject, PublishOptions?, CancellationToken)"/>): a
+    /// compare-and-set, applied only if the document is still at this version in the incarnation
+    /// <see cref="ExpectedEpoch"/> (which it requires), sent as <c>If-Match: "epoch:version"</c>. When the
+    /// document moved on, nothing is written and the call throws <see cref="StateConflictException"/> with
+    /// the current version. <see langword="null"/> (the default) writes whatever the version.
+    /// </summary>
+    public long? ExpectedVersion { get; init; }
+
+    /// <summary>
     /// The <c>Idempotency-Key</c> to send (1 to 255 characters of printable ASCII, without quotes or
     /// backslashes; a UUID is a good one). A publish the server already stored under this key, with the same
     /// topics, content type and body, within its <c>IdempotencyKeyLifetime</c> (5 minutes by default), answers

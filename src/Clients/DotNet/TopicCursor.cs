@@ -14,7 +14,10 @@ namespace Laharsub.Client;
 /// Serializes with System.Text.Json as <c>{"from":43,"epoch":"9f3c0a1b2c3d4e5f"}</c> and also reads a
 /// bare number (a cursor saved before epochs existed) as a cursor without an epoch.
 /// </remarks>
-/// <param name="From">The smallest message id wanted: 1 for everything retained.</param>
+/// <param name="From">
+/// The smallest message id wanted: 1 for everything retained; 0 on a state topic for the document first
+/// (the <c>state</c> cursor, <see cref="ForState"/>), which becomes the document's version + 1 once it came.
+/// </param>
 /// <param name="Epoch">
 /// The topic's epoch as the server reported it, an opaque token; <see langword="null"/> when not known
 /// (a cursor from before epochs, or a server without them): the server then resets the cursor only
@@ -23,8 +26,20 @@ namespace Laharsub.Client;
 [JsonConverter(typeof(TopicCursorJsonConverter))]
 public readonly record struct TopicCursor(long From, string? Epoch = null)
 {
-    /// <summary>The cursor as the compact poll form writes it: <c>43~9f3c0a1b2c3d4e5f</c>, or <c>43</c> without an epoch.</summary>
-    public override string ToString() => Epoch is null ? From.ToString(System.Globalization.CultureInfo.InvariantCulture) : $"{From}~{Epoch}";
+    /// <summary>
+    /// The <c>state</c> cursor of a state topic: its document first (a <see cref="StateNotice"/>), then every
+    /// change after it. It names no epoch: the document is the current incarnation's, and the notice says which.
+    /// </summary>
+    public static TopicCursor ForState { get; }
+
+    /// <summary>Whether this is the <c>state</c> cursor (<see cref="From"/> 0).</summary>
+    public bool IsState => From == 0;
+
+    /// <summary>
+    /// The cursor as the compact poll form writes it: <c>43~9f3c0a1b2c3d4e5f</c>, or <c>43</c> without an
+    /// epoch, or <c>state</c>.
+    /// </summary>
+    public override string ToString() => IsState ? "state" : Epoch is null ? From.ToString(System.Globalization.CultureInfo.InvariantCulture) : $"{From}~{Epoch}";
 }
 
 /// <summary>Writes <c>{"from":..,"epoch":..}</c>; reads that or a bare number (a cursor saved before epochs).</summary>

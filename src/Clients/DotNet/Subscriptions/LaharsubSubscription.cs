@@ -230,7 +230,18 @@ public sealed partial class LaharsubSubscription : IAsyncDisposable
                         error = exception;
                         throw;
                     }
-                    yield return events.Current;
+                    var current = events.Current;
+                    try
+                    {
+                        Track(current);
+                    }
+                    catch (Exception exception)
+                    {
+                        // A state view's document that does not deserialize as its type: the caller's to see.
+                        error = exception;
+                        throw;
+                    }
+                    yield return current;
                 }
             }
         }
@@ -238,6 +249,10 @@ public sealed partial class LaharsubSubscription : IAsyncDisposable
         {
             _connection = ConnectionState.None;
             Volatile.Write(ref _reading, 0);
+            foreach (var view in StateViews())
+            {
+                view.Closed(error);
+            }
             Closed?.Invoke(this, new SubscriptionClosedEventArgs(error));
         }
     }
@@ -524,19 +539,14 @@ public sealed partial class LaharsubSubscription : IAsyncDisposable
         }
     }
 
-    /// <summary>Topics and cursors in the compact syntax: <c>14:43~9f3c0a1b2c3d4e5f,15:1</c>.</summary>
+    /// <summary>Topics and cursors in the compact syntax: <c>14:43~9f3c0a1b2c3d4e5f,15:1,16:state</c>.</summary>
     private static string Topics(IEnumerable<KeyValuePair<long, TopicCursor>> cursors, string prefix = "")
     {
         var query = new StringBuilder(prefix, prefix.Length + 32);
         foreach (var (topicId, cursor) in cursors)
         {
-            // id:from~epoch; '~' is unreserved in URLs and epochs are [0-9A-Za-z_-], so nothing needs escaping.
-            query.Append(CultureInfo.InvariantCulture, $"{topicId}:{cursor.From}");
-            if (cursor.Epoch is not null)
-            {
-                query.Append('~').Append(cursor.Epoch);
-            }
-            query.Append(',');
+            // id:from~epoch or id:state; '~' is unreserved in URLs and epochs are [0-9A-Za-z_-], so nothing needs escaping.
+            query.Append(CultureInfo.InvariantCulture, $"{topicId}:{cursor}").Append(',');
         }
         query.Length--;
         return query.ToString();
@@ -619,8 +629,13 @@ public sealed partial class LaharsubSubscription : IAsyncDisposable
                 case ConflatedNotice conflated:
                     _cursors[item.TopicId] = new TopicCursor(Math.Max(cursor.From, conflated.ToMessageId + 1), epoch);
                     return true;
+                case StateNotice state:
+                    _cursors[item.TopicId] = new TopicCursor(state.Version + 1, epoch);
+                    return true;
                 case ResetNotice reset:
-                    _cursors[item.TopicId] = new TopicCursor(reset.FirstMessageId, epoch);
+                    // A state view's topic starts again from the new incarnation's document, which the
+                    // server sends after the reset; if the connection breaks before it, the next asks for it.
+                    _cursors[item.TopicId] = _states.ContainsKey(item.TopicId) ? TopicCursor.ForState : new TopicCursor(reset.FirstMessageId, epoch);
                     return true;
                 case TopicDeletedNotice:
                     _cursors.Remove(item.TopicId);

@@ -9,7 +9,8 @@ internal sealed record TopicList(List<TopicInfo> Topics, string? Next);
 /// <summary>The body of <c>POST topics</c> that names a label or asks for presence (absent fields are left out).</summary>
 internal sealed record TopicDescription(
     [property: JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] string? Label,
-    [property: JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] bool? Presence = null);
+    [property: JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] bool? Presence = null,
+    [property: JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] bool? State = null);
 
 /// <summary>Answer to <c>GET topics/{id}/presence</c>; <see cref="Members"/> and <see cref="Next"/> are absent for a caller allowed the occupancy alone.</summary>
 internal sealed record PresenceList(long TopicId, int Occupancy, List<PresenceMember>? Members, string? Next);
@@ -26,4 +27,5 @@ internal sealed record PublishedMessages(List<PublishedMessage> Messages);
 [JsonSerializable(typeof(PublishedMessage))]
 [JsonSerializable(typeof(PublishedMessages))]
 [JsonSerializable(typeof(PresenceList))]
+[JsonSerializable(typeof(System.Text.Json.Nodes.JsonObject))]
 internal sealed partial class ClientJsonContext : JsonSerializerContext;

@@ -13,7 +13,8 @@ internal static class Notices
     {
         string? type = null, epoch = null, requestedEpoch = null;
         var epochChanged = false;
-        long topicId = 0, from = 0, to = 0, requestedFrom = 0, first = 0, last = 0;
+        long topicId = 0, from = 0, to = 0, requestedFrom = 0, first = 0, last = 0, version = -1;
+        JsonElement? document = null;
         while (reader.Read() && reader.TokenType == JsonTokenType.PropertyName)
         {
             if (reader.ValueTextEquals("type"u8))
@@ -34,6 +35,12 @@ internal static class Notices
             else if (reader.ValueTextEquals("requestedFrom"u8)) requestedFrom = ReadInt64(ref reader);
             else if (reader.ValueTextEquals("firstMessageId"u8)) first = ReadInt64(ref reader);
             else if (reader.ValueTextEquals("lastMessageId"u8)) last = ReadInt64(ref reader);
+            else if (reader.ValueTextEquals("version"u8)) version = ReadInt64(ref reader);
+            else if (reader.ValueTextEquals("document"u8))
+            {
+                reader.Read();
+                document = JsonElement.ParseValue(ref reader);
+            }
             else
             {
                 // Fields this client does not know (added by newer servers) are skipped; the object is
@@ -55,6 +62,8 @@ internal static class Notices
             "conflated" when from > 0 && to >= from => new ConflatedNotice(topicId, epoch, from, to),
             "reset" when first > 0 => new ResetNotice(topicId, epoch, epochChanged, requestedFrom, requestedEpoch, first, last),
             "topicDeleted" => new TopicDeletedNotice(topicId, epoch),
+            "state" when version >= 0 && document is { ValueKind: JsonValueKind.Object } state => new StateNotice(topicId, epoch, version, state),
+            "state" => throw new InvalidDataException($"The 'state' notice of topic {topicId} lacks its version or its document (an object)."),
             "gap" or "conflated" or "reset" => throw new InvalidDataException($"The '{type}' notice of topic {topicId} lacks its message ids."),
             // A notice type from a newer server: it names no messages of ours, so passing over it loses nothing.
             _ => null,
