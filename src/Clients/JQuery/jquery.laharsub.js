@@ -1713,6 +1713,7 @@ var laharsubPlugin = (() => {
       this._client = client;
       this._onState = onState || null;
       this._onItem = onItem || null;
+      this._conflatedTo = null;
       let settle;
       this.ready = new Promise((resolve, reject) => {
         settle = { resolve, reject };
@@ -1755,7 +1756,10 @@ var laharsubPlugin = (() => {
       if (item.type === "state") {
         document = item.document;
         this.version = item.version;
-      } else if (item.type === "message" && this.document != null) {
+      } else if (item.type === "conflated") {
+        this._conflatedTo = item.toMessageId;
+      } else if (item.type === "message" && this.document != null && (item.messageId === this.version + 1 || this._conflatedTo != null && item.messageId === this._conflatedTo + 1)) {
+        this._conflatedTo = null;
         const type = item.contentType || "";
         if (type.toLowerCase().startsWith(PATCH_TYPE)) {
           document = mergePatch(this.document, item.data);

@@ -1853,6 +1853,7 @@ export class StateSubscription {
     this._client = client;
     this._onState = onState || null;
     this._onItem = onItem || null;
+    this._conflatedTo = null;
     let settle;
     this.ready = new Promise((resolve, reject) => { settle = { resolve, reject }; });
     this.ready.catch(() => {});
@@ -1899,7 +1900,12 @@ export class StateSubscription {
     if (item.type === 'state') {
       document = item.document;
       this.version = item.version;
-    } else if (item.type === 'message' && this.document != null) {
+    } else if (item.type === 'conflated') {
+      // The next message composes the skipped run: it follows the run rather than the version.
+      this._conflatedTo = item.toMessageId;
+    } else if (item.type === 'message' && this.document != null
+      && (item.messageId === this.version + 1 || (this._conflatedTo != null && item.messageId === this._conflatedTo + 1))) {
+      this._conflatedTo = null;
       const type = item.contentType || '';
       if (type.toLowerCase().startsWith(PATCH_TYPE)) {
         document = mergePatch(this.document, item.data);
@@ -1911,7 +1917,8 @@ export class StateSubscription {
     report(this._onItem, item, this);
     if (document === undefined) {
       if (item.type === 'gap' || item.type === 'message') {
-        // Not a change of a state topic as the protocol has them: the document is read again.
+        // Not a change that follows the document held (a gap, a message out of sequence or of another
+        // type): the document is read again.
         this._sub.unsubscribe();
         this._follow();
       } else if (item.type === 'error' || item.type === 'topicDeleted') {

@@ -78,6 +78,33 @@ describe('the JavaScript client, state topics', () => {
     }
   });
 
+  test('subscribeState applies the composed message after a conflated notice, and reads the document again when a message does not follow its version', { timeout: 20000 }, async () => {
+    const answers = {
+      '9:state': [{
+        notices: [{ type: 'state', topicId: 9, epoch: 'e1', version: 2, document: { a: 1 } }, { type: 'conflated', topicId: 9, epoch: 'e1', fromMessageId: 3, toMessageId: 5 }],
+        messages: [patchMessage(6, { a: 2, b: 1 })]
+      }],
+      '9:7~e1': [{ messages: [patchMessage(9, { lost: 'the patch of version 8 never came' })] }],
+    };
+    const fresh = { notices: [{ type: 'state', topicId: 9, epoch: 'e1', version: 9, document: { a: 2, b: 1, c: 8, lost: 'the patch of version 8 never came' } }] };
+    const server = await scripted((request) => {
+      const topics = request.query.get('topics');
+      const answer = answers[topics]?.shift() ?? (topics === '9:state' ? fresh : null);
+      return answer ? { status: 200, body: answer } : hold();
+    });
+    const client = createClient(server.api, { transports: ['longpoll'], retryDelay: 10 });
+    const states = waiter();
+    try {
+      client.subscribeState(9, { onState: (document, info) => states.push([document, info.version]) });
+      assert.deepEqual(await states.next('the snapshot'), [{ a: 1 }, 2]);
+      assert.deepEqual(await states.next('the composed patch'), [{ a: 2, b: 1 }, 6]);
+      assert.deepEqual(await states.next('the document read again'), [fresh.notices[0].document, 9]);
+    } finally {
+      client.close();
+      await server.close();
+    }
+  });
+
   test('patches and replaces are sent with their content types; ifCurrent makes a compare-and-set on the version held', { timeout: 20000 }, async () => {
     let version = 3;
     const server = await scripted((request) => {
