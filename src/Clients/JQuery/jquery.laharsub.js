@@ -587,10 +587,9 @@ var laharsubPlugin = (() => {
         throw error;
       }
     }
-    async _json(method, path, what, init) {
+    async _json(method, path, what, init, read = (response) => response.status === 204 ? void 0 : response.json()) {
       try {
-        const response = await this._send(method, path, what, init);
-        return response.status === 204 ? void 0 : await response.json();
+        return await read(await this._send(method, path, what, init));
       } catch (error) {
         if (error instanceof LaharsubError) {
           this._emit("error", error);
@@ -766,19 +765,12 @@ var laharsubPlugin = (() => {
     }
     // ---- State topics ------------------------------------------------------------------------------
     /** A state topic's document: { topicId, document, epoch, version }. */
-    async getState(topicId, { signal } = {}) {
+    getState(topicId, { signal } = {}) {
       const id = toId(topicId, "topicId");
-      const what = "get state of topic " + id;
-      try {
-        const response = await this._send("GET", `/topics/${id}/state`, what, { signal, headers: { Accept: "application/json" } });
+      return this._json("GET", `/topics/${id}/state`, "get state of topic " + id, { signal, headers: { Accept: "application/json" } }, async (response) => {
         const tag = parseStateTag(response.headers.get("ETag"));
         return { topicId: id, document: await response.json(), epoch: tag && tag.epoch, version: tag ? tag.version : 0 };
-      } catch (error) {
-        if (error instanceof LaharsubError) {
-          this._emit("error", error);
-        }
-        throw error;
-      }
+      });
     }
     /**
      * Applies an RFC 7396 merge patch (an object) to a state topic's document; resolves with

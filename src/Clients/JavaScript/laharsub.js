@@ -627,10 +627,9 @@ export class LaharsubClient {
     }
   }
 
-  async _json(method, path, what, init) {
+  async _json(method, path, what, init, read = (response) => response.status === 204 ? undefined : response.json()) {
     try {
-      const response = await this._send(method, path, what, init);
-      return response.status === 204 ? undefined : await response.json();
+      return await read(await this._send(method, path, what, init));
     } catch (error) {
       if (error instanceof LaharsubError) {
         this._emit('error', error);
@@ -823,19 +822,12 @@ export class LaharsubClient {
   // ---- State topics ------------------------------------------------------------------------------
 
   /** A state topic's document: { topicId, document, epoch, version }. */
-  async getState(topicId, { signal } = {}) {
+  getState(topicId, { signal } = {}) {
     const id = toId(topicId, 'topicId');
-    const what = 'get state of topic ' + id;
-    try {
-      const response = await this._send('GET', `/topics/${id}/state`, what, { signal, headers: { Accept: 'application/json' } });
+    return this._json('GET', `/topics/${id}/state`, 'get state of topic ' + id, { signal, headers: { Accept: 'application/json' } }, async (response) => {
       const tag = parseStateTag(response.headers.get('ETag'));
       return { topicId: id, document: await response.json(), epoch: tag && tag.epoch, version: tag ? tag.version : 0 };
-    } catch (error) {
-      if (error instanceof LaharsubError) {
-        this._emit('error', error);
-      }
-      throw error;
-    }
+    });
   }
 
   /**
