@@ -1887,6 +1887,14 @@ var laharsubPlugin = (() => {
       get transport() {
         return this._core.transport;
       },
+      /** 'idle' | 'connecting' | 'connected' | 'retrying' | 'closed' */
+      get status() {
+        return this._core.status;
+      },
+      /** Another listener for 'status', 'transport' or 'error' (as the options' callbacks); returns a function that removes it. */
+      on(type, listener) {
+        return guard(() => this._core.on(type, listener));
+      },
       createTopic(options) {
         return deferred(guard(() => this._core.createTopic($.extend({}, options))));
       },

@@ -91,6 +91,9 @@ for (const version of Object.keys(paths.jqueryVersions)) {
       });
       const errors = [];
       client = $.laharsub(server.api, { ajax: { headers: { 'X-Tenant': 'blue' } }, onError(error) { errors.push([error.status, this === client]); } });
+      const heard = [];
+      const stop = client.on('error', (error) => heard.push(error.status));
+      assert.equal(client.status, 'idle');
       const created = client.createTopic({ label: 'orders-eu' });
       assert.equal(typeof created.done, 'function', 'a jQuery promise');
       same(await created, { topicId: 7, epoch: 'e1', label: 'orders-eu' });
@@ -105,6 +108,10 @@ for (const version of Object.keys(paths.jqueryVersions)) {
       assert.equal(failure.problem.detail, 'Topic 8 does not exist.');
       assert.match(failure.message, /get topic 8 failed: Topic 8 does not exist\./);
       assert.deepEqual(errors, [[404, true]]);
+      assert.deepEqual(heard, [404]);
+      stop();
+      await new Promise((resolve) => client.getTopic(8).fail(resolve));
+      assert.deepEqual(heard, [404], 'a removed listener hears nothing more');
     });
 
     test('subscribe hands each item to its callback with the handle; a reset goes to onGap without onReset', async () => {
