@@ -81,7 +81,8 @@ describe('the FX board demo', () => {
     assert.equal(await page.evaluate(() => document.querySelectorAll('tr[data-pair]').length), 50);
     await screenshot(page, 'fx-board');
 
-    // The feed stops, so that what the server holds is final; a reload reads every document again.
+    // The feed stops (its last patches answered before it exits), so that what the server holds is final;
+    // a reload reads every document again.
     await publisher.stop();
     await page.reload();
     const expected = {};

@@ -5,6 +5,7 @@
 //   node src/Clients/JavaScript/examples/fx-publisher.mjs --api http://localhost:5000/ps [--interval 200] [--ticks N]
 // It finds the board's topics by label or creates them, writes every pair's document once, prints
 // `ready <pairs>` and then, every `interval` ms, moves a few pairs; after `ticks` ticks it stops (default: never).
+// It ends once its last patches are answered, after --ticks or on SIGINT or SIGTERM.
 import { parseArgs } from 'node:util';
 import { createClient } from '../laharsub.js';
 
@@ -95,16 +96,24 @@ function move(pair) {
   return client.publishPatch(topics.get(pair), patch);
 }
 
+// Stopping (after --ticks, or on SIGINT/SIGTERM) waits for the patches on their way: once the process has
+// exited, the server holds the feed's last word.
+const pending = new Set();
 let count = 0;
 const timer = setInterval(() => {
   // About one pair in ten moves every tick, as a market does, unevenly.
-  const moving = pairs.filter(() => random() < 0.1);
-  Promise.all(moving.map(move)).catch((error) => console.error('a patch failed: ' + error.message));
+  for (const pair of pairs.filter(() => random() < 0.1)) {
+    const patch = move(pair).catch((error) => console.error(`a patch of ${pair} failed: ${error.message}`)).finally(() => pending.delete(patch));
+    pending.add(patch);
+  }
   if (ticks && ++count >= ticks) {
-    clearInterval(timer);
-    setTimeout(() => client.close(), 2000);
+    stop();
   }
 }, interval);
-const stop = () => { clearInterval(timer); client.close(); };
+async function stop() {
+  clearInterval(timer);
+  await Promise.all(pending);
+  client.close();
+}
 process.on('SIGINT', stop);
 process.on('SIGTERM', stop);
