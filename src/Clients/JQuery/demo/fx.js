@@ -7,11 +7,9 @@ const params = new URLSearchParams(window.location.search);
 const api = params.get('api') || new URL('../ps', window.location.href).href;
 const fields = ['bid', 'ask', 'high', 'low', 'change', 'updated'];
 const $ = window.jQuery;
-const client = createClient(api, {
-  accessToken: params.get('token'),
-  onStatus: (status) => $('#status').attr('data-status', status).text({ connected: 'Live', retrying: 'Reconnecting…', idle: 'Ready', connecting: 'Connecting…' }[status] || status),
-  onTransport: (transport) => $('#transport').text(transport)
-});
+const showStatus = (status) => $('#status').attr('data-status', status)
+  .text({ connected: 'Live', retrying: 'Reconnecting…', idle: 'Ready', connecting: 'Connecting…' }[status] || status);
+const client = createClient(api, { accessToken: params.get('token'), onStatus: showStatus, onTransport: (transport) => $('#transport').text(transport) });
 $('#api').text(api);
 
 /** Every topic labelled fx-*, pages followed to the end. */
@@ -45,6 +43,7 @@ function show($cell, field, value, previous) {
 const topics = await boardTopics();
 $('#count').text(topics.length);
 $('#empty').prop('hidden', topics.length > 0);
+showStatus(client.status);
 for (const topic of topics) {
   const $row = $('<tr>').attr('data-pair', topic.label.slice(3)).attr('data-topic', topic.topicId)
     .append($('<td class="pair">').text(topic.label.slice(3)));
