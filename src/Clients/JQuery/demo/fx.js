@@ -26,7 +26,8 @@ async function boardTopics() {
 }
 
 function show($cell, field, value, previous) {
-  const text = value == null ? '' : field === 'updated' ? new Date(value).toLocaleTimeString() : String(value);
+  const text = typeof value !== 'number' ? (field === 'updated' && value ? new Date(value).toLocaleTimeString() : String(value ?? ''))
+    : field === 'change' ? (value > 0 ? '+' : '') + value.toFixed(3) : value.toFixed(value >= 20 ? 3 : 5);
   $cell.text(text).attr('data-value', value == null ? '' : JSON.stringify(value));
   if (field === 'change') {
     $cell.toggleClass('up', value > 0).toggleClass('down', value < 0);
