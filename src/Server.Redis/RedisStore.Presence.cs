@@ -7,8 +7,8 @@ namespace Laharsub.Server.Redis;
 internal sealed partial class RedisStore
 {
     /// <inheritdoc/>
-    public ValueTask<TopicInfo?> CreateTopicWithPresenceAsync(string? label = null, CancellationToken cancellationToken = default) =>
-        CreateAsync(label, presence: true);
+    public ValueTask<TopicInfo?> CreateTopicWithPresenceAsync(string? label = null, bool state = false, CancellationToken cancellationToken = default) =>
+        state ? throw StateNotSupported() : CreateAsync(label, presence: true);
 
     /// <inheritdoc/>
     public async ValueTask<PresenceRenewal> RenewAsync(long topicId, string member, string? data, DateTimeOffset expiresAt, int maxMembers,

@@ -124,8 +124,14 @@ internal sealed partial class RedisStore : ILaharsubStore, IPresenceStore, IAsyn
     }
 
     /// <inheritdoc/>
-    public ValueTask<TopicInfo?> CreateTopicAsync(string? label = null, CancellationToken cancellationToken = default) =>
-        CreateAsync(label, presence: false);
+    public ValueTask<TopicInfo?> CreateTopicAsync(string? label = null, bool state = false, CancellationToken cancellationToken = default) =>
+        state ? throw StateNotSupported() : CreateAsync(label, presence: false);
+
+    /// <inheritdoc/>
+    public ValueTask<PublishResult> ReplaceStateAsync(PublishTarget target, ReadOnlyMemory<byte> document, IdempotencyKey? idempotencyKey = null,
+        CancellationToken cancellationToken = default) => throw StateNotSupported();
+
+    private static NotSupportedException StateNotSupported() => new("State topics on Redis: coming.");
 
     /// <summary>Creates a topic, or a topic with presence and its companion (<see cref="RedisPresenceScripts"/>' remarks), in its bucket.</summary>
     private async ValueTask<TopicInfo?> CreateAsync(string? label, bool presence)

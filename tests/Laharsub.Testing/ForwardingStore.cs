@@ -7,7 +7,8 @@ public abstract class ForwardingStore(ILaharsubStore inner) : ILaharsubStore
 {
     protected ILaharsubStore Inner => inner;
 
-    public virtual ValueTask<TopicInfo?> CreateTopicAsync(string? label = null, CancellationToken cancellationToken = default) => inner.CreateTopicAsync(label, cancellationToken);
+    public virtual ValueTask<TopicInfo?> CreateTopicAsync(string? label = null, bool state = false, CancellationToken cancellationToken = default) =>
+        inner.CreateTopicAsync(label, state, cancellationToken);
 
     public virtual ValueTask<TopicInfo?> GetTopicAsync(long topicId, CancellationToken cancellationToken = default) => inner.GetTopicAsync(topicId, cancellationToken);
 
@@ -22,6 +23,9 @@ public abstract class ForwardingStore(ILaharsubStore inner) : ILaharsubStore
     public virtual ValueTask<MultiPublishResult> PublishManyAsync(ReadOnlyMemory<PublishTarget> targets, ReadOnlyMemory<byte> body, string contentType,
         IdempotencyKey? idempotencyKey = null, CancellationToken cancellationToken = default) =>
         inner.PublishManyAsync(targets, body, contentType, idempotencyKey, cancellationToken);
+
+    public virtual ValueTask<PublishResult> ReplaceStateAsync(PublishTarget target, ReadOnlyMemory<byte> document, IdempotencyKey? idempotencyKey = null,
+        CancellationToken cancellationToken = default) => inner.ReplaceStateAsync(target, document, idempotencyKey, cancellationToken);
 
     public virtual ValueTask ReadAsync(ReadOnlyMemory<TopicReadRequest> requests, Memory<TopicReadResult> results, List<Message> messages,
         CancellationToken cancellationToken = default) => inner.ReadAsync(requests, results, messages, cancellationToken);

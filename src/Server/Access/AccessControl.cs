@@ -29,6 +29,7 @@ internal sealed class AccessControl(
         AccessRule.Publish => OneTopicAsync(invocation, next, LaharsubOperation.Publish, null),
         AccessRule.DeleteTopic => OneTopicAsync(invocation, next, LaharsubOperation.Delete, null),
         AccessRule.Presence => OneTopicAsync(invocation, next, LaharsubOperation.Presence, LaharsubOperation.Subscribe),
+        AccessRule.State => OneTopicAsync(invocation, next, LaharsubOperation.Subscribe, null),
         AccessRule.Poll when requested is not null => EveryTopicAsync(requested, LaharsubOperation.Subscribe, invocation, next),
         AccessRule.PublishMany when requested is not null => EveryTopicAsync(requested, LaharsubOperation.Publish, invocation, next),
         AccessRule.Admin => NoTopicAsync(LaharsubOperation.Admin, invocation, next),

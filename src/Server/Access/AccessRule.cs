@@ -30,6 +30,9 @@ internal enum AccessRule
     /// <summary><c>GET /topics/{id}/presence</c>: <c>subscribe</c> (the occupancy) or <c>presence</c> (the members too) on the topic.</summary>
     Presence,
 
+    /// <summary><c>GET /topics/{id}/state</c>: <c>subscribe</c> on the topic (the document is what its messages make).</summary>
+    State,
+
     /// <summary>The standalone server's admin data (<c>/admin/stats</c>): <c>admin</c>.</summary>
     Admin,
 }

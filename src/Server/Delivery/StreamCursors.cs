@@ -33,7 +33,7 @@ internal sealed class StreamCursors
     /// <summary>Adds a topic or moves it to <paramref name="position"/>.</summary>
     public void Set(Subscription position)
     {
-        var entry = new Entry(position.TopicId, position.From ?? 0, position.Epoch);
+        var entry = new Entry(position.TopicId, position.From ?? 0, position.Epoch, position.State);
         if (_index.TryGetValue(position.TopicId, out var at))
         {
             _entries[at] = entry;
@@ -86,6 +86,9 @@ internal sealed class StreamCursors
             case PollNoticeKind.Reset or PollNoticeKind.EpochReset:
                 _entries[at] = entry with { Cursor = notice.FirstMessageId, Epoch = notice.Epoch };
                 break;
+            case PollNoticeKind.State:
+                _entries[at] = entry with { Cursor = notice.ToMessageId + 1, Epoch = notice.Epoch, State = false };
+                break;
             case PollNoticeKind.TopicDeleted:
                 Remove(notice.TopicId);
                 break;
@@ -99,7 +102,7 @@ internal sealed class StreamCursors
         for (var i = 0; i < subscriptions.Length; i++)
         {
             var entry = _entries[i];
-            subscriptions[i] = new Subscription(entry.TopicId, entry.Cursor > 0 ? entry.Cursor : null, entry.Epoch);
+            subscriptions[i] = new Subscription(entry.TopicId, entry.Cursor > 0 ? entry.Cursor : null, entry.Epoch, entry.State);
         }
         return subscriptions;
     }
@@ -119,7 +122,13 @@ internal sealed class StreamCursors
             }
             Utf8Formatter.TryFormat(entry.TopicId, span[written..], out var length);
             written += length;
-            if (entry.Cursor > 0)
+            if (entry.State)
+            {
+                // Its document not delivered yet: a resume asks for it again.
+                ":state"u8.CopyTo(span[written..]);
+                written += 6;
+            }
+            else if (entry.Cursor > 0)
             {
                 span[written++] = (byte)':';
                 Utf8Formatter.TryFormat(entry.Cursor, span[written..], out length);
@@ -138,5 +147,5 @@ internal sealed class StreamCursors
         }
     }
 
-    private readonly record struct Entry(long TopicId, long Cursor, string? Epoch);
+    private readonly record struct Entry(long TopicId, long Cursor, string? Epoch, bool State = false);
 }

@@ -4,4 +4,5 @@ namespace Laharsub.Server.Delivery;
 /// <param name="TopicId">The topic.</param>
 /// <param name="From">The client's cursor; <see langword="null"/> starts with the next message published.</param>
 /// <param name="Epoch">The incarnation the cursor belongs to; <see langword="null"/> when the client does not know it.</param>
-internal readonly record struct Subscription(long TopicId, long? From, string? Epoch = null);
+/// <param name="State">The cursor <c>state</c>: a state topic's document first (a <c>state</c> notice), then every change after it.</param>
+internal readonly record struct Subscription(long TopicId, long? From, string? Epoch = null, bool State = false);

@@ -68,7 +68,7 @@ internal sealed partial class SubscriptionRunner
             {
                 // 0 marks a cursor not yet resolved: message ids start at 1.
                 Subscriptions[i] = subscriptions[i];
-                Slots[i] = new Slot { Cursor = subscriptions[i].From ?? 0 };
+                Slots[i] = new Slot { Cursor = subscriptions[i].From ?? 0, WantsDocument = subscriptions[i].State };
             }
         }
 
@@ -112,7 +112,13 @@ internal sealed partial class SubscriptionRunner
             {
                 ref readonly var slot = ref Slots[i];
                 var asked = requested[i];
-                requested[i] = asked with { From = asked.From ?? (slot.Cursor > 0 ? slot.Cursor : null), Epoch = asked.Epoch ?? slot.Epoch };
+                requested[i] = asked with
+                {
+                    From = asked.From ?? (slot.Cursor > 0 ? slot.Cursor : null),
+                    Epoch = asked.Epoch ?? slot.Epoch,
+                    // Resolved once the document came: a resume reads on from its version.
+                    State = asked.State && slot.WantsDocument,
+                };
             }
             return requested;
         }
@@ -187,6 +193,12 @@ internal sealed partial class SubscriptionRunner
 
         /// <summary>Whether a reset moved the cursor and the topic must be read again from there.</summary>
         public bool Reread;
+
+        /// <summary>
+        /// Whether the next read takes the state topic's document (a <c>state</c> notice) instead of messages: asked
+        /// with the cursor <c>state</c>, or in place of a gap or after a reset of a state topic.
+        /// </summary>
+        public bool WantsDocument;
 
         /// <summary>Whether the topic was deleted and the subscriber told: a stream reads on without it.</summary>
         public bool Deleted;

@@ -104,7 +104,7 @@ internal sealed partial class SubscriptionRunner(ILaharsubStore store, TopicSign
                     registered = true;
                 }
                 var result = await CollectAsync(run).ConfigureAwait(false);
-                if (requested is not null && result?.UnknownTopicId is null)
+                if (requested is not null && result?.RefusedTopicId is null)
                 {
                     inSink = true;
                     if (!await sink.PositionedAsync(run.Positions(requested)).ConfigureAwait(false))
@@ -301,6 +301,8 @@ internal sealed partial class SubscriptionRunner(ILaharsubStore store, TopicSign
             {
                 case Inspection.UnknownTopic:
                     return PollResult.TopicNotFound(poll.Subscriptions[i].TopicId);
+                case Inspection.NotAStateTopic:
+                    return PollResult.NotAStateTopic(poll.Subscriptions[i].TopicId);
                 case Inspection.Reread:
                     needsReread = true;
                     break;
@@ -333,7 +335,7 @@ internal sealed partial class SubscriptionRunner(ILaharsubStore store, TopicSign
     }
 
     /// <summary>What a topic's read said besides its messages.</summary>
-    private enum Inspection { Messages, Done, Reread, UnknownTopic }
+    private enum Inspection { Messages, Done, Reread, UnknownTopic, NotAStateTopic }
 
     /// <summary>
     /// Turns a topic's state into notices and a cursor, following the cursor rules of docs/protocol.md,
@@ -370,13 +372,27 @@ internal sealed partial class SubscriptionRunner(ILaharsubStore store, TopicSign
             poll.Subscriptions[slot] = subscription with { Epoch = null };
         }
         ref var cursor = ref state.Cursor;
+        if (state.WantsDocument)
+        {
+            // The cursor 'state' (or a reset's or a gap's document on a state topic): the document, then what follows it.
+            if (!read.State)
+            {
+                return Inspection.NotAStateTopic;
+            }
+            if (read.Document is not { } document)
+            {
+                return Reread(poll, slot);
+            }
+            TakeDocument(poll, slot, read, document);
+            return Inspection.Done;
+        }
         // The client's epoch is compared once, at the poll's first read of the topic (followed is null then).
         if (subscription.Epoch is { } requested && requested != read.Epoch && followed is null)
         {
             poll.AddNotice(slot, new PollNotice(PollNoticeKind.EpochReset, subscription.TopicId, read.Epoch, FromMessageId: cursor,
                 ToMessageId: read.LastMessageId, FirstMessageId: read.FirstRetainedMessageId, RequestedEpoch: requested));
             cursor = read.FirstRetainedMessageId;
-            return SkipsToLatest(poll, followed, cursor, read) ? SkipToLatest(poll, slot, read) : Reread(poll, slot, read);
+            return read.State ? RereadDocument(poll, slot) : SkipsToLatest(poll, followed, cursor, read) ? SkipToLatest(poll, slot, read) : Reread(poll, slot, read);
         }
         if (cursor == 0)
         {
@@ -389,10 +405,15 @@ internal sealed partial class SubscriptionRunner(ILaharsubStore store, TopicSign
             poll.AddNotice(slot, new PollNotice(PollNoticeKind.Reset, subscription.TopicId, read.Epoch, FromMessageId: cursor,
                 ToMessageId: read.LastMessageId, FirstMessageId: read.FirstRetainedMessageId));
             cursor = read.FirstRetainedMessageId;
-            return SkipsToLatest(poll, followed, cursor, read) ? SkipToLatest(poll, slot, read) : Reread(poll, slot, read);
+            return read.State ? RereadDocument(poll, slot) : SkipsToLatest(poll, followed, cursor, read) ? SkipToLatest(poll, slot, read) : Reread(poll, slot, read);
         }
         if (cursor < read.FirstRetainedMessageId)
         {
+            if (read.State)
+            {
+                // Never a gap on a state topic: its document, which holds everything the lost messages did.
+                return RereadDocument(poll, slot);
+            }
             poll.AddNotice(slot, new PollNotice(PollNoticeKind.Gap, subscription.TopicId, read.Epoch, FromMessageId: cursor,
                 ToMessageId: read.FirstRetainedMessageId - 1));
             cursor = read.FirstRetainedMessageId;
@@ -416,6 +437,10 @@ internal sealed partial class SubscriptionRunner(ILaharsubStore store, TopicSign
     private static Inspection SkipToLatest(RunState poll, int slot, in TopicReadResult read)
     {
         ref var state = ref poll.Slots[slot];
+        if (read.State)
+        {
+            return ConflateState(poll, slot, read);
+        }
         poll.AddNotice(slot, new PollNotice(PollNoticeKind.Conflated, poll.Subscriptions[slot].TopicId, read.Epoch, FromMessageId: state.Cursor,
             ToMessageId: read.LastMessageId - 1));
         state.Cursor = read.LastMessageId;
@@ -429,6 +454,56 @@ internal sealed partial class SubscriptionRunner(ILaharsubStore store, TopicSign
         state.Segment = default;
         state.Reread = true;
         return Inspection.Reread;
+    }
+
+    /// <summary>
+    /// Conflation on a state topic: the skipped messages and the latest composed into one message with the latest's
+    /// id (<see cref="StateConflation"/>), announced as conflated; when the read does not hold them all, or two
+    /// patches do not compose, the document instead (a <c>state</c> notice), which is as exact.
+    /// </summary>
+    private static Inspection ConflateState(RunState poll, int slot, in TopicReadResult read)
+    {
+        ref var state = ref poll.Slots[slot];
+        var segment = state.Segment;
+        var run = segment.Count > 0 && segment.Source![segment.Start].MessageId == state.Cursor
+            && segment.Source[segment.Start + segment.Count - 1].MessageId == read.LastMessageId
+            ? StateConflation.Compose(CollectionsMarshal.AsSpan(segment.Source).Slice(segment.Start, segment.Count))
+            : null;
+        if (run is null)
+        {
+            return RereadDocument(poll, slot);
+        }
+        poll.AddNotice(slot, new PollNotice(PollNoticeKind.Conflated, poll.Subscriptions[slot].TopicId, read.Epoch, FromMessageId: state.Cursor,
+            ToMessageId: read.LastMessageId - 1));
+        state.Cursor = read.LastMessageId;
+        state.Conflated = true;
+        state.Segment = segment with { Source = [run], Start = 0, Count = 1 };
+        return Inspection.Messages;
+    }
+
+    /// <summary>Reads the state topic again for its document (rare: one more read), delivered in place of messages.</summary>
+    private static Inspection RereadDocument(RunState poll, int slot)
+    {
+        poll.Slots[slot].WantsDocument = true;
+        return Reread(poll, slot);
+    }
+
+    private static Inspection Reread(RunState poll, int slot)
+    {
+        ref var state = ref poll.Slots[slot];
+        state.Segment = default;
+        state.Reread = true;
+        return Inspection.Reread;
+    }
+
+    /// <summary>Delivers a state topic's document as a <c>state</c> notice and moves the cursor past its version.</summary>
+    private static void TakeDocument(RunState poll, int slot, in TopicReadResult read, ReadOnlyMemory<byte> document)
+    {
+        ref var state = ref poll.Slots[slot];
+        poll.AddNotice(slot, PollNotice.State(poll.Subscriptions[slot].TopicId, read.Epoch, read.LastMessageId, document));
+        state.Cursor = read.LastMessageId + 1;
+        state.WantsDocument = false;
+        state.Segment = default;
     }
 
     private static Inspection Reread(RunState poll, int slot, in TopicReadResult read)
@@ -469,7 +544,13 @@ internal sealed partial class SubscriptionRunner(ILaharsubStore store, TopicSign
             var read = results[n];
             // The topic went away between the two reads: the next poll says so. A topic that skipped to its
             // latest message takes that one; what was published since goes in the next delivery.
-            poll.Slots[slot].Segment = read.Exists && read.Epoch == poll.Slots[slot].Epoch
+            var same = read.Exists && read.Epoch == poll.Slots[slot].Epoch;
+            if (same && poll.Slots[slot].WantsDocument && read.Document is { } document)
+            {
+                TakeDocument(poll, slot, read, document);
+                continue;
+            }
+            poll.Slots[slot].Segment = same
                 ? new Segment(messages, start, poll.Slots[slot].Conflated ? Math.Min(1, read.MessageCount) : read.MessageCount, requests[n])
                 : default;
             start += read.MessageCount;
@@ -548,6 +629,11 @@ internal sealed partial class SubscriptionRunner(ILaharsubStore store, TopicSign
                 continue;
             }
             var from = requests[n].FromMessageId;
+            if (from < read.FirstRetainedMessageId && read.State)
+            {
+                // Never a gap on a state topic: the next delivery reads on from the share and finds its document.
+                continue;
+            }
             if (from < read.FirstRetainedMessageId)
             {
                 // Expired or evicted between the two rounds.
@@ -591,6 +677,10 @@ internal sealed partial class SubscriptionRunner(ILaharsubStore store, TopicSign
     {
         var cursor = poll.Slots[slot].Cursor;
         var topicId = poll.Subscriptions[slot].TopicId;
+        if (poll.Slots[slot].WantsDocument)
+        {
+            return new TopicReadRequest(topicId, cursor, 0, 0, WithDocument: true);
+        }
         // One more message and byte than the share, so that what stops the taking is seen, not guessed.
         return cursor == 0
             ? new TopicReadRequest(topicId, 0, 0, 0)

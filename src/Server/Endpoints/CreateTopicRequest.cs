@@ -14,22 +14,26 @@ namespace Laharsub.Server.Endpoints;
 internal sealed class CreateTopicRequest : ILabelledRequest
 {
     private const int MaxBodyBytes = 4096;
-    private const string Example = "Send no body (or null), or {\"label\":\"orders-eu\",\"presence\":true} (both optional) as application/json.";
+    private const string Example = "Send no body (or null), or {\"label\":\"orders-eu\",\"presence\":true,\"state\":true} (each optional) as application/json.";
 
     private static readonly CreateTopicRequest Unlabelled = new(null, null, null);
 
-    private CreateTopicRequest(string? label, string? errorParameter, string? error, bool presence = false)
+    private CreateTopicRequest(string? label, string? errorParameter, string? error, bool presence = false, bool state = false)
     {
         Label = label;
         ErrorParameter = errorParameter;
         Error = error;
         Presence = presence;
+        State = state;
     }
 
     public string? Label { get; }
 
     /// <summary>Whether the topic is created with presence and its companion topic (docs/protocol.md, "Presence").</summary>
     public bool Presence { get; }
+
+    /// <summary>Whether the topic holds state: a JSON document changed by merge patches (docs/protocol.md, "State topics").</summary>
+    public bool State { get; }
     public string? ErrorParameter { get; }
     public string? Error { get; }
     public bool IsValid => Error is null;
@@ -66,6 +70,7 @@ internal sealed class CreateTopicRequest : ILabelledRequest
     {
         string? label = null;
         var presence = false;
+        var state = false;
         try
         {
             var reader = new Utf8JsonReader(json);
@@ -87,19 +92,26 @@ internal sealed class CreateTopicRequest : ILabelledRequest
                     return Fail("body", $"A property name in the body is not Unicode text. {UnicodeText.Rule} {Example}");
                 }
                 reader.Read();
-                if (name == "presence")
+                if (name is "presence" or "state")
                 {
                     if (reader.TokenType is not (JsonTokenType.True or JsonTokenType.False))
                     {
-                        return Fail("presence", $"presence must be true or false. {Example}");
+                        return Fail(name, $"{name} must be true or false. {Example}");
                     }
-                    presence = reader.GetBoolean();
+                    if (name == "presence")
+                    {
+                        presence = reader.GetBoolean();
+                    }
+                    else
+                    {
+                        state = reader.GetBoolean();
+                    }
                     continue;
                 }
                 if (name != "label")
                 {
                     reader.Skip();
-                    return Fail(name, $"'{name}' is not a property of a topic: they are \"label\" and \"presence\". {Example}");
+                    return Fail(name, $"'{name}' is not a property of a topic: they are \"label\", \"presence\" and \"state\". {Example}");
                 }
                 if (reader.TokenType == JsonTokenType.Null)
                 {
@@ -127,7 +139,7 @@ internal sealed class CreateTopicRequest : ILabelledRequest
         {
             return Fail("label", error);
         }
-        return label is null && !presence ? Unlabelled : new CreateTopicRequest(label, null, null, presence);
+        return label is null && !presence && !state ? Unlabelled : new CreateTopicRequest(label, null, null, presence, state);
     }
 
     private static CreateTopicRequest Fail(string parameter, string error) => new(null, parameter, error);

@@ -44,6 +44,7 @@ internal static partial class TopicEndpoints
         var changes = topics.MapGroup("").RefuseWhileStopping();
         changes.MapPost("/", CreateTopic).RequireAccess(AccessRule.CreateTopic).DescribeCreateTopic();
         changes.MapDelete("/{topicId}", DeleteTopic).RequireAccess(AccessRule.DeleteTopic).DescribeDeleteTopic();
+        topics.MapMethods("/{topicId}/state", ReadMethods, GetState).RequireAccess(AccessRule.State).DescribeGetState();
         // Publishing, the hot change, takes its services from the application's services, resolved on the
         // first publish, rather than as handler parameters: minimal APIs resolve those from a DI scope
         // opened for each request. It writes its 201 itself for the same reason (a typed result resolves
@@ -57,6 +58,8 @@ internal static partial class TopicEndpoints
         // The literal segment outranks {topicId}, so "publish" is never read as a topic id.
         changes.MapPost("/publish", publishMany).RequireAccess(AccessRule.PublishMany, ReadPublishTargets)
             .WithMetadata(WritesEveryAnswer.Instance).DescribePublishMany();
+        Delegate putState = (string topicId, HttpContext context) => PutState(topicId, context, resolved ??= new PublishServices(services));
+        changes.MapPut("/{topicId}/state", putState).RequireAccess(AccessRule.Publish).WithMetadata(WritesEveryAnswer.Instance).DescribePutState();
         if (rateLimited)
         {
             changes.RequireRateLimiting(LaharsubRateLimiterPolicy.Name)
@@ -79,11 +82,11 @@ internal static partial class TopicEndpoints
             {
                 return Problems.Invalid("presence", "This server's store does not keep presence: create the topic without it.");
             }
-            topic = await presence.CreateTopicWithPresenceAsync(body.Label, cancellationToken).ConfigureAwait(false);
+            topic = await presence.CreateTopicWithPresenceAsync(body.Label, body.State, cancellationToken).ConfigureAwait(false);
         }
         else
         {
-            topic = await store.CreateTopicAsync(body.Label, cancellationToken).ConfigureAwait(false);
+            topic = await store.CreateTopicAsync(body.Label, body.State, cancellationToken).ConfigureAwait(false);
         }
         if (topic is null)
         {
@@ -167,9 +170,12 @@ internal static partial class TopicEndpoints
     }
 
     /// <remarks><see cref="DescribePublish"/> declares the answers, which this handler writes itself.</remarks>
-    private static async Task Publish(string topicId, HttpContext context, PublishServices services)
+    private static Task Publish(string topicId, HttpContext context, PublishServices services) => AnswerAsync(PublishAsync(topicId, context, services), context);
+
+    /// <summary>Writes the refusal a write returns, if any; a write that went through wrote its own answer.</summary>
+    private static async Task AnswerAsync(ValueTask<IResult?> writing, HttpContext context)
     {
-        if (await PublishAsync(topicId, context, services).ConfigureAwait(false) is { } refusal)
+        if (await writing.ConfigureAwait(false) is { } refusal)
         {
             await refusal.ExecuteAsync(context).ConfigureAwait(false);
         }
@@ -188,7 +194,7 @@ internal static partial class TopicEndpoints
             return BeforeBody(context, InvalidContentType(contentTypeError));
         }
 
-        if (!TryParseIfMatch(context.Request, out var ifEpoch, out var ifMatchError))
+        if (!TryParseIfMatch(context.Request, out var ifEpoch, out var ifVersion, out var ifMatchError))
         {
             return BeforeBody(context, Problems.Invalid("If-Match", ifMatchError));
         }
@@ -197,11 +203,12 @@ internal static partial class TopicEndpoints
             return BeforeBody(context, Problems.Invalid(IdempotencyKeyHeader.Name, keyError));
         }
 
+        var target = new PublishTarget(id, ifEpoch, ifVersion);
         using var activity = LaharsubActivitySource.StartPublish(id);
         var maxBytes = services.Options.MaxMessageBytes;
         var cancellationToken = context.RequestAborted;
         if (ExpectsContinue(context.Request)
-            && await RefusalBeforeBodyAsync(context, services, [new PublishTarget(id, ifEpoch)], contentType, key, single: true).ConfigureAwait(false) is { } refusal)
+            && await RefusalBeforeBodyAsync(context, services, [target], contentType, key, single: true).ConfigureAwait(false) is { } refusal)
         {
             return BeforeBody(context, refusal);
         }
@@ -219,7 +226,7 @@ internal static partial class TopicEndpoints
             {
                 return stopping;
             }
-            result = await StorePublish.PublishOneAsync(services.Store, services.Metrics, new PublishTarget(id, ifEpoch), body.Value.Memory, contentType, key, activity,
+            result = await StorePublish.PublishOneAsync(services.Store, services.Metrics, target, body.Value.Memory, contentType, key, activity,
                 cancellationToken).ConfigureAwait(false);
         }
         finally
@@ -228,10 +235,12 @@ internal static partial class TopicEndpoints
         }
         if (result.Status == PublishStatus.Published)
         {
-            await WritePublishedAsync(context.Response, new PublishedMessage(id, result.MessageId, result.Epoch!), cancellationToken).ConfigureAwait(false);
+            // A merge patch's answer names the version it made (on a state topic, its document's; on another, its last message id).
+            var tag = MergePatch.IsMergePatch(contentType) ? StateTag(result.Epoch!, result.MessageId) : EntityTag(result.Epoch!);
+            await WritePublishedAsync(context.Response, new PublishedMessage(id, result.MessageId, result.Epoch!), tag, cancellationToken).ConfigureAwait(false);
             return null;
         }
-        return Refused(context, services, result.Status, [new PublishTarget(id, ifEpoch)], [result], result.RetryAfter, single: true, key, contentType, bodyLength);
+        return Refused(context, services, result.Status, [target], [result], result.RetryAfter, single: true, key, contentType, bodyLength);
     }
 
     /// <summary>
@@ -274,7 +283,7 @@ internal static partial class TopicEndpoints
         var status = PublishStatus.Published;
         for (var i = 0; i < targets.Length; i++)
         {
-            var (topicId, ifEpoch) = targets[i];
+            var (topicId, ifEpoch, _) = targets[i];
             var topic = await services.Store.GetTopicAsync(topicId, context.RequestAborted).ConfigureAwait(false);
             if (topic is null)
             {
@@ -297,9 +306,9 @@ internal static partial class TopicEndpoints
     /// The <c>201</c> answer, as <c>TypedResults.Created</c> would write it, with a known length and without
     /// a writer or serializer state of its own (the serializer reuses a cached writer for a byte array).
     /// </summary>
-    private static async ValueTask WritePublishedAsync(HttpResponse response, PublishedMessage published, CancellationToken cancellationToken)
+    private static async ValueTask WritePublishedAsync(HttpResponse response, PublishedMessage published, string tag, CancellationToken cancellationToken)
     {
-        response.Headers.ETag = EntityTag(published.Epoch);
+        response.Headers.ETag = tag;
         await WriteAnswerAsync(response, JsonSerializer.SerializeToUtf8Bytes(published, LaharsubJsonContext.Default.PublishedMessage), cancellationToken).ConfigureAwait(false);
     }
 
@@ -307,11 +316,13 @@ internal static partial class TopicEndpoints
 
     /// <summary>
     /// Reads <c>If-Match</c>: absent or <c>*</c> means any incarnation; one entity tag (weak or strong, the
-    /// comparison is by value) names the epoch the publisher expects.
+    /// comparison is by value) names the epoch the publisher expects, and after a colon the version (the last
+    /// message id; a state topic's document version) it must still be at: a compare-and-set.
     /// </summary>
-    private static bool TryParseIfMatch(HttpRequest request, out string? epoch, out string error)
+    private static bool TryParseIfMatch(HttpRequest request, out string? epoch, out long? version, out string error)
     {
         epoch = null;
+        version = null;
         error = "";
         var values = request.Headers.IfMatch;
         if (values.Count == 0)
@@ -327,12 +338,23 @@ internal static partial class TopicEndpoints
         {
             text = text[2..];
         }
-        if (text.Length >= 2 && text[0] == '"' && text[^1] == '"' && EpochText.IsValid(text.AsSpan(1, text.Length - 2)))
+        if (text.Length >= 2 && text[0] == '"' && text[^1] == '"')
         {
-            epoch = text[1..^1];
-            return true;
+            var tag = text[1..^1];
+            var colon = tag.IndexOf(':', StringComparison.Ordinal);
+            if (colon < 0 && EpochText.IsValid(tag))
+            {
+                epoch = tag;
+                return true;
+            }
+            if (colon > 0 && EpochText.IsValid(tag.AsSpan(0, colon)) && PlainInteger.TryParse(tag.AsSpan(colon + 1), out long parsed) && parsed >= 0)
+            {
+                epoch = tag[..colon];
+                version = parsed;
+                return true;
+            }
         }
-        error = $"'{values}' is not one epoch in quotes: send If-Match: \"<epoch>\" with the epoch from the topic's info or a publish answer, or leave If-Match out.";
+        error = $"'{values}' is not one epoch in quotes, nor an epoch and a version: send If-Match: \"<epoch>\" (or \"<epoch>:<version>\" to write only while the topic is at that version) from the topic's info, its state's ETag or a publish answer, or leave If-Match out.";
         return false;
     }
 

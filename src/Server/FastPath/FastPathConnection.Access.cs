@@ -122,6 +122,23 @@ internal sealed partial class FastPathConnection
     /// <summary>The subscriber's presence identity: the query's <c>client</c> in Open mode, the token's subject in Jwt mode.</summary>
     private PresenceIdentity? PresenceOf(in SubscriptionQuery query) => query.PresenceOf(_state.Tokens is not null, _identity);
 
+    /// <summary>
+    /// Whether a subscription asks for a state topic's document (the cursor <c>state</c>): the pipeline's, which answers
+    /// its refusal on a topic without state as a 400 naming the field. The <c>state</c> notices themselves are the shared wire format's.
+    /// </summary>
+    private bool AsksForState(List<Subscription> subscriptions)
+    {
+        foreach (var subscription in subscriptions)
+        {
+            if (subscription.State)
+            {
+                _pipelineReason = "state_cursor";
+                return true;
+            }
+        }
+        return false;
+    }
+
     /// <summary>Parses the query into <paramref name="subscriptions"/>, with Jwt mode's presence rules when on.</summary>
     private SubscriptionQuery ParseQuery(List<Subscription> subscriptions) =>
         SubscriptionQuery.Parse(_query, _state.Delivery, subscriptions, identityFromToken: _state.Tokens is not null);

@@ -63,6 +63,7 @@ internal sealed partial class FastPathConnection
         {
             var query = ParseQuery(subscriptions);
             if (query.Error is not null
+                || AsksForState(subscriptions)
                 || (_lastEventId is { Length: > 0 } lastEventId && EventStreamTransport.ResumeFrom(lastEventId, subscriptions, _state.Delivery) is not null)
                 || !TryAcquireWaitingPoll(out permit))
             {

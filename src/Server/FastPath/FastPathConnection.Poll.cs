@@ -73,7 +73,7 @@ internal sealed partial class FastPathConnection : IPollResponder
         try
         {
             var query = ParseQuery(subscriptions);
-            if (query.Error is not null || !TryAcquireWaitingPoll(out permit))
+            if (query.Error is not null || AsksForState(subscriptions) || !TryAcquireWaitingPoll(out permit))
             {
                 _pipelineReason ??= "query_invalid";
                 return null;

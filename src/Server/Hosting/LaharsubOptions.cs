@@ -47,6 +47,9 @@ public sealed class LaharsubOptions
     /// <remarks>Must exceed <see cref="MaxPollTimeout"/>, so that a waiting poll always counts as use.</remarks>
     public TimeSpan TopicIdleTimeToLive { get => Store.TopicIdleTimeToLive; set => Store.TopicIdleTimeToLive = value; }
 
+    /// <inheritdoc cref="LaharsubStoreOptions.MaxStateBytes"/>
+    public int MaxStateBytes { get => Store.MaxStateBytes; set => Store.MaxStateBytes = value; }
+
     /// <inheritdoc cref="LaharsubStoreOptions.MaxTopicsPerPublish"/>
     public int MaxTopicsPerPublish { get => Store.MaxTopicsPerPublish; set => Store.MaxTopicsPerPublish = value; }
 

@@ -26,8 +26,9 @@ public interface IPresenceStore
     /// <summary>
     /// Creates a topic with presence and its companion topic, both or neither; <see langword="null"/> when
     /// <c>MaxTopics</c> leaves no room for both. The answer's <see cref="TopicInfo.PresenceTopicId"/> names the companion.
+    /// With <paramref name="state"/> the topic (not its companion) holds state, as <see cref="ILaharsubStore.CreateTopicAsync"/> says.
     /// </summary>
-    ValueTask<TopicInfo?> CreateTopicWithPresenceAsync(string? label = null, CancellationToken cancellationToken = default);
+    ValueTask<TopicInfo?> CreateTopicWithPresenceAsync(string? label = null, bool state = false, CancellationToken cancellationToken = default);
 
     /// <summary>
     /// Makes <paramref name="member"/> present on <paramref name="topicId"/> until <paramref name="expiresAt"/>

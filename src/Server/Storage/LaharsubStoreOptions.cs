@@ -49,6 +49,14 @@ public sealed class LaharsubStoreOptions
     [Range(typeof(TimeSpan), "00:00:00", "3650.00:00:00")]
     public TimeSpan TopicIdleTimeToLive { get; set; } = TimeSpan.Zero;
 
+    /// <summary>
+    /// Largest document a state topic may hold: the UTF-8 bytes of its compact JSON. A patch or replacement that
+    /// would make it larger is refused (413) and changes nothing. The document is never evicted by retention and
+    /// counts against <see cref="MaxRetainedBytes"/>.
+    /// </summary>
+    [Range(2, 64 * 1024 * 1024)]
+    public int MaxStateBytes { get; set; } = 64 * 1024;
+
     /// <summary>Most topics one publish may name (<c>POST /topics/publish?topics=...</c>); more is a 400 naming <c>topics</c>.</summary>
     [Range(1, 1000)]
     public int MaxTopicsPerPublish { get; set; } = 100;

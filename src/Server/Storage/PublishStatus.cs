@@ -40,4 +40,25 @@ public enum PublishStatus
     /// writes, through <see cref="IPresenceStore.PublishEventAsync"/>; nothing stored.
     /// </summary>
     PresenceTopic,
+
+    /// <summary>
+    /// The topic holds state (<see cref="TopicInfo.State"/>) and the content type is not <see cref="MergePatch.MediaType"/>:
+    /// a state topic takes merge patches, or a whole document through <see cref="ILaharsubStore.ReplaceStateAsync"/>; nothing stored.
+    /// </summary>
+    NotAPatch,
+
+    /// <summary>Of a write to a state topic: the body is not one JSON object (<see cref="MergePatch.Describe"/> says why); nothing stored.</summary>
+    NotAnObject,
+
+    /// <summary>Of a write to a state topic: the document would exceed <see cref="LaharsubStoreOptions.MaxStateBytes"/>; nothing stored.</summary>
+    StateTooLarge,
+
+    /// <summary>
+    /// The topic's last message id (a state topic's version) is not <see cref="PublishTarget.IfVersion"/>; nothing stored.
+    /// The result's <see cref="PublishResult.MessageId"/> and <see cref="PublishResult.Epoch"/> are the current ones.
+    /// </summary>
+    VersionMismatch,
+
+    /// <summary>Of <see cref="ILaharsubStore.ReplaceStateAsync"/>: the topic exists but holds no state; nothing stored.</summary>
+    NotAStateTopic,
 }

@@ -3,7 +3,12 @@ namespace Laharsub.Server.Storage;
 /// <summary>One topic of a <see cref="ILaharsubStore.PublishManyAsync"/>: its id, and the incarnation the publisher expects, if any.</summary>
 /// <param name="TopicId">The topic.</param>
 /// <param name="IfEpoch">Publish only to this incarnation of the topic (<see cref="PublishStatus.EpochMismatch"/> otherwise); <see langword="null"/> for any.</param>
-public readonly record struct PublishTarget(long TopicId, string? IfEpoch = null)
+/// <param name="IfVersion">
+/// Publish only while the topic's last message id (a state topic's version) is this one, checked in the same
+/// step as the append (<see cref="PublishStatus.VersionMismatch"/> otherwise): a compare-and-set. <see langword="null"/> for any.
+/// An epoch mismatch outranks a version mismatch.
+/// </param>
+public readonly record struct PublishTarget(long TopicId, string? IfEpoch = null, long? IfVersion = null)
 {
     /// <summary>
     /// Checks the targets of a <see cref="ILaharsubStore.PublishManyAsync"/> as every store must: at least one,

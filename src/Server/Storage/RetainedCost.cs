@@ -54,6 +54,9 @@ public static class RetainedCost
         + ArrayBytes(backingBytes) + StringBytes(contentTypeChars) + StringBytes(epochChars)
         + JsonEstimate(bodyBytes, contentTypeChars) + MultipartEstimate(bodyBytes, contentTypeChars);
 
+    /// <summary>What a state topic's document of <paramref name="bytes"/> bytes costs while kept: its array and the reference to it.</summary>
+    internal static long OfDocument(int bytes) => ArrayBytes(bytes) + Slot;
+
     /// <summary>What a message's JSON element is counted at before it is made: its body unescaped.</summary>
     internal static long JsonEstimate(int bodyBytes, int contentTypeChars) => ArrayBytes(JsonFixedBytes + contentTypeChars + bodyBytes);
 

@@ -11,6 +11,11 @@ namespace Laharsub.Server.Storage;
 /// <param name="Label">The label given at creation (a human name that access patterns such as <c>orders-*</c> match), or <see langword="null"/>.</param>
 /// <param name="PresenceTopicId">For a topic created with presence (<see cref="IPresenceStore"/>), its companion topic, where presence events are published; otherwise <see langword="null"/>.</param>
 /// <param name="PresenceOf">For a companion topic, the topic whose presence events it holds; otherwise <see langword="null"/>.</param>
+/// <param name="State">
+/// Whether the topic holds state: one JSON object, its document, which each message changes (a merge patch,
+/// <see cref="MergePatch.MediaType"/>, or a whole document, <see cref="MergePatch.DocumentMediaType"/>), and whose
+/// version is <see cref="LastMessageId"/>. Fixed at creation.
+/// </param>
 public sealed record TopicInfo(
     long TopicId,
     string Epoch,
@@ -21,4 +26,5 @@ public sealed record TopicInfo(
     long RetainedBytes,
     string? Label = null,
     long? PresenceTopicId = null,
-    long? PresenceOf = null);
+    long? PresenceOf = null,
+    bool State = false);

@@ -8,10 +8,11 @@ namespace Laharsub.Server.Transport;
 /// <summary>Answer to <c>POST /ps/topics</c>.</summary>
 internal sealed record CreatedTopic(long TopicId, string Epoch, [property: JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] string? Label = null,
     [property: JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] bool? Presence = null,
-    [property: JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] long? PresenceTopicId = null)
+    [property: JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] long? PresenceTopicId = null,
+    [property: JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] bool? State = null)
 {
     public static CreatedTopic From(TopicInfo topic) =>
-        new(topic.TopicId, topic.Epoch, topic.Label, topic.PresenceTopicId is null ? null : true, topic.PresenceTopicId);
+        new(topic.TopicId, topic.Epoch, topic.Label, topic.PresenceTopicId is null ? null : true, topic.PresenceTopicId, topic.State ? true : null);
 }
 
 /// <summary>Answer to a publish.</summary>
@@ -21,7 +22,8 @@ internal sealed record PublishedMessage(long TopicId, long MessageId, string Epo
 internal sealed record PublishedMessages(IReadOnlyList<PublishedMessage> Messages);
 
 /// <summary>A topic that refused a publish to several topics, in the problem's <c>topics</c> extension: <c>notFound</c> or <c>epochMismatch</c> (with the current epoch).</summary>
-internal sealed record RefusedTopic(long TopicId, string Reason, [property: JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] string? Epoch);
+internal sealed record RefusedTopic(long TopicId, string Reason, [property: JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] string? Epoch,
+    [property: JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] long? Version = null);
 
 /// <summary>
 /// A topic as <c>GET /ps/topics/{id}</c> and the topic list show it: what the store knows, and the long
@@ -39,11 +41,12 @@ internal sealed record TopicResource(
     [property: JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] string? Label,
     [property: JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] bool? Presence = null,
     [property: JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] long? PresenceTopicId = null,
-    [property: JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] long? PresenceOf = null)
+    [property: JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] long? PresenceOf = null,
+    [property: JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] bool? State = null)
 {
     public static TopicResource From(TopicInfo topic, int waitingPolls) => new(topic.TopicId, topic.Epoch, topic.CreatedAt,
         topic.LastMessageId, topic.FirstRetainedMessageId, topic.RetainedMessages, topic.RetainedBytes, waitingPolls, topic.Label,
-        topic.PresenceTopicId is null ? null : true, topic.PresenceTopicId, topic.PresenceOf);
+        topic.PresenceTopicId is null ? null : true, topic.PresenceTopicId, topic.PresenceOf, topic.State ? true : null);
 }
 
 /// <summary>A member in <c>GET /ps/topics/{id}/presence</c>; <see cref="Data"/> is the member's JSON object, written as it is.</summary>

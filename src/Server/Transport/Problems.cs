@@ -47,7 +47,36 @@ internal static class Problems
 
     /// <summary>Why a poll or stream was refused before it delivered anything (<see cref="Delivery.PollResult.RefusedTopicId"/>).</summary>
     public static ProblemHttpResult Refused(Delivery.PollResult result, int maxMembers) =>
-        result.UnknownTopicId is { } unknown ? TopicNotFound(unknown) : PresenceFull(result.PresenceFullTopicId!.Value, maxMembers);
+        result.UnknownTopicId is { } unknown ? TopicNotFound(unknown)
+        : result.NotAStateTopicId is { } plain ? FieldProblem(StatusCodes.Status400BadRequest, "Topic holds no state", "topics",
+            $"The cursor 'state' asks for topic {plain}'s document, but the topic holds no state (it was created without {{\"state\":true}}). Nothing was subscribed. Subscribe to it with a message id, or without a cursor.",
+            new Dictionary<string, object?> { ["topicId"] = plain })
+        : PresenceFull(result.PresenceFullTopicId!.Value, maxMembers);
+
+    /// <summary>A state operation on a topic that exists but holds no state.</summary>
+    public static ProblemHttpResult NotAStateTopic(long topicId) => TypedResults.Problem(
+        title: "Topic holds no state",
+        detail: $"Topic {topicId} exists but holds no state: it was created without {{\"state\":true}}. Read its messages instead, or create a topic with state.",
+        statusCode: StatusCodes.Status404NotFound,
+        type: NotAStateTopicType,
+        extensions: new Dictionary<string, object?> { ["topicId"] = topicId });
+
+    /// <summary>The problem type of <see cref="NotAStateTopic"/>, which tells it from an unknown topic's 404.</summary>
+    public const string NotAStateTopicType = "https://laharsub.dev/problems/not-a-state-topic";
+
+    /// <summary>A write to a state topic in another content type than its kind takes (a patch, or a whole document for PUT).</summary>
+    public static ProblemHttpResult UnsupportedStateContentType(string? contentType, bool put) => FieldProblem(StatusCodes.Status415UnsupportedMediaType,
+        "Unsupported content type", "Content-Type", put
+            ? $"'{contentType}' is not JSON: the state of a topic is replaced with a JSON object sent as application/json."
+            : $"'{contentType}' is not a merge patch: a state topic takes application/merge-patch+json (RFC 7396) bodies, or PUT its state (application/json) to replace the whole document.");
+
+    /// <summary>A problem with a status of its own that names the field in <c>errors</c>, as <see cref="Invalid"/> does for a 400.</summary>
+    public static ProblemHttpResult FieldProblem(int statusCode, string title, string field, string detail, Dictionary<string, object?>? extensions = null)
+    {
+        extensions ??= [];
+        extensions["errors"] = new Dictionary<string, string[]> { [field] = [detail] };
+        return TypedResults.Problem(title: title, detail: $"{field}: {detail}", statusCode: statusCode, extensions: extensions);
+    }
 
     public static ProblemHttpResult Status(int statusCode, string title, string detail) =>
         TypedResults.Problem(title: title, detail: detail, statusCode: statusCode);

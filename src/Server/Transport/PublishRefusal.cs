@@ -61,7 +61,16 @@ internal readonly record struct PublishRefusal(IResult Result, long? RetryAfterS
         {
             PublishStatus.TopicNotFound when single => new(Problems.TopicNotFound(first.TopicId)),
             PublishStatus.EpochMismatch when single => EpochMismatch(first.TopicId, first.IfEpoch!, topics[0].Epoch!, surface),
-            PublishStatus.TopicNotFound or PublishStatus.EpochMismatch => new(TopicsRefused(status, targets, topics, surface)),
+            PublishStatus.VersionMismatch when single => VersionMismatch(first.TopicId, first.IfVersion!.Value, topics[0], surface),
+            PublishStatus.TopicNotFound or PublishStatus.EpochMismatch or PublishStatus.VersionMismatch => new(TopicsRefused(status, targets, topics, surface)),
+            PublishStatus.NotAPatch => new(Problems.FieldProblem(StatusCodes.Status415UnsupportedMediaType, "Unsupported content type", surface.ContentTypeField,
+                $"'{contentType}' is not a merge patch, and topic {RefusingTopic(PublishStatus.NotAPatch, targets, topics)} holds state: a state topic takes application/merge-patch+json (RFC 7396) bodies, or a PUT of its state (application/json) to replace the whole document. Nothing was published.")),
+            PublishStatus.NotAnObject => new(Problems.Invalid("body",
+                "The body is not one JSON object (valid JSON, without duplicate keys, nested at most 64 deep): a merge patch to a state topic, and a state topic's document, is a JSON object. Nothing was published.")),
+            PublishStatus.StateTooLarge => new(Problems.FieldProblem(StatusCodes.Status413PayloadTooLarge, "State too large", "body",
+                $"The document of topic {RefusingTopic(PublishStatus.StateTooLarge, targets, topics)} would exceed {options.MaxStateBytes} bytes of compact JSON (Laharsub:MaxStateBytes). Nothing was published; remove fields with null in a patch to make room.",
+                new Dictionary<string, object?> { ["maxStateBytes"] = options.MaxStateBytes })),
+            PublishStatus.NotAStateTopic => new(Problems.NotAStateTopic(first.TopicId)),
             PublishStatus.StorageFull => new(Problems.Status(StatusCodes.Status507InsufficientStorage, "Server full",
                     $"Retained messages have reached Laharsub:MaxRetainedBytes ({options.MaxRetainedBytes} bytes); the message was not stored. Retry after older messages expire (Laharsub:MessageTimeToLive is {options.MessageTimeToLive})."),
                 Math.Max(1, (long)Math.Ceiling((retryAfter ?? TimeSpan.FromSeconds(1)).TotalSeconds))),
@@ -80,6 +89,27 @@ internal readonly record struct PublishRefusal(IResult Result, long? RetryAfterS
             _ => new(TooLarge(options.MaxMessageBytes)),
         };
     }
+
+    /// <summary>The first target the store refused with <paramref name="status"/> (the only target of a single publish).</summary>
+    private static long RefusingTopic(PublishStatus status, ReadOnlySpan<PublishTarget> targets, IReadOnlyList<PublishResult> topics)
+    {
+        for (var i = 0; i < topics.Count; i++)
+        {
+            if (topics[i].Status == status)
+            {
+                return targets[i].TopicId;
+            }
+        }
+        return targets[0].TopicId;
+    }
+
+    /// <summary>A compare-and-set on one topic that found the topic at another version.</summary>
+    public static PublishRefusal VersionMismatch(long topicId, long expected, PublishResult current, PublishSurface surface) => new(TypedResults.Problem(
+            title: "Topic is at another version",
+            detail: $"Topic {topicId} is at version {current.MessageId} of epoch '{current.Epoch}', not at version {expected} that {surface.EpochField} names: another write came first. Nothing was published. Read the state again (its ETag is the current version), then write again with that version.",
+            statusCode: StatusCodes.Status412PreconditionFailed,
+            extensions: new Dictionary<string, object?> { ["topicId"] = topicId, ["epoch"] = current.Epoch, ["version"] = current.MessageId }),
+        ETag: $"\"{current.Epoch}:{current.MessageId}\"");
 
     /// <summary>The first target the store refused as a presence companion topic (the only target of a single publish).</summary>
     private static long PresenceTopicOf(ReadOnlySpan<PublishTarget> targets, IReadOnlyList<PublishResult> topics)
@@ -120,11 +150,18 @@ internal readonly record struct PublishRefusal(IResult Result, long? RetryAfterS
             {
                 refused.Add(new RefusedTopic(targets[i].TopicId, "epochMismatch", topic.Epoch));
             }
+            else if (topic.Status == PublishStatus.VersionMismatch)
+            {
+                refused.Add(new RefusedTopic(targets[i].TopicId, "versionMismatch", topic.Epoch, topic.MessageId));
+            }
         }
         var missing = status == PublishStatus.TopicNotFound;
-        var described = string.Join("; ", refused.Select(topic => topic.Reason == "notFound"
-            ? $"topic {topic.TopicId} does not exist"
-            : $"topic {topic.TopicId} now has epoch '{topic.Epoch}', not the one {surface.TopicsSource} names"));
+        var described = string.Join("; ", refused.Select(topic => topic.Reason switch
+        {
+            "notFound" => $"topic {topic.TopicId} does not exist",
+            "versionMismatch" => $"topic {topic.TopicId} is at version {topic.Version}, not the one {surface.TopicsSource} names",
+            _ => $"topic {topic.TopicId} now has epoch '{topic.Epoch}', not the one {surface.TopicsSource} names",
+        }));
         return TypedResults.Problem(
             title: missing ? "Topic not found" : "Topic is another incarnation",
             detail: $"Nothing was published to any topic: {described}. The topics extension lists each refusing topic and why; publish again without them, or with their current epochs.",

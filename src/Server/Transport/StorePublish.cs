@@ -35,7 +35,8 @@ internal static class StorePublish
         ReadOnlyMemory<byte> body, string contentType, string? key, Activity? activity, CancellationToken cancellationToken)
     {
         PublishResult result;
-        if (key is null)
+        // A compare-and-set needs the all-or-none publish, whose targets carry the version.
+        if (key is null && target.IfVersion is null)
         {
             result = await store.PublishAsync(target.TopicId, body, contentType, target.IfEpoch, cancellationToken).ConfigureAwait(false);
             if (result.Status == PublishStatus.Published)
@@ -47,7 +48,8 @@ internal static class StorePublish
         {
             var stored = await PublishAsync(store, metrics, [target], body, contentType, key, cancellationToken).ConfigureAwait(false);
             result = stored.Status == PublishStatus.Published ? stored.Topics[0]
-                : new PublishResult(stored.Status, Epoch: stored.Topics.Count > 0 ? stored.Topics[0].Epoch : null, RetryAfter: stored.RetryAfter);
+                : new PublishResult(stored.Status, stored.Topics.Count > 0 ? stored.Topics[0].MessageId : 0, stored.Topics.Count > 0 ? stored.Topics[0].Epoch : null,
+                    stored.RetryAfter);
         }
         if (result.Status == PublishStatus.Published)
         {

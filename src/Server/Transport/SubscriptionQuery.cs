@@ -12,6 +12,9 @@ namespace Laharsub.Server.Transport;
 /// </summary>
 internal readonly struct SubscriptionQuery
 {
+    /// <summary>The cursor that asks for a state topic's document first, then every change after it.</summary>
+    private const string StateCursor = "state";
+
     private const string Usage = "Use subs[N][topicid], subs[N][from] and subs[N][epoch], or topics=ID[:FROM][~EPOCH],..., plus optional timeout, conflate, latest, client and member.";
 
     /// <summary>The parameter naming a conflation interval in milliseconds.</summary>
@@ -273,11 +276,12 @@ internal readonly struct SubscriptionQuery
                 return ($"subs[{index}][topicid]", PlainInteger.NotAnId(entry.TopicId, "topic id"));
             }
             long? from = null;
-            if (entry.From is not null)
+            var state = entry.From == StateCursor;
+            if (entry.From is not null && !state)
             {
                 if (!PlainInteger.TryParseId(entry.From, out var cursor))
                 {
-                    return ($"subs[{index}][from]", PlainInteger.NotAnId(entry.From, "message id") + " Use 1 for everything retained, or leave it out for new messages only.");
+                    return ($"subs[{index}][from]", PlainInteger.NotAnId(entry.From, "message id") + " Use 1 for everything retained, 'state' for a state topic's document, or leave it out for new messages only.");
                 }
                 from = cursor;
             }
@@ -293,7 +297,7 @@ internal readonly struct SubscriptionQuery
             {
                 return ($"subs[{index}][topicid]", $"Topic {topicId} appears twice (also in subs[{first}]); subscribe to each topic once per poll.");
             }
-            subscriptions.Add(new Subscription(topicId, from, entry.Epoch));
+            subscriptions.Add(new Subscription(topicId, from, entry.Epoch, state));
         }
         return null;
     }
@@ -330,12 +334,13 @@ internal readonly struct SubscriptionQuery
                 return ("topics", $"In topics='{text}': " + PlainInteger.NotAnId(topicText.ToString(), "topic id") + " Write topics=ID or ID:FROM, separated by commas.");
             }
             long? from = null;
-            if (colon >= 0)
+            var state = colon >= 0 && item[(colon + 1)..].SequenceEqual(StateCursor);
+            if (colon >= 0 && !state)
             {
                 var fromText = item[(colon + 1)..];
                 if (!PlainInteger.TryParseId(fromText, out var cursor))
                 {
-                    return ("topics", $"In topics='{text}': " + PlainInteger.NotAnId(fromText.ToString(), "message id") + " Use 1 for everything retained, or write the topic alone for new messages only.");
+                    return ("topics", $"In topics='{text}': " + PlainInteger.NotAnId(fromText.ToString(), "message id") + " Use 1 for everything retained, 'state' for a state topic's document, or write the topic alone for new messages only.");
                 }
                 from = cursor;
             }
@@ -347,7 +352,7 @@ internal readonly struct SubscriptionQuery
             {
                 return ("topics", $"Topic {topicId} appears twice in topics='{text}'; subscribe to each topic once per poll.");
             }
-            subscriptions.Add(new Subscription(topicId, from, epoch));
+            subscriptions.Add(new Subscription(topicId, from, epoch, state));
         }
         return null;
     }

@@ -8,8 +8,14 @@ namespace Laharsub.Server.Wire;
 /// <param name="ToMessageId">Gap: last lost id. Conflated: last skipped id. Reset: the topic's last id.</param>
 /// <param name="FirstMessageId">Reset: the id to continue from.</param>
 /// <param name="RequestedEpoch">Reset because the epoch changed: the epoch the client sent.</param>
+/// <param name="Document">State: the document (compact JSON), whose version is <c>ToMessageId</c>.</param>
 internal readonly record struct PollNotice(PollNoticeKind Kind, long TopicId, string Epoch, long FromMessageId = 0, long ToMessageId = 0,
-    long FirstMessageId = 0, string? RequestedEpoch = null);
+    long FirstMessageId = 0, string? RequestedEpoch = null, ReadOnlyMemory<byte> Document = default)
+{
+    /// <summary>A state topic's document at <paramref name="version"/>: the subscriber continues from <c>version + 1</c>.</summary>
+    public static PollNotice State(long topicId, string epoch, long version, ReadOnlyMemory<byte> document) =>
+        new(PollNoticeKind.State, topicId, epoch, ToMessageId: version, Document: document);
+}
 
 /// <summary>The kinds of <see cref="PollNotice"/>.</summary>
 internal enum PollNoticeKind
@@ -24,4 +30,6 @@ internal enum PollNoticeKind
     TopicDeleted,
     /// <summary>Messages <c>FromMessageId..ToMessageId</c> were skipped because the subscriber asked for conflation.</summary>
     Conflated,
+    /// <summary>A state topic's whole document at version <c>ToMessageId</c>; its messages continue after that version.</summary>
+    State,
 }

@@ -266,6 +266,12 @@ internal sealed class WireFormat
                     writer.WriteNumber("firstMessageId"u8, notice.FirstMessageId);
                     writer.WriteNumber("lastMessageId"u8, notice.ToMessageId);
                     break;
+                case PollNoticeKind.State:
+                    writer.WriteNumber("version"u8, notice.ToMessageId);
+                    writer.WritePropertyName("document"u8);
+                    // The store's compact JSON (MergePatch made it), written as it is.
+                    writer.WriteRawValue(notice.Document.Span, skipInputValidation: true);
+                    break;
             }
             writer.WriteEndObject();
         }
@@ -277,6 +283,7 @@ internal sealed class WireFormat
         PollNoticeKind.Gap => "gap",
         PollNoticeKind.Reset or PollNoticeKind.EpochReset => "reset",
         PollNoticeKind.Conflated => "conflated",
+        PollNoticeKind.State => "state",
         _ => "topicDeleted",
     };
 }

@@ -8,7 +8,7 @@ internal sealed partial class InMemoryStore
     private readonly ConcurrentDictionary<long, PresenceRoom> _rooms = new();
 
     /// <inheritdoc/>
-    public ValueTask<TopicInfo?> CreateTopicWithPresenceAsync(string? label = null, CancellationToken cancellationToken = default)
+    public ValueTask<TopicInfo?> CreateTopicWithPresenceAsync(string? label = null, bool state = false, CancellationToken cancellationToken = default)
     {
         if (Interlocked.Add(ref _topicCount, 2) > _options.MaxTopics)
         {
@@ -17,7 +17,8 @@ internal sealed partial class InMemoryStore
         }
         var companionId = Interlocked.Add(ref _lastTopicId, 2);
         var now = _timeProvider.GetUtcNow();
-        var topic = new Topic(companionId - 1, NewEpoch(), now, label, presenceTopicId: companionId);
+        var topic = new Topic(companionId - 1, NewEpoch(), now, label, presenceTopicId: companionId, state: state);
+        Interlocked.Add(ref _retainedBytes, topic.DocumentCost);
         // The companion and the room first: whoever sees the topic finds them.
         _topics[companionId] = new Topic(companionId, NewEpoch(), now, presenceOf: topic.Id);
         _rooms[topic.Id] = new PresenceRoom(companionId);

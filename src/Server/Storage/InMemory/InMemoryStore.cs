@@ -1,4 +1,5 @@
 using System.Collections.Concurrent;
+using System.Diagnostics;
 using System.Security.Cryptography;
 using Microsoft.Extensions.Options;
 
@@ -38,14 +39,16 @@ internal sealed partial class InMemoryStore : ILaharsubStore, IPresenceStore, IR
         ValueTask.FromResult(new StoreStatistics(Math.Min(Volatile.Read(ref _topicCount), _options.MaxTopics), Volatile.Read(ref _retainedBytes)));
 
     /// <inheritdoc/>
-    public ValueTask<TopicInfo?> CreateTopicAsync(string? label = null, CancellationToken cancellationToken = default)
+    public ValueTask<TopicInfo?> CreateTopicAsync(string? label = null, bool state = false, CancellationToken cancellationToken = default)
     {
         if (Interlocked.Increment(ref _topicCount) > _options.MaxTopics)
         {
             Interlocked.Decrement(ref _topicCount);
             return ValueTask.FromResult<TopicInfo?>(null);
         }
-        var topic = new Topic(Interlocked.Increment(ref _lastTopicId), NewEpoch(), _timeProvider.GetUtcNow(), label);
+        var topic = new Topic(Interlocked.Increment(ref _lastTopicId), NewEpoch(), _timeProvider.GetUtcNow(), label, state: state);
+        // The empty document's few bytes are counted even on a full server: MaxTopics, not retention, bounds topics.
+        Interlocked.Add(ref _retainedBytes, topic.DocumentCost);
         _topics[topic.Id] = topic;
         return ValueTask.FromResult<TopicInfo?>(topic.GetInfo(ExpiryThreshold(), ref _retainedBytes));
     }
@@ -145,12 +148,11 @@ internal sealed partial class InMemoryStore : ILaharsubStore, IPresenceStore, IR
         {
             return new PublishResult(PublishStatus.StorageFull, RetryAfter: UntilOldestExpires());
         }
-        var messageId = topic.Publish(contentType, body.ToArray(), traceContext, _timeProvider.GetUtcNow(), ExpiryThreshold(),
-            _options.MaxMessagesPerTopic, this, ref _retainedBytes);
-        if (messageId == 0)
+        var result = AppendOne(topic, WriteOf(contentType), ifVersion: null, StoredContentType(topic, contentType), body.ToArray(), traceContext);
+        if (result.Status != PublishStatus.Published)
         {
             Interlocked.Add(ref _retainedBytes, -cost);
-            return new PublishResult(PublishStatus.TopicNotFound);
+            return result;
         }
         // A client's publish answers a few of the subscriptions it wakes on its own thread; a presence event
         // is published from a lease renewal or the sweeper, which keep theirs to themselves.
@@ -162,7 +164,102 @@ internal sealed partial class InMemoryStore : ILaharsubStore, IPresenceStore, IR
         {
             _signals.SignalFromPublisher(topicId);
         }
-        return new PublishResult(PublishStatus.Published, messageId, topic.Epoch);
+        return result;
+    }
+
+    /// <summary>A merge patch is one on a state topic (an ordinary message on another); anything else is an ordinary message, which a state topic refuses.</summary>
+    private static StateWrite WriteOf(string contentType) => MergePatch.IsMergePatch(contentType) ? StateWrite.Patch : StateWrite.Message;
+
+    /// <summary>A state topic keeps its patches under the one content type its subscribers look for; another topic keeps the publisher's.</summary>
+    private static string StoredContentType(Topic topic, string contentType) => topic.HoldsState ? MergePatch.MediaType : contentType;
+
+    /// <summary>
+    /// Appends one write to <paramref name="topic"/> under its lock, its message's cost reserved already: checks it and
+    /// applies it to the document (<see cref="Topic.PrepareLocked"/>), charges the document's growth, appends.
+    /// </summary>
+    private PublishResult AppendOne(Topic topic, StateWrite write, long? ifVersion, string contentType, byte[] body, ActivityContext traceContext)
+    {
+        topic.Enter();
+        try
+        {
+            if (topic.IsDeletedLocked)
+            {
+                return new PublishResult(PublishStatus.TopicNotFound);
+            }
+            var prepared = topic.PrepareLocked(write, ifVersion, body, _options.MaxStateBytes, out var document);
+            if (prepared.Status != PublishStatus.Published)
+            {
+                return prepared;
+            }
+            if (!TryChargeDocuments(topic.DocumentCostChange(document)))
+            {
+                return new PublishResult(PublishStatus.StorageFull, RetryAfter: UntilOldestExpires());
+            }
+            var messageId = topic.AppendLocked(contentType, body, traceContext, _timeProvider.GetUtcNow(), ExpiryThreshold(), _options.MaxMessagesPerTopic, this,
+                ref _retainedBytes, document);
+            return new PublishResult(PublishStatus.Published, messageId, topic.Epoch);
+        }
+        finally
+        {
+            topic.Exit();
+        }
+    }
+
+    /// <summary>Charges what documents grow by (under their topics' locks, so without sweeping), or releases what they shrink by.</summary>
+    private bool TryChargeDocuments(long change)
+    {
+        if (change > 0)
+        {
+            return TryReserve(change);
+        }
+        Interlocked.Add(ref _retainedBytes, change);
+        return true;
+    }
+
+    /// <inheritdoc/>
+    public ValueTask<PublishResult> ReplaceStateAsync(PublishTarget target, ReadOnlyMemory<byte> document, IdempotencyKey? idempotencyKey = null,
+        CancellationToken cancellationToken = default)
+    {
+        if (document.Length == 0 || document.Length > _options.MaxMessageBytes)
+        {
+            return ValueTask.FromResult(new PublishResult(PublishStatus.InvalidSize));
+        }
+        if (!_topics.TryGetValue(target.TopicId, out var topic))
+        {
+            return ValueTask.FromResult(new PublishResult(PublishStatus.TopicNotFound));
+        }
+        if (!topic.HoldsState)
+        {
+            return ValueTask.FromResult(new PublishResult(PublishStatus.NotAStateTopic));
+        }
+        if (target.IfEpoch is { } epoch && epoch != topic.Epoch)
+        {
+            return ValueTask.FromResult(new PublishResult(PublishStatus.EpochMismatch, Epoch: topic.Epoch));
+        }
+        // A replacement does not depend on the document it replaces, so it is checked and made compact before the lock.
+        var status = MergePatch.TryReplace(document.Span, _options.MaxStateBytes, out var compact);
+        if (status != PublishStatus.Published)
+        {
+            return ValueTask.FromResult(new PublishResult(status));
+        }
+        var result = Keyed(idempotencyKey, 1, keyCost =>
+        {
+            var traceContext = Message.PublisherTraceContext;
+            var cost = keyCost + RetainedCost.Of(compact.Length, compact.Length, MergePatch.DocumentMediaType.Length, topic.Epoch.Length, traced: traceContext != default);
+            if (!TryReserveOrSweep(cost))
+            {
+                return new MultiPublishResult(PublishStatus.StorageFull, [], RetryAfter: UntilOldestExpires());
+            }
+            var one = AppendOne(topic, StateWrite.Replace, target.IfVersion, MergePatch.DocumentMediaType, compact, traceContext);
+            if (one.Status != PublishStatus.Published)
+            {
+                Interlocked.Add(ref _retainedBytes, -cost);
+                return new MultiPublishResult(one.Status, [one], RetryAfter: one.RetryAfter);
+            }
+            _signals.SignalFromPublisher(target.TopicId);
+            return new MultiPublishResult(PublishStatus.Published, [one]);
+        });
+        return ValueTask.FromResult(result.Topics.Count > 0 ? result.Topics[0] : new PublishResult(result.Status, RetryAfter: result.RetryAfter));
     }
 
     /// <inheritdoc/>
@@ -179,27 +276,37 @@ internal sealed partial class InMemoryStore : ILaharsubStore, IPresenceStore, IR
         {
             return ValueTask.FromResult(new MultiPublishResult(PublishStatus.InvalidContentType, []));
         }
+        var targetArray = targets;
+        return ValueTask.FromResult(Keyed(idempotencyKey, targets.Length, keyCost => PublishAll(targetArray.Span, body, contentType, keyCost)));
+    }
+
+    /// <summary>
+    /// Runs <paramref name="publish"/> (given what recording the key costs, to reserve with its messages) under
+    /// <paramref name="idempotencyKey"/>'s claim, recording its answer when it stored; or answers the key's replay or refusal.
+    /// </summary>
+    private MultiPublishResult Keyed(IdempotencyKey? idempotencyKey, int topics, Func<long, MultiPublishResult> publish)
+    {
         if (idempotencyKey is null)
         {
-            return ValueTask.FromResult(PublishAll(targets.Span, body, contentType, keyCost: 0));
+            return publish(0);
         }
         var now = _timeProvider.GetUtcNow().UtcTicks;
         switch (_idempotencyKeys.TryBegin(idempotencyKey, now, ref _retainedBytes, out var recorded))
         {
             case IdempotencyRecords.Claim.Replay:
-                return ValueTask.FromResult(new MultiPublishResult(PublishStatus.Published, recorded!, Replayed: true));
+                return new MultiPublishResult(PublishStatus.Published, recorded!, Replayed: true);
             case IdempotencyRecords.Claim.Mismatch:
-                return ValueTask.FromResult(new MultiPublishResult(PublishStatus.IdempotencyKeyMismatch, []));
+                return new MultiPublishResult(PublishStatus.IdempotencyKeyMismatch, []);
             case IdempotencyRecords.Claim.InProgress:
-                return ValueTask.FromResult(new MultiPublishResult(PublishStatus.IdempotencyKeyInProgress, []));
+                return new MultiPublishResult(PublishStatus.IdempotencyKeyInProgress, []);
             case IdempotencyRecords.Claim.Full:
-                return ValueTask.FromResult(new MultiPublishResult(PublishStatus.TooManyIdempotencyKeys, [], RetryAfter: _options.IdempotencyKeyLifetime));
+                return new MultiPublishResult(PublishStatus.TooManyIdempotencyKeys, [], RetryAfter: _options.IdempotencyKeyLifetime);
         }
-        var keyCost = IdempotencyRecords.CostOf(idempotencyKey, targets.Length);
+        var keyCost = IdempotencyRecords.CostOf(idempotencyKey, topics);
         MultiPublishResult result;
         try
         {
-            result = PublishAll(targets.Span, body, contentType, keyCost);
+            result = publish(keyCost);
         }
         catch
         {
@@ -214,7 +321,7 @@ internal sealed partial class InMemoryStore : ILaharsubStore, IPresenceStore, IR
         {
             _idempotencyKeys.Abandon(idempotencyKey);
         }
-        return ValueTask.FromResult(result);
+        return result;
     }
 
     /// <summary>
@@ -272,13 +379,31 @@ internal sealed partial class InMemoryStore : ILaharsubStore, IPresenceStore, IR
             }
             // One copy of the body for every topic: the messages never change it.
             var copy = body.ToArray();
+            var write = WriteOf(contentType);
+            var documents = new ReadOnlyMemory<byte>?[count];
+            var refused = PublishStatus.Published;
+            long documentsChange = 0;
+            for (var i = 0; i < count; i++)
+            {
+                var prepared = topics[i]!.PrepareLocked(write, targets[i].IfVersion, copy, _options.MaxStateBytes, out documents[i]);
+                results[i] = prepared.Status == PublishStatus.Published ? new PublishResult(PublishStatus.NotAttempted) : prepared;
+                refused = refused == PublishStatus.Published ? prepared.Status : refused;
+                documentsChange += topics[i]!.DocumentCostChange(documents[i]);
+            }
+            if (refused != PublishStatus.Published || !TryChargeDocuments(documentsChange))
+            {
+                Interlocked.Add(ref _retainedBytes, -cost);
+                return refused != PublishStatus.Published ? new MultiPublishResult(refused, results)
+                    : new MultiPublishResult(PublishStatus.StorageFull, [], RetryAfter: UntilOldestExpires());
+            }
             var now = _timeProvider.GetUtcNow();
             var threshold = ExpiryThreshold();
             for (var i = 0; i < count; i++)
             {
                 var topic = topics[i]!;
                 results[i] = new PublishResult(PublishStatus.Published,
-                    topic.AppendLocked(contentType, copy, traceContext, now, threshold, _options.MaxMessagesPerTopic, this, ref _retainedBytes), topic.Epoch);
+                    topic.AppendLocked(StoredContentType(topic, contentType), copy, traceContext, now, threshold, _options.MaxMessagesPerTopic, this,
+                        ref _retainedBytes, documents[i]), topic.Epoch);
             }
         }
         finally

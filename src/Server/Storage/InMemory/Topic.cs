@@ -6,10 +6,14 @@ namespace Laharsub.Server.Storage.InMemory;
 /// One topic of the in-memory store: its message log and last id, guarded by the topic's own lock.
 /// There is no lock wider than a topic on the publish or read path.
 /// </summary>
-internal sealed class Topic(long id, string epoch, DateTimeOffset createdAt, string? label = null, long? presenceTopicId = null, long? presenceOf = null)
+internal sealed class Topic(long id, string epoch, DateTimeOffset createdAt, string? label = null, long? presenceTopicId = null, long? presenceOf = null,
+    bool state = false)
 {
     private readonly Lock _lock = new();
     private readonly MessageLog _log = new();
+
+    /// <summary>A state topic's document (compact JSON), at version <see cref="_lastMessageId"/>; never null on a state topic, always on another.</summary>
+    private ReadOnlyMemory<byte>? _document = state ? MergePatch.EmptyDocument : default(ReadOnlyMemory<byte>?);
     private long _lastMessageId;
     private long _lastUsedTicks = createdAt.UtcTicks;
     private bool _deleted;
@@ -26,6 +30,12 @@ internal sealed class Topic(long id, string epoch, DateTimeOffset createdAt, str
     /// <summary>For a companion topic, the topic whose presence it holds.</summary>
     public long? PresenceOf { get; } = presenceOf;
 
+    /// <summary>Whether the topic holds state (a document); fixed at creation.</summary>
+    public bool HoldsState { get; } = state;
+
+    /// <summary>What the document costs against <c>MaxRetainedBytes</c>; 0 on a topic without state.</summary>
+    public long DocumentCost => _document is { } document ? RetainedCost.OfDocument(document.Length) : 0;
+
     /// <summary>Whether the topic holds messages; read without the lock, so only a hint for sweeping.</summary>
     public bool MayHoldMessages => _log.Count > 0;
 
@@ -40,23 +50,52 @@ internal sealed class Topic(long id, string epoch, DateTimeOffset createdAt, str
         lock (_lock)
         {
             ExpireLocked(expiredAtOrBeforeTicks, ref retainedBytes);
-            return new TopicInfo(Id, Epoch, CreatedAt, _lastMessageId, FirstRetainedIdLocked(), _log.Count, _log.Bytes, Label, PresenceTopicId, PresenceOf);
+            return new TopicInfo(Id, Epoch, CreatedAt, _lastMessageId, FirstRetainedIdLocked(), _log.Count, _log.Bytes, Label, PresenceTopicId, PresenceOf,
+                HoldsState);
         }
     }
 
     /// <summary>
-    /// Appends a message (the caller has already reserved its <see cref="RetainedCost"/> in <paramref name="retainedBytes"/>;
-    /// its encodings' further charges go to <paramref name="budget"/>).
-    /// Returns 0 if the topic was deleted meanwhile.
+    /// Under the lock <see cref="Enter"/> took: whether a write may be appended, and on a state topic the document it
+    /// makes (<paramref name="document"/>, for <see cref="AppendLocked"/> to keep): checks what it is against what the
+    /// topic holds, then <paramref name="ifVersion"/>, then applies it. For a replacement, <paramref name="body"/> is the
+    /// compact document already.
     /// </summary>
-    public long Publish(string contentType, byte[] body, ActivityContext traceContext, DateTimeOffset now, long expiredAtOrBeforeTicks, int maxMessages,
-        IRetentionBudget budget, ref long retainedBytes)
+    public PublishResult PrepareLocked(StateWrite write, long? ifVersion, ReadOnlyMemory<byte> body, int maxStateBytes, out ReadOnlyMemory<byte>? document)
     {
-        lock (_lock)
+        document = null;
+        if (_document is null)
         {
-            return _deleted ? 0 : AppendLocked(contentType, body, traceContext, now, expiredAtOrBeforeTicks, maxMessages, budget, ref retainedBytes);
+            if (write == StateWrite.Replace)
+            {
+                return new PublishResult(PublishStatus.NotAStateTopic);
+            }
         }
+        else if (write == StateWrite.Message)
+        {
+            return new PublishResult(PublishStatus.NotAPatch);
+        }
+        if (ifVersion is { } version && version != _lastMessageId)
+        {
+            return new PublishResult(PublishStatus.VersionMismatch, _lastMessageId, Epoch);
+        }
+        if (_document is not { } old)
+        {
+            return new PublishResult(PublishStatus.Published);
+        }
+        if (write == StateWrite.Replace)
+        {
+            document = body;
+            return new PublishResult(PublishStatus.Published);
+        }
+        var status = MergePatch.TryApply(old.Span, body.Span, maxStateBytes, out var patched);
+        document = patched;
+        return new PublishResult(status);
     }
+
+    /// <summary>How much more (or less, when negative) the topic costs once <paramref name="document"/> replaces its document.</summary>
+    public long DocumentCostChange(ReadOnlyMemory<byte>? document) =>
+        document is { } replacement ? RetainedCost.OfDocument(replacement.Length) - DocumentCost : 0;
 
     /// <summary>
     /// Takes the topic's lock for a publish to several topics, which holds the locks of all of them (taken in
@@ -70,10 +109,17 @@ internal sealed class Topic(long id, string epoch, DateTimeOffset createdAt, str
     /// <summary>Whether the topic was deleted; under the lock <see cref="Enter"/> took.</summary>
     public bool IsDeletedLocked => _deleted;
 
-    /// <summary>Appends a message under the lock <see cref="Enter"/> took, to a topic not deleted; returns its id.</summary>
+    /// <summary>
+    /// Appends a message under the lock <see cref="Enter"/> took, to a topic not deleted, and keeps <paramref name="document"/>
+    /// (from <see cref="PrepareLocked"/>, its cost change charged already) as its new version; returns the message's id.
+    /// </summary>
     public long AppendLocked(string contentType, byte[] body, ActivityContext traceContext, DateTimeOffset now, long expiredAtOrBeforeTicks, int maxMessages,
-        IRetentionBudget budget, ref long retainedBytes)
+        IRetentionBudget budget, ref long retainedBytes, ReadOnlyMemory<byte>? document = null)
     {
+        if (document is not null)
+        {
+            _document = document;
+        }
         ExpireLocked(expiredAtOrBeforeTicks, ref retainedBytes);
         _lastUsedTicks = now.UtcTicks;
         if (_log.Count >= maxMessages)
@@ -94,7 +140,7 @@ internal sealed class Topic(long id, string epoch, DateTimeOffset createdAt, str
         lock (_lock)
         {
             _deleted = true;
-            return _log.Clear();
+            return _log.Clear() + DocumentCost;
         }
     }
 
@@ -119,6 +165,10 @@ internal sealed class Topic(long id, string epoch, DateTimeOffset createdAt, str
             _lastUsedTicks = nowTicks;
             ExpireLocked(expiredAtOrBeforeTicks, ref retainedBytes);
             var first = FirstRetainedIdLocked();
+            if (request.WithDocument && _document is { } document)
+            {
+                return new TopicReadResult(true, Epoch, _lastMessageId, first, 0, State: true, Document: document);
+            }
             var count = 0;
             long bytes = 0;
             // Clamped as a long first: a cursor far beyond the log (from=9223372036854775807) would wrap to a negative int.
@@ -131,7 +181,7 @@ internal sealed class Topic(long id, string epoch, DateTimeOffset createdAt, str
                 count++;
                 bytes += message.Body.Length;
             }
-            return new TopicReadResult(true, Epoch, _lastMessageId, first, count);
+            return new TopicReadResult(true, Epoch, _lastMessageId, first, count, HoldsState);
         }
     }
 
@@ -149,4 +199,12 @@ internal sealed class Topic(long id, string epoch, DateTimeOffset createdAt, str
             Interlocked.Add(ref retainedBytes, -released);
         }
     }
+}
+
+/// <summary>What a write to a topic is, for a state topic's rules: an ordinary message, a merge patch, or a whole document.</summary>
+internal enum StateWrite
+{
+    Message,
+    Patch,
+    Replace,
 }
