@@ -61,7 +61,7 @@ public sealed partial class EmbeddingTests(PackedPackages packages) : IDisposabl
     {
         await BuildAsync(demoFiles: true);
 
-        foreach (var file in new[] { "index.html", "chat.js", "jquery.laharsub.js", "vendor/jquery-4.0.0.min.js" })
+        foreach (var file in new[] { "index.html", "chat.js", "laharsub.js", "jquery.laharsub.js", "vendor/jquery-4.0.0.min.js" })
         {
             Assert.True(File.Exists(Path.Combine(Output, "demo", file)), $"{Output}/demo/{file} is missing");
         }

@@ -45,7 +45,8 @@ public sealed class DemoPageTests
     [InlineData("/demo/jquery.laharsub.js", "$.laharsub = function")]
     [InlineData("/demo/vendor/jquery-3.7.1.min.js", "jQuery v3.7.1")]
     [InlineData("/demo/vendor/jquery-4.0.0.min.js", "jQuery v4.0.0")]
-    [InlineData("/demo/chat.js", "$.laharsub(apiBase")]
+    [InlineData("/demo/chat.js", "createClient(apiBase")]
+    [InlineData("/demo/laharsub.js", "export class LaharsubClient")]
     public async Task TheDemoServesTheClientAndBothJQueryVersions(string path, string expectedText)
     {
         await using var server = await LaharsubTestServer.StartAsync().WaitAsync(Timeout);

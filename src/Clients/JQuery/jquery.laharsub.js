@@ -1,7 +1,8 @@
 /*!
- * jquery.laharsub.js — jQuery client for Laharsub, HTTP pub/sub: all of a page's subscriptions share
+ * jquery.laharsub.js: the jQuery client for Laharsub, HTTP pub/sub. All of a page's subscriptions share
  * one connection, a WebSocket, a Server-Sent Events stream or a long poll (tried in that order).
- * Works with jQuery 3.7 and jQuery 4; no other dependency. Wire protocol: docs/protocol.md.
+ * $.laharsub over the laharsub module, bundled: jQuery 3.7 or 4 and nothing else. Wire protocol: docs/protocol.md.
+ * Built by src/Clients/JQuery/build.mjs from src/Clients/JQuery/src and src/Clients/JavaScript: edit those.
  * Copyright (c) 2026 the Laharsub contributors. MIT licence: see LICENSE at the repository root.
  */
 (function (factory) {
@@ -15,2015 +16,2059 @@
     factory(window.jQuery);
   }
 }(function ($) {
-  'use strict';
+var laharsubPlugin = (() => {
+  var __defProp = Object.defineProperty;
+  var __getOwnPropDesc = Object.getOwnPropertyDescriptor;
+  var __getOwnPropNames = Object.getOwnPropertyNames;
+  var __hasOwnProp = Object.prototype.hasOwnProperty;
+  var __export = (target, all) => {
+    for (var name in all)
+      __defProp(target, name, { get: all[name], enumerable: true });
+  };
+  var __copyProps = (to, from, except, desc) => {
+    if (from && typeof from === "object" || typeof from === "function") {
+      for (let key of __getOwnPropNames(from))
+        if (!__hasOwnProp.call(to, key) && key !== except)
+          __defProp(to, key, { get: () => from[key], enumerable: !(desc = __getOwnPropDesc(from, key)) || desc.enumerable });
+    }
+    return to;
+  };
+  var __toCommonJS = (mod) => __copyProps(__defProp({}, "__esModule", { value: true }), mod);
 
-  if (!$ || typeof $.ajax !== 'function' || typeof $.Deferred !== 'function') {
-    throw new Error('jquery.laharsub.js needs jQuery (3.7 or 4): load jquery.js before it.');
-  }
+  // ../../src/Clients/JQuery/src/jquery.laharsub.mjs
+  var jquery_laharsub_exports = {};
+  __export(jquery_laharsub_exports, {
+    install: () => install
+  });
 
-  var defaults = {
-    // Seconds the server may hold a poll (sent as `timeout`; the server caps it at MaxPollTimeout).
+  // ../../src/Clients/JavaScript/laharsub.js
+  var TRANSPORTS = ["websocket", "sse", "longpoll"];
+  var SUBPROTOCOL = "laharsub.v1";
+  var JSON_TYPE = /^application\/(?:[\w.+-]*\+)?json\b/i;
+  var PATCH_TYPE = "application/merge-patch+json";
+  var EPOCH = /^[0-9A-Za-z_-]{1,32}$/;
+  var CLIENT_ID = /^[A-Za-z0-9_.:@-]{1,64}$/;
+  var KEY = /^[\x20\x21\x23-\x5b\x5d-\x7e]{1,255}$/;
+  var MAX_FRAME = 320 * 1024;
+  var DEFAULTS = {
     pollTimeout: 30,
-    // Seconds added to pollTimeout for the browser-side ajax timeout, so the server answers first.
     pollTimeoutMargin: 10,
-    // Milliseconds before a topic request or a publish is abandoned.
-    requestTimeout: 30000,
-    // Backoff after network errors and 5xx: first delay, cap, and the random share taken off each delay.
+    requestTimeout: 3e4,
     retryDelay: 500,
-    maxRetryDelay: 30000,
+    maxRetryDelay: 3e4,
     retryJitter: 0.5,
-    // Every publish (REST, or a WebSocket frame) carries a new random idempotency key, and one whose outcome
-    // is unknown (no answer, a socket closed before answering, 502, 503, 504, or 409: the same key still
-    // being stored) is sent again over REST with the same key, up to publishAttempts times in all: the
-    // server stores it once. Without keys a publish is never retried.
     idempotentPublishes: true,
     publishAttempts: 4,
-    // Extra $.ajax settings for every request (e.g. headers); never used for url, type, data or callbacks.
-    ajax: null,
-    // Bearer token for a server in Jwt mode: a string, or a function returning a string or a promise of
-    // one. A function is called before every request, and once more after a 401 (an expired token).
+    headers: null,
     accessToken: null,
-    // The transports to try, in this order: 'websocket' (subprotocol laharsub.v1), 'sse' (the browser's
-    // EventSource) and 'longpoll'. One that cannot be opened although the server answers a plain request
-    // (a proxy that refuses the upgrade or buffers the stream) is passed over for the next.
-    transports: ['websocket', 'sse', 'longpoll'],
-    // Milliseconds an SSE stream may take to deliver the server's `subscribed` event before it is taken to be
-    // held back by a buffering proxy (the next transport is then tried).
-    sseOpenTimeout: 5000,
-    // Conflation (docs/protocol.md, "Conflation"), for every subscription of the client, since they share
-    // one connection: `conflate` asks for at most one delivery per that many milliseconds (0 to 60000; 0
-    // is off), each with only the latest message of each topic; `latest: true` asks the client's first
-    // delivery to start each topic that is behind at its latest retained message. Whatever is skipped
-    // comes to the subscription's onConflated as a `conflated` notice, and the cursor moves past it.
+    transports: TRANSPORTS,
+    sseOpenTimeout: 5e3,
+    heartbeatTimeout: 45e3,
     conflate: 0,
     latest: false,
-    // Presence (docs/protocol.md, "Presence"), for every subscription of the client, since they share one
-    // connection: `clientId` (1 to 64 characters of A-Z a-z 0-9 _ . : @ -; Open mode only, where it is
-    // unauthenticated; in Jwt mode the token's subject is the identity) makes the client a member of the
-    // topics with presence it subscribes to; `member` is a plain object shown with it (e.g. { name: 'Alice' },
-    // at most the server's Presence:MaxMemberDataBytes, 256 bytes of JSON by default). Without either the
-    // client is an anonymous observer.
     clientId: null,
     member: null,
-    // Client-wide callbacks: onError(error) for failures no subscription owns; onStatus(status, info)
-    // with status 'connecting' | 'connected' | 'retrying' | 'idle' | 'closed'; onTransport(transport,
-    // info) when the connection in use starts on another transport than before.
-    onError: null,
+    signal: null,
+    WebSocket: null,
     onStatus: null,
-    onTransport: null
-  };
-
-  var subscriptionDefaults = {
-    from: null,
-    // The topic's epoch that `from` belongs to (from getTopic, createTopic, or handle.epoch() saved
-    // with the cursor), so that a topic re-created meanwhile is reported instead of read as the old one.
-    epoch: null,
-    onMessage: null,
-    onGap: null,
-    // conflated notices: messages fromMessageId..toMessageId skipped because the client asked for conflation.
-    onConflated: null,
-    // Resets go to onReset when it is given, otherwise to onGap as before (notice.type === 'reset').
-    onReset: null,
-    onTopicDeleted: null,
+    onTransport: null,
     onError: null
   };
-
-  var jsonType = /^application\/(?:[\w.+-]*\+)?json\b/i;
-  var transportNames = ['websocket', 'sse', 'longpoll'];
-  var subprotocol = 'laharsub.v1';
-  // A publish whose WebSocket frame is longer than this many UTF-16 units (up to 3 bytes each) goes over
-  // REST instead: the server closes a socket that sends a frame above Laharsub:Streams:MaxReceiveFrameBytes
-  // (1 MiB by default), and a closed socket would take the subscriptions' connection with it.
-  var maxPublishFrameLength = 320 * 1024;
-  // The protocol's epochs: opaque tokens of 1 to 32 characters from [0-9A-Za-z_-].
-  var epochPattern = /^[0-9A-Za-z_-]{1,32}$/;
-  // The protocol's client ids (presence in Open mode).
-  var clientIdPattern = /^[A-Za-z0-9_.:@-]{1,64}$/;
-
+  var LaharsubError = class extends Error {
+    constructor(message, { status = 0, problem = null, retryAfter = null, cause } = {}) {
+      super(message, cause === void 0 ? void 0 : { cause });
+      this.name = "LaharsubError";
+      this.status = status;
+      this.problem = problem;
+      this.topicId = problem && isId(problem.topicId) ? problem.topicId : null;
+      this.retryAfter = retryAfter;
+    }
+  };
   function fail(message) {
-    throw new Error('$.laharsub: ' + message);
+    throw new TypeError("laharsub: " + message);
   }
-
   function isId(value) {
-    return typeof value === 'number' && value > 0 && value % 1 === 0 && value <= Number.MAX_SAFE_INTEGER;
+    return Number.isSafeInteger(value) && value > 0;
   }
-
   function toId(value, what) {
-    var id = typeof value === 'string' && /^[0-9]+$/.test(value) ? Number(value) : value;
+    const id = typeof value === "string" && /^[0-9]+$/.test(value) ? Number(value) : value;
     if (!isId(id)) {
-      fail(what + ' must be a positive integer (got ' + String(value) + ').');
+      fail(`${what} must be a positive integer (got ${String(value)}).`);
     }
     return id;
   }
-
-  function checkNumber(options, name, min) {
-    var value = options[name];
-    if (typeof value !== 'number' || !isFinite(value) || value < min) {
-      fail('option ' + name + ' must be a number >= ' + min + ' (got ' + String(value) + ').');
+  function isPlain(value) {
+    const proto = value !== null && typeof value === "object" ? Object.getPrototypeOf(value) : void 0;
+    return proto === null || proto !== void 0 && Object.getPrototypeOf(proto) === null && !Array.isArray(value);
+  }
+  function checkEpoch(epoch, what) {
+    if (typeof epoch !== "string" || !EPOCH.test(epoch)) {
+      fail(`${what} must be an epoch as the server gives it: 1 to 32 characters of 0-9, A-Z, a-z, _ and - (got ${String(epoch)}).`);
     }
+    return epoch;
   }
-
-  function checkCallback(options, name) {
-    if (options[name] != null && typeof options[name] !== 'function') {
-      fail('option ' + name + ' must be a function.');
-    }
+  function epochOf(item) {
+    return typeof item.epoch === "string" && EPOCH.test(item.epoch) ? item.epoch : null;
   }
-
-  function checkKnown(options, known, what) {
-    $.each(options, function (name) {
-      if (!Object.prototype.hasOwnProperty.call(known, name)) {
-        fail('unknown ' + what + ' option "' + name + '" (known: ' + Object.keys(known).join(', ') + ').');
-      }
-    });
-  }
-
   function validateOptions(options) {
-    checkKnown(options, defaults, 'client');
-    var settings = $.extend({}, defaults, options);
-    // At least 1: a poll that may not wait is answered 204 at once, and polling again at once would spin.
-    checkNumber(settings, 'pollTimeout', 1);
-    checkNumber(settings, 'pollTimeoutMargin', 1);
-    checkNumber(settings, 'requestTimeout', 1);
-    checkNumber(settings, 'retryDelay', 1);
-    checkNumber(settings, 'maxRetryDelay', settings.retryDelay);
-    checkNumber(settings, 'retryJitter', 0);
-    if (settings.pollTimeout % 1 !== 0) {
-      fail('option pollTimeout is whole seconds (got ' + settings.pollTimeout + ').');
+    if (options != null && typeof options !== "object") {
+      fail("options must be an object.");
     }
-    if (settings.retryJitter > 1) {
-      fail('option retryJitter is a share between 0 and 1 (got ' + settings.retryJitter + ').');
-    }
-    checkNumber(settings, 'publishAttempts', 1);
-    if (settings.publishAttempts % 1 !== 0) {
-      fail('option publishAttempts is a whole number of attempts (got ' + settings.publishAttempts + ').');
-    }
-    if (typeof settings.idempotentPublishes !== 'boolean') {
-      fail('option idempotentPublishes is true or false.');
-    }
-    if (settings.ajax != null && !$.isPlainObject(settings.ajax)) {
-      fail('option ajax must be a plain object of $.ajax settings.');
-    }
-    checkNumber(settings, 'sseOpenTimeout', 1);
-    checkNumber(settings, 'conflate', 0);
-    if (settings.conflate % 1 !== 0 || settings.conflate > 60000) {
-      fail('option conflate is whole milliseconds from 0 (off) to 60000 (got ' + settings.conflate + ').');
-    }
-    if (typeof settings.latest !== 'boolean') {
-      fail('option latest must be true or false (got ' + String(settings.latest) + ').');
-    }
-    if (settings.clientId != null && (typeof settings.clientId !== 'string' || !clientIdPattern.test(settings.clientId))) {
-      fail('option clientId is 1 to 64 characters of A-Z a-z 0-9 _ . : @ - (got ' + String(settings.clientId) + ').');
-    }
-    if (settings.member != null && !$.isPlainObject(settings.member)) {
-      fail('option member must be a plain object such as { name: \'Alice\' } (got ' + String(settings.member) + ').');
-    }
-    checkCallback(settings, 'onError');
-    checkCallback(settings, 'onStatus');
-    checkCallback(settings, 'onTransport');
-    settings.transports = validateTransports(settings.transports);
-    if (settings.accessToken != null && typeof settings.accessToken !== 'string' && typeof settings.accessToken !== 'function') {
-      fail('option accessToken must be a token string or a function returning one (or a promise of one).');
-    }
-    return settings;
-  }
-
-  function validateTransports(list) {
-    if (!Array.isArray(list) || !list.length) {
-      fail('option transports must be a non-empty array of "websocket", "sse" and "longpoll", in the order to try them (got ' + String(list) + ').');
-    }
-    $.each(list, function (i, name) {
-      if ($.inArray(name, transportNames) < 0) {
-        fail('option transports names "' + String(name) + '": the transports are "websocket", "sse" and "longpoll".');
+    for (const name of Object.keys(options || {})) {
+      if (!(name in DEFAULTS)) {
+        fail(`unknown option "${name}" (known: ${Object.keys(DEFAULTS).join(", ")}).`);
       }
-      if ($.inArray(name, list) !== i) {
-        fail('option transports lists "' + name + '" twice: list each transport once.');
+    }
+    const o = { ...DEFAULTS, ...options };
+    const number = (name, min, max = Infinity, whole = false) => {
+      const v = o[name];
+      if (typeof v !== "number" || !(v >= min && v <= max) || whole && v % 1 !== 0) {
+        fail(`option ${name} must be a ${whole ? "whole " : ""}number from ${min}${max < Infinity ? " to " + max : ""} (got ${String(v)}).`);
+      }
+    };
+    number("pollTimeout", 1, Infinity, true);
+    number("pollTimeoutMargin", 1);
+    number("requestTimeout", 1);
+    number("retryDelay", 1);
+    number("maxRetryDelay", o.retryDelay);
+    number("retryJitter", 0, 1);
+    number("publishAttempts", 1, Infinity, true);
+    number("sseOpenTimeout", 1);
+    number("heartbeatTimeout", 1);
+    number("conflate", 0, 6e4, true);
+    for (const name of ["idempotentPublishes", "latest"]) {
+      if (typeof o[name] !== "boolean") {
+        fail(`option ${name} must be true or false (got ${String(o[name])}).`);
+      }
+    }
+    for (const name of ["onStatus", "onTransport", "onError", "WebSocket"]) {
+      if (o[name] != null && typeof o[name] !== "function") {
+        fail(`option ${name} must be a function.`);
+      }
+    }
+    if (o.headers != null && !isPlain(o.headers)) {
+      fail("option headers must be a plain object of header names and values.");
+    }
+    if (o.accessToken != null && typeof o.accessToken !== "string" && typeof o.accessToken !== "function") {
+      fail("option accessToken must be a token string or a function returning one (or a promise of one).");
+    }
+    if (o.clientId != null && (typeof o.clientId !== "string" || !CLIENT_ID.test(o.clientId))) {
+      fail(`option clientId is 1 to 64 characters of A-Z a-z 0-9 _ . : @ - (got ${String(o.clientId)}).`);
+    }
+    if (o.member != null && !isPlain(o.member)) {
+      fail(`option member must be a plain object such as { name: 'Alice' } (got ${String(o.member)}).`);
+    }
+    if (o.signal != null && typeof o.signal.addEventListener !== "function") {
+      fail("option signal must be an AbortSignal.");
+    }
+    if (!Array.isArray(o.transports) || !o.transports.length) {
+      fail('option transports must be a non-empty array of "websocket", "sse" and "longpoll", in the order to try them.');
+    }
+    o.transports.forEach((name, i) => {
+      if (!TRANSPORTS.includes(name)) {
+        fail(`option transports names "${String(name)}": the transports are "websocket", "sse" and "longpoll".`);
+      }
+      if (o.transports.indexOf(name) !== i) {
+        fail(`option transports lists "${name}" twice: list each transport once.`);
       }
     });
-    return list.slice();
+    o.transports = o.transports.slice();
+    return o;
   }
-
-  /** Whether this browser has what the transport needs (jsdom, old browsers and some webviews lack EventSource). */
-  function transportSupported(name) {
-    if (name === 'websocket') {
-      return typeof WebSocket === 'function';
-    }
-    if (name === 'sse') {
-      return typeof EventSource === 'function';
-    }
-    return true;
-  }
-
-  function validateSubscription(options) {
-    if (options != null && !$.isPlainObject(options)) {
-      fail('subscribe options must be an object like { from: 1, onMessage: function (message) {} }.');
-    }
-    checkKnown(options || {}, subscriptionDefaults, 'subscribe');
-    var settings = $.extend({}, subscriptionDefaults, options);
-    if (settings.from != null) {
-      settings.from = toId(settings.from, 'subscribe option from');
-    }
-    if (settings.epoch != null) {
-      if (typeof settings.epoch !== 'string' || !epochPattern.test(settings.epoch)) {
-        fail('subscribe option epoch must be the topic\'s epoch as the server reported it (1 to 32 characters of 0-9, A-Z, a-z, _ and -; got ' +
-          String(settings.epoch) + '), or null when it is not known.');
-      }
-      if (settings.from == null) {
-        fail('subscribe option epoch needs from: an epoch says which incarnation of the topic the cursor belongs to.');
-      }
-    }
-    checkCallback(settings, 'onMessage');
-    checkCallback(settings, 'onGap');
-    checkCallback(settings, 'onConflated');
-    checkCallback(settings, 'onReset');
-    checkCallback(settings, 'onTopicDeleted');
-    checkCallback(settings, 'onError');
-    return settings;
-  }
-
-  function normalizeBaseUrl(baseUrl) {
-    if (typeof baseUrl !== 'string' || !baseUrl) {
-      fail('baseUrl must be the Laharsub API root, e.g. "/ps" or "https://example.com/ps", or an array of the roots of several instances.');
-    }
-    return baseUrl.replace(/\/+$/, '');
-  }
-
-  /** One API root, or several instances' roots in the order they are tried. */
   function normalizeBaseUrls(baseUrl) {
-    if (!Array.isArray(baseUrl)) {
-      return [normalizeBaseUrl(baseUrl)];
+    const list = Array.isArray(baseUrl) ? baseUrl : [baseUrl];
+    if (!list.length) {
+      fail("baseUrl is an empty array: list at least one API root.");
     }
-    if (!baseUrl.length) {
-      fail('baseUrl is an empty array: list at least one API root, e.g. ["https://a.example.com/ps", "https://b.example.com/ps"].');
-    }
-    var urls = $.map(baseUrl, function (url) { return [normalizeBaseUrl(url)]; });
-    $.each(urls, function (i, url) {
-      if ($.inArray(url, urls) !== i) {
-        fail('baseUrl lists "' + url + '" twice: list each instance once.');
+    const urls = list.map((url) => {
+      if (typeof url !== "string" || !url) {
+        fail(`baseUrl must be the Laharsub API root, e.g. "/ps" or "https://example.com/ps", or an array of several instances' roots.`);
+      }
+      return url.replace(/\/+$/, "");
+    });
+    urls.forEach((url, i) => {
+      if (urls.indexOf(url) !== i) {
+        fail(`baseUrl lists "${url}" twice: list each instance once.`);
       }
     });
     return urls;
   }
-
-  /**
-   * Statuses that mean the instance cannot be reached or cannot serve now while another may: no
-   * answer (connection refused or reset, timeout; browsers do not tell them apart) and 502/503/504.
-   */
   function isUnavailable(status) {
     return status === 0 || status === 502 || status === 503 || status === 504;
   }
-
-  /** A new random idempotency key: a UUID where the browser makes them, else 128 random bits in hex. */
-  function newIdempotencyKey() {
-    var crypto = typeof globalThis !== 'undefined' ? globalThis.crypto : null;
-    if (crypto && typeof crypto.randomUUID === 'function') {
-      return crypto.randomUUID();
-    }
-    var hex = '';
-    for (var i = 0; i < 32; i++) {
-      hex += Math.floor(Math.random() * 16).toString(16);
-    }
-    return hex;
+  function isRetryable(status) {
+    return status === 0 || status === 408 || status === 429 || status >= 500;
   }
-
-  /** Checks an epoch a caller gives: 1 to 32 characters of [0-9A-Za-z_-]. */
-  function checkEpoch(epoch, what) {
-    if (typeof epoch !== 'string' || !epochPattern.test(epoch)) {
-      fail(what + ' must be an epoch as the server gives it: 1 to 32 characters of 0-9, A-Z, a-z, _ and -.');
-    }
-    return epoch;
+  function backoffDelay(attempt, options, random = Math.random()) {
+    const base = Math.min(options.maxRetryDelay, options.retryDelay * 2 ** Math.min(attempt, 30));
+    return Math.round(base * (1 - options.retryJitter * random));
   }
-
-  /** Checks a caller's idempotency key: 1 to 255 printable ASCII characters without quotes or backslashes. */
-  function checkIdempotencyKey(key) {
-    if (key != null && (typeof key !== 'string' || !/^[\x20-\x21\x23-\x5b\x5d-\x7e]{1,255}$/.test(key))) {
-      fail('idempotencyKey must be 1 to 255 printable ASCII characters without quotes or backslashes, such as a UUID.');
-    }
-    return key;
-  }
-
-  /** The `retry` delay in ms for the given attempt (0-based): exponential, capped, jittered downwards. */
-  function backoffDelay(attempt, settings, random) {
-    var base = Math.min(settings.maxRetryDelay, settings.retryDelay * Math.pow(2, Math.min(attempt, 30)));
-    return Math.round(base * (1 - settings.retryJitter * random));
-  }
-
-  /** Retry-After (delta seconds or HTTP date) in ms, or null when absent or unreadable. */
-  function parseRetryAfter(value, now) {
-    if (value == null || value === '') {
+  function parseRetryAfter(value, now = Date.now()) {
+    if (value == null || value === "") {
       return null;
     }
-    var text = String(value).trim();
+    const text = String(value).trim();
     if (/^[0-9]+$/.test(text)) {
-      return Number(text) * 1000;
+      return Number(text) * 1e3;
     }
-    var date = Date.parse(text);
-    return isNaN(date) ? null : Math.max(0, date - now);
+    const date = Date.parse(text);
+    return Number.isNaN(date) ? null : Math.max(0, date - now);
   }
-
-  /** The poll's query string, in the indexed form that $.param produces: subs[i][topicid], [from], [epoch]. */
-  function pollQuery(subscriptions, timeout, extra) {
-    return $.param($.extend({
-      subs: $.map(subscriptions, function (sub) {
-        var entry = { topicid: sub.topicId };
-        if (sub.cursor != null) {
-          entry.from = sub.cursor;
-          if (sub.epoch != null) {
-            entry.epoch = sub.epoch;
-          }
-        }
-        return entry;
-      }),
-      timeout: timeout
-    }, extra));
+  function compactTopics(entries) {
+    return entries.map((e) => e.topicId + (e.cursor == null ? e.snapshot ? ":state" : "" : ":" + e.cursor + (e.epoch == null ? "" : "~" + e.epoch))).join(",");
   }
-
-  /**
-   * The compact form of a subscription set, `14:43~9f3c0a1b2c3d4e5f,15:8`: a stream's `topics` query
-   * parameter, and the topics of a WebSocket's subscribe frame.
-   */
-  function compactTopics(subscriptions) {
-    return $.map(subscriptions, function (sub) {
-      var text = String(sub.topicId);
-      if (sub.cursor != null) {
-        text += ':' + sub.cursor;
-        if (sub.epoch != null) {
-          text += '~' + sub.epoch;
-        }
+  var isObject = (value) => value !== null && typeof value === "object" && !Array.isArray(value);
+  function mergePatch(target, patch) {
+    if (!isObject(patch)) {
+      return patch;
+    }
+    const result = isObject(target) ? { ...target } : {};
+    for (const [key, value] of Object.entries(patch)) {
+      if (value === null) {
+        delete result[key];
+      } else {
+        result[key] = mergePatch(result[key], value);
       }
-      return text;
-    }).join(',');
-  }
-
-  /**
-   * A stream's URL: the subscription URL with the topics in the compact form, and the token as
-   * `access_token` (an EventSource or a WebSocket cannot send Authorization).
-   */
-  function streamUrl(baseUrl, subscriptions, token, extra) {
-    var query = subscriptions.length ? 'topics=' + compactTopics(subscriptions) : '';
-    query += extraQuerySuffix(extra || {});
-    if (token) {
-      query += '&access_token=' + encodeURIComponent(token);
     }
-    return baseUrl + '/subscriptions' + (query ? '?' + query.replace(/^&/, '') : '');
+    return result;
   }
-
-  /** `&name=value...` for extra query parameters, or nothing. */
-  function extraQuerySuffix(query) {
-    var text = $.param(query);
-    return text ? '&' + text : '';
+  function parseStateTag(tag) {
+    const match = /^(?:W\/)?"([0-9A-Za-z_-]{1,32}):([0-9]+)"$/.exec(tag || "");
+    return match ? { epoch: match[1], version: Number(match[2]) } : null;
   }
-
-  /** The ws: or wss: URL of a stream URL that may be relative to the page (as baseUrl may be). */
-  function socketUrl(url) {
-    var base = typeof document !== 'undefined' && document.baseURI ? document.baseURI : undefined;
-    var absolute = new URL(url, base);
-    absolute.protocol = absolute.protocol === 'https:' ? 'wss:' : 'ws:';
-    return absolute.href;
-  }
-
-  /** The epoch a message or notice names, if it is one (anything else is ignored, not sent back). */
-  function epochOf(item) {
-    return typeof item.epoch === 'string' && epochPattern.test(item.epoch) ? item.epoch : null;
-  }
-
   function decodeBase64(text) {
-    var binary = atob(text);
-    var bytes = new Uint8Array(binary.length);
-    for (var i = 0; i < binary.length; i++) {
+    const binary = atob(text);
+    const bytes = new Uint8Array(binary.length);
+    for (let i = 0; i < binary.length; i++) {
       bytes[i] = binary.charCodeAt(i);
     }
     return bytes;
   }
-
   function encodeBase64(bytes) {
-    var chunks = [];
-    for (var i = 0; i < bytes.length; i += 8192) {
-      chunks.push(String.fromCharCode.apply(null, bytes.subarray(i, i + 8192)));
+    let binary = "";
+    for (let i = 0; i < bytes.length; i += 8192) {
+      binary += String.fromCharCode.apply(null, bytes.subarray(i, i + 8192));
     }
-    return btoa(chunks.join(''));
+    return btoa(binary);
   }
-
-  /** Adds `data` to a wire message: parsed JSON, the text, or the bytes of a base64 body. */
   function decodeMessage(message) {
-    var decoded = $.extend({}, message);
-    if (message.encoding === 'base64') {
-      decoded.data = decodeBase64(message.body);
-    } else if (jsonType.test(message.contentType || '')) {
+    let data = message.body;
+    if (message.encoding === "base64") {
+      data = decodeBase64(message.body);
+    } else if (JSON_TYPE.test(message.contentType || "")) {
       try {
-        decoded.data = JSON.parse(message.body);
-      } catch (e) {
-        decoded.data = message.body;
+        data = JSON.parse(message.body);
+      } catch {
       }
-    } else {
-      decoded.data = message.body;
     }
-    return decoded;
+    return { type: "message", ...message, data };
   }
-
-  /** What to send for a publish: objects as JSON by default, strings as UTF-8 text, binary as is. */
   function publishBody(data, contentType) {
-    var binary = (typeof ArrayBuffer !== 'undefined' && (data instanceof ArrayBuffer || ArrayBuffer.isView(data))) ||
-      (typeof Blob !== 'undefined' && data instanceof Blob);
-    if (contentType != null && (typeof contentType !== 'string' || !contentType)) {
-      fail('publish contentType must be a media type string such as "text/plain; charset=utf-8".');
+    if (contentType != null && (typeof contentType !== "string" || !contentType)) {
+      fail('publish contentType must be a media type such as "text/plain; charset=utf-8".');
     }
-    if (data == null || data === '') {
-      fail('publish needs a non-empty message: Laharsub refuses empty bodies.');
+    if (data == null || data === "") {
+      fail("publish needs a non-empty message: Laharsub refuses empty bodies.");
     }
-    if (binary) {
-      return { body: data, contentType: contentType || 'application/octet-stream' };
+    if (data instanceof ArrayBuffer || ArrayBuffer.isView(data) || typeof Blob !== "undefined" && data instanceof Blob) {
+      return { body: data, contentType: contentType || "application/octet-stream" };
     }
-    // A string is sent as it is, even with a JSON type (it is then taken to be JSON text already).
-    if (typeof data === 'string') {
-      return { body: data, contentType: contentType || 'text/plain; charset=utf-8' };
+    if (typeof data === "string") {
+      return { body: data, contentType: contentType || "text/plain; charset=utf-8" };
     }
-    if (contentType && !jsonType.test(contentType)) {
-      fail('publish got ' + (Array.isArray(data) ? 'an array' : typeof data) + ' with content type "' + contentType +
-        '": pass a string or binary data for non-JSON types, or omit the type to send JSON.');
+    if (contentType && !JSON_TYPE.test(contentType)) {
+      fail(`publish got ${Array.isArray(data) ? "an array" : typeof data} with content type "${contentType}": pass a string or bytes for other types, or omit the type to send JSON.`);
     }
-    return { body: JSON.stringify(data), contentType: contentType || 'application/json' };
+    return { body: JSON.stringify(data), contentType: contentType || "application/json" };
   }
-
-  /**
-   * A WebSocket publish frame (without its id) for what publishBody made, to `target` ({ topicId } or
-   * { topics: '14,15~epoch' }) with the idempotency key if any, or null when it should go over REST: a
-   * Blob cannot be read without waiting, and a large body might exceed the server's frame limit.
-   */
   function publishFrame(target, body, key) {
-    var frame = $.extend({ type: 'publish' }, target, { contentType: body.contentType });
+    const frame = { type: "publish", ...target, contentType: body.contentType };
     if (key != null) {
       frame.idempotencyKey = key;
     }
-    var data = body.body;
-    if (typeof data === 'string') {
-      frame.encoding = 'text';
+    const data = body.body;
+    if (typeof data === "string") {
+      frame.encoding = "text";
       frame.body = data;
-    } else if (typeof ArrayBuffer !== 'undefined' && data instanceof ArrayBuffer) {
-      frame.encoding = 'base64';
-      frame.body = encodeBase64(new Uint8Array(data));
-    } else if (typeof ArrayBuffer !== 'undefined' && ArrayBuffer.isView(data)) {
-      frame.encoding = 'base64';
-      frame.body = encodeBase64(new Uint8Array(data.buffer, data.byteOffset, data.byteLength));
+    } else if (data instanceof ArrayBuffer || ArrayBuffer.isView(data)) {
+      frame.encoding = "base64";
+      frame.body = encodeBase64(data instanceof ArrayBuffer ? new Uint8Array(data) : new Uint8Array(data.buffer, data.byteOffset, data.byteLength));
     } else {
       return null;
     }
-    return frame.body.length > maxPublishFrameLength ? null : frame;
+    return frame.body.length > MAX_FRAME ? null : frame;
   }
-
-  /** An Error carrying the HTTP status and the server's problem detail (RFC 9457) when there is one. */
-  function LaharsubError(message, status, problem, jqXHR) {
-    var error = new Error(message);
-    error.name = 'LaharsubError';
-    error.status = status;
-    error.problem = problem || null;
-    error.topicId = problem && isId(problem.topicId) ? problem.topicId : null;
-    error.retryAfter = jqXHR ? parseRetryAfter(jqXHR.getResponseHeader('Retry-After'), Date.now()) : null;
-    error.jqXHR = jqXHR || null;
-    return error;
-  }
-
-  /** What a problem detail says: its detail (or title), then each invalid parameter's messages; null when it says nothing. */
   function describeProblem(problem) {
     if (!problem || !(problem.detail || problem.title)) {
       return null;
     }
-    var reason = problem.detail || problem.title;
-    if (problem.errors) {
-      // Each error the detail does not already say (a validation problem's detail names the parameter and its error).
-      var errors = $.map(problem.errors, function (messages, key) {
-        var entry = key + ': ' + [].concat(messages).join(' ');
-        return reason.indexOf(entry) < 0 ? entry : null;
-      });
-      if (errors.length) {
-        reason += ' ' + errors.join('; ');
-      }
+    let text = problem.detail || problem.title;
+    if (problem.errors && typeof problem.errors === "object") {
+      text += " " + Object.entries(problem.errors).map(([key, messages]) => key + ": " + [].concat(messages).join(" ")).join("; ");
     }
-    return reason;
+    return text;
   }
-
-  /** The error for a problem the server sent on a WebSocket (a refused frame): as errorFrom's, without a jqXHR. */
   function problemError(what, problem) {
-    problem = problem && typeof problem === 'object' ? problem : {};
-    var status = isId(problem.status) ? problem.status : 0;
-    return LaharsubError(what + ' failed: ' + (describeProblem(problem) || 'status ' + status), status, problem, null);
+    problem = problem && typeof problem === "object" ? problem : {};
+    const status = isId(problem.status) ? problem.status : 0;
+    const retryAfter = typeof problem.retryAfter === "number" ? problem.retryAfter * 1e3 : null;
+    return new LaharsubError(`${what} failed: ${describeProblem(problem) || "status " + status}`, { status, problem, retryAfter });
   }
-
-  function errorFrom(jqXHR, textStatus, what) {
-    var problem = null;
-    var contentType = jqXHR.getResponseHeader('Content-Type') || '';
-    if (/json/i.test(contentType) && jqXHR.responseText) {
+  async function errorFromResponse(response, what) {
+    let problem = null;
+    if (/json/i.test(response.headers.get("Content-Type") || "")) {
       try {
-        problem = JSON.parse(jqXHR.responseText);
-      } catch (e) {
+        problem = await response.json();
+      } catch {
         problem = null;
       }
     }
-    var reason = describeProblem(problem);
-    if (reason) {
-      // The problem detail says it.
-    } else if (jqXHR.status === 414) {
-      // Kestrel refuses an over-long request line before Laharsub sees it, so there is no problem detail.
-      reason = 'HTTP 414: the poll names more topics than fit in the server\'s request line. ' +
-        'Split the topics over several clients, or ask the operator to raise Kestrel:Limits:MaxRequestLineSize.';
-    } else if (jqXHR.status) {
-      reason = 'HTTP ' + jqXHR.status + (jqXHR.statusText ? ' ' + jqXHR.statusText : '');
-    } else if (textStatus === 'token') {
-      reason = 'the accessToken function failed, so nothing was sent';
-    } else {
-      reason = textStatus === 'timeout' ? 'no answer in time' : 'the server could not be reached (' + (textStatus || 'network error') + ')';
+    let reason = describeProblem(problem);
+    if (!reason && response.status === 414) {
+      reason = "HTTP 414: the subscription names more topics than fit in the server's request line. Split the topics over several clients, or raise Kestrel:Limits:MaxRequestLineSize.";
     }
-    return LaharsubError(what + ' failed: ' + reason, jqXHR.status || 0, problem, jqXHR);
+    return new LaharsubError(`${what} failed: ${reason || "HTTP " + response.status + (response.statusText ? " " + response.statusText : "")}`, {
+      status: response.status,
+      problem,
+      retryAfter: parseRetryAfter(response.headers.get("Retry-After"))
+    });
   }
-
-  // What $.ajax's failure callbacks get when no request was sent: the accessToken function failed, or
-  // the request was aborted while the token was awaited.
-  function unsentXhr() {
-    return { status: 0, statusText: '', responseText: '', getResponseHeader: function () { return null; } };
+  function newKey() {
+    return Array.from(globalThis.crypto.getRandomValues(new Uint8Array(16)), (b) => b.toString(16).padStart(2, "0")).join("");
   }
-
-  function tokenFrom(accessToken) {
-    var token = $.Deferred();
-    try {
-      var value = typeof accessToken === 'function' ? accessToken() : accessToken;
-      if (value && typeof value.then === 'function') {
-        value.then(token.resolve, token.reject);
-      } else {
-        token.resolve(value);
+  function report(callback, ...args) {
+    if (callback) {
+      try {
+        callback(...args);
+      } catch (error) {
+        setTimeout(() => {
+          throw error;
+        }, 0);
       }
-    } catch (e) {
-      token.reject(e);
     }
-    return token.promise();
   }
-
-  // $.ajax(settings) carrying the access token. After a 401 a token function is asked once more and
-  // the request sent again (a token string would only be refused again). Callbacks get $.ajax's
-  // arguments; abort() ends the request whether or not it was sent yet.
-  function authorizedAjax(accessToken, settings) {
-    if (accessToken == null) {
-      return $.ajax(settings);
-    }
-    var result = $.Deferred();
-    var current = null;
-    var aborted = false;
-    function attempt(isRefresh) {
-      tokenFrom(accessToken).then(function (token) {
-        if (aborted) {
-          return;
-        }
-        var headers = $.extend({}, settings.headers);
-        if (token) {
-          headers.Authorization = 'Bearer ' + token;
-        }
-        current = $.ajax($.extend({}, settings, { headers: headers }));
-        current.then(result.resolve, function (jqXHR, textStatus, errorThrown) {
-          if (jqXHR.status === 401 && !isRefresh && !aborted && typeof accessToken === 'function') {
-            attempt(true);
-            return;
-          }
-          result.reject(jqXHR, textStatus, errorThrown);
-        });
-      }, function (reason) {
-        if (!aborted) {
-          result.reject(unsentXhr(), 'token', reason);
-        }
+  function abortError(signal) {
+    return signal.reason instanceof Error ? signal.reason : new DOMException("The operation was aborted.", "AbortError");
+  }
+  var Subscription = class {
+    constructor(client, entries, options) {
+      this._client = client;
+      this._entries = entries;
+      this._onItem = options.onItem || null;
+      this._queue = [];
+      this._waiter = null;
+      this._ended = false;
+      this._error = null;
+      let settle;
+      this.ready = new Promise((resolve, reject) => {
+        settle = { resolve, reject };
       });
-    }
-    attempt(false);
-    var promise = result.promise();
-    promise.abort = function () {
-      aborted = true;
-      if (current) {
-        current.abort();
+      this.ready.catch(() => {
+      });
+      this._settle = settle;
+      this._unjoined = entries.length;
+      if (options.signal) {
+        if (options.signal.aborted) {
+          queueMicrotask(() => this.unsubscribe());
+        } else {
+          options.signal.addEventListener("abort", () => this.unsubscribe(), { once: true });
+        }
       }
-      if (result.state() === 'pending') {
-        result.reject(unsentXhr(), 'abort');
+    }
+    /** The topic ids still followed. */
+    get topics() {
+      return this._entries.filter((e) => e.active).map((e) => e.topicId);
+    }
+    /** Whether any of its topics is still followed. */
+    get active() {
+      return !this._ended;
+    }
+    /** The next message id wanted on `topicId` (the only topic by default): keep it, with epoch(), to resume. */
+    cursor(topicId) {
+      return this._entry(topicId).cursor;
+    }
+    /** The epoch `cursor()` belongs to (null until the server has named it). */
+    epoch(topicId) {
+      return this._entry(topicId).epoch;
+    }
+    /** Every topic's position, `{ topicId, from, epoch }`: pass it back to subscribe() to resume exactly. */
+    positions() {
+      return this._entries.filter((e) => e.active).map((e) => ({ topicId: e.topicId, from: e.cursor, epoch: e.epoch }));
+    }
+    /** Stops following its topics; an iteration in progress ends. */
+    unsubscribe() {
+      for (const entry of this._entries) {
+        this._client._drop(entry);
       }
-    };
-    return promise;
-  }
-
-  function isRetryable(status) {
-    return status === 0 || status === 408 || status === 429 || status >= 500;
-  }
-
-  function report(callback, context, args) {
-    if (!callback) {
-      return;
+      this._end(null);
     }
-    try {
-      callback.apply(context, args);
-    } catch (e) {
-      // A page's callback that throws must not stop delivery to the others; surface it anyway.
-      setTimeout(function () { throw e; }, 0);
+    [Symbol.asyncIterator]() {
+      if (this._onItem) {
+        fail("this subscription hands its items to onItem: subscribe without onItem to iterate it.");
+      }
+      const next = async () => {
+        while (!this._queue.length && !this._ended) {
+          await new Promise((resolve) => {
+            this._waiter = { resolve };
+          });
+        }
+        if (this._queue.length) {
+          return { value: this._queue.shift(), done: false };
+        }
+        const error = this._error;
+        this._error = null;
+        if (error) {
+          throw error;
+        }
+        return { value: void 0, done: true };
+      };
+      return {
+        next,
+        return: () => {
+          this.unsubscribe();
+          return Promise.resolve({ value: void 0, done: true });
+        },
+        [Symbol.asyncIterator]() {
+          return this;
+        }
+      };
     }
-  }
-
-  function Client(baseUrl, options) {
-    // Several roots are instances of one service (one shared store): the client uses one at a time and
-    // moves to the next when it cannot be reached. `baseUrl` is the one in use.
-    this.baseUrls = normalizeBaseUrls(baseUrl);
-    this._baseIndex = 0;
-    this.baseUrl = this.baseUrls[0];
-    this.options = validateOptions(options || {});
-    // The transport of the connection in use (or of the last one): 'websocket', 'sse' or 'longpoll';
-    // null until a connection has started.
-    this.transport = null;
-    this._subs = {};
-    this._order = [];
-    this._poll = null;
-    // The stream being opened or open (WebSocket or EventSource), with what it carries.
-    this._conn = null;
-    // Which of options.transports the next connection tries: it moves on when a stream cannot be
-    // opened though the server answers, and starts again when the server could not be reached.
-    this._chain = 0;
-    this._skipped = [];
-    this._tokenRetried = false;
-    this._stopStreak = 0;
-    this._generation = 0;
-    this._retryTimer = null;
-    this._kickTimer = null;
-    this._attempt = 0;
-    this._earlyEmptyPolls = 0;
-    // Whether the next request still asks for `latest` (until the first message or notice arrives).
-    this._latestPending = this.options.latest;
-    this._status = 'idle';
-    this._closed = false;
-  }
-
-  Client.prototype = {
-    constructor: Client,
-
+    _entry(topicId) {
+      const entry = topicId == null ? this._entries[0] : this._entries.find((e) => e.topicId === topicId);
+      if (!entry) {
+        fail(`topic ${String(topicId)} is not part of this subscription.`);
+      }
+      return entry;
+    }
+    _push(item) {
+      if (this._onItem) {
+        report(this._onItem, item, this);
+        return;
+      }
+      this._queue.push(item);
+      this._wake();
+    }
+    _wake() {
+      const waiter = this._waiter;
+      this._waiter = null;
+      waiter?.resolve();
+    }
+    _joined() {
+      if (--this._unjoined === 0) {
+        this._settle.resolve(this);
+      }
+    }
+    // A topic ended (deleted, refused, unsubscribed): the subscription ends with its last topic.
+    _topicEnded(error) {
+      if (this._entries.every((e) => !e.active)) {
+        this._end(error);
+      }
+    }
+    _end(error) {
+      if (this._ended) {
+        return;
+      }
+      this._ended = true;
+      this._error = error && !this._onItem ? error : null;
+      this._settle.reject(error || new LaharsubError("the subscription ended before it started."));
+      this._wake();
+    }
+  };
+  var LaharsubClient = class {
+    constructor(baseUrl, options) {
+      this.baseUrls = normalizeBaseUrls(baseUrl);
+      this.options = validateOptions(options);
+      this._base = 0;
+      this.transport = null;
+      this.status = "idle";
+      this._listeners = { status: /* @__PURE__ */ new Set(), transport: /* @__PURE__ */ new Set(), error: /* @__PURE__ */ new Set() };
+      this._subs = /* @__PURE__ */ new Map();
+      this._conn = null;
+      this._chain = 0;
+      this._skipped = [];
+      this._attempt = 0;
+      this._stopStreak = 0;
+      this._tokenRetried = false;
+      this._latestPending = this.options.latest;
+      this._closed = false;
+      this._kickPending = false;
+      this._wake = null;
+      this._running = false;
+      this._lifetime = new AbortController();
+      const signal = this.options.signal;
+      if (signal) {
+        if (signal.aborted) {
+          this.close();
+        } else {
+          signal.addEventListener("abort", () => this.close(), { once: true });
+        }
+      }
+    }
+    /** The API root in use. */
+    get baseUrl() {
+      return this.baseUrls[this._base];
+    }
+    /** Adds a listener for 'status' (status, info), 'transport' (transport, info) or 'error' (error); returns a function that removes it. */
+    on(type, listener) {
+      const set = this._listeners[type];
+      if (!set) {
+        fail(`unknown event "${String(type)}": use "status", "transport" or "error".`);
+      }
+      set.add(listener);
+      return () => set.delete(listener);
+    }
+    _emit(type, ...args) {
+      report(this.options["on" + type[0].toUpperCase() + type.slice(1)], ...args);
+      for (const listener of [...this._listeners[type]]) {
+        report(listener, ...args);
+      }
+    }
+    _setStatus(status, info = {}) {
+      if (status !== this.status || status === "retrying") {
+        this.status = status;
+        this._emit("status", status, info);
+      }
+    }
+    // ---- REST -------------------------------------------------------------------------------------
+    async _token(accessToken = this.options.accessToken) {
+      try {
+        return typeof accessToken === "function" ? await accessToken() : accessToken;
+      } catch (cause) {
+        throw new LaharsubError("the accessToken function failed, so nothing was sent.", { cause });
+      }
+    }
     /**
-     * Creates a topic; resolves with { topicId, epoch }, plus label when one is given:
-     * createTopic({ label: 'orders-eu' }). A label (a letter, then letters, digits and - _ . : /; up to
-     * 100 characters; not unique) names the topic for people and for listTopics({ label: 'orders-*' }).
-     * The server checks it: a bad one rejects with status 400 and problem.errors.label.
-     * createTopic({ presence: true }) creates it with presence: the answer's presenceTopicId is the
-     * companion topic that carries its join and leave events (see watchPresence, getPresence).
+     * A request to `path` under the API root in use, with the token (asked again once after a 401), the
+     * headers option and a timeout (0: none); resolves with the Response when it is a success.
      */
-    createTopic: function (options) {
-      var label = options && options.label;
-      var presence = options && options.presence;
-      if (presence != null && typeof presence !== 'boolean') {
-        fail('presence must be true or false (got ' + String(presence) + ').');
+    async _send(method, path, what, { body, headers, signal, timeout = this.options.requestTimeout, token } = {}) {
+      if (this._closed) {
+        throw new LaharsubError(`${what} failed: the client is closed.`);
       }
-      if (label == null && !presence) {
-        return this._request('POST', '/topics', 'create topic');
+      const address = this._base;
+      const signals = [this._lifetime.signal];
+      if (signal) {
+        signals.push(signal);
       }
-      if (label != null && (typeof label !== 'string' || label === '')) {
-        fail('label must be a non-empty string (got ' + String(label) + ').');
+      if (timeout) {
+        signals.push(AbortSignal.timeout(timeout));
       }
-      var description = label == null ? {} : { label: label };
+      const combined = AbortSignal.any(signals);
+      const refreshable = token === void 0 && typeof this.options.accessToken === "function";
+      for (let refreshed = false; ; refreshed = true) {
+        const bearer = token === void 0 ? await this._token() : token;
+        const all = { ...this.options.headers, ...headers };
+        if (bearer) {
+          all.Authorization = "Bearer " + bearer;
+        }
+        let response;
+        try {
+          response = await fetch(this.baseUrls[address] + path, { method, body, headers: all, signal: combined });
+        } catch (cause) {
+          if (signal?.aborted) {
+            throw abortError(signal);
+          }
+          const timedOut = cause?.name === "TimeoutError";
+          const error2 = new LaharsubError(`${what} failed: ${timedOut ? "no answer in time" : "the server could not be reached"}.`, { cause });
+          this._failOver(address);
+          throw error2;
+        }
+        if (response.ok) {
+          return response;
+        }
+        if (response.status === 401 && refreshable && !refreshed) {
+          await response.body?.cancel();
+          continue;
+        }
+        const error = await errorFromResponse(response, what);
+        if (isUnavailable(error.status)) {
+          this._failOver(address);
+        }
+        throw error;
+      }
+    }
+    async _json(method, path, what, init, read = (response) => response.status === 204 ? void 0 : response.json()) {
+      try {
+        return await read(await this._send(method, path, what, init));
+      } catch (error) {
+        if (error instanceof LaharsubError) {
+          this._emit("error", error);
+        }
+        throw error;
+      }
+    }
+    _failOver(failed) {
+      if (this.baseUrls.length > 1 && this._base === failed) {
+        this._base = (failed + 1) % this.baseUrls.length;
+      }
+    }
+    /** Creates a topic: { label, presence } optional; resolves with { topicId, epoch, ... }. */
+    createTopic({ label, presence, state, signal } = {}) {
+      for (const [name, value] of [["presence", presence], ["state", state]]) {
+        if (value != null && typeof value !== "boolean") {
+          fail(`${name} must be true or false (got ${String(value)}).`);
+        }
+      }
+      if (label != null && (typeof label !== "string" || !label)) {
+        fail(`label must be a non-empty string (got ${String(label)}).`);
+      }
+      const description = {};
+      if (label != null) {
+        description.label = label;
+      }
       if (presence) {
         description.presence = true;
       }
-      return this._request('POST', '/topics', 'create topic ' + (label == null ? '' : label), {
-        data: JSON.stringify(description),
-        contentType: 'application/json',
-        processData: false
-      });
-    },
-
-    /**
-     * Lists one page of topics in id order; resolves with { topics, next } where `next` (present when
-     * more may follow) is the `after` to pass for the next page. Options: after (default 0), limit (1 to
-     * 1000, default 100) and label, a pattern where * stands for any run of characters ('orders-*').
-     * A page filtered by label may hold fewer topics than limit, even none, and still have a next.
-     */
-    listTopics: function (options) {
-      var settings = $.extend({ after: 0, limit: 100 }, options);
-      var query = { after: settings.after === 0 ? 0 : toId(settings.after, 'after'), limit: toId(settings.limit, 'limit') };
-      if (settings.label != null) {
-        query.label = settings.label;
+      if (state) {
+        description.state = true;
       }
-      return this._request('GET', '/topics?' + $.param(query), 'list topics').then(function (page) {
-        // The server's next link names where its scan stopped: hand back just that cursor.
-        var after = page.next && /[?&]after=([0-9]+)/.exec(page.next);
-        return after ? { topics: page.topics, next: Number(after[1]) } : { topics: page.topics };
-      });
-    },
-
-    /**
-     * Reads one page of a presence topic's member list, ordered by member id; resolves with
-     * { topicId, occupancy, members: [{ member, data }], next } where `next` (null on the last page) is the
-     * `after` to pass for the next page. Options: after (a member id), limit (1 to 1000, default 100).
-     * A topic without presence rejects with status 409.
-     */
-    getPresence: function (topicId, options) {
-      var id = toId(topicId, 'topicId');
-      var settings = $.extend({ limit: 100 }, options);
-      var query = { limit: toId(settings.limit, 'limit') };
-      if (query.limit > 1000) {
-        fail('limit is 1 to 1000 (got ' + query.limit + ').');
+      const init = { signal };
+      if (Object.keys(description).length) {
+        init.body = JSON.stringify(description);
+        init.headers = { "Content-Type": "application/json" };
       }
-      if (settings.after != null) {
-        if (typeof settings.after !== 'string' || settings.after === '') {
-          fail('after must be a member id (got ' + String(settings.after) + ').');
+      return this._json("POST", "/topics", "create topic", init);
+    }
+    /** One page of topics in id order: { topics, next } where next (when present) is the `after` of the next page. */
+    async listTopics({ after = 0, limit = 100, label, signal } = {}) {
+      const query = new URLSearchParams({ after: after === 0 ? "0" : String(toId(after, "after")), limit: String(toId(limit, "limit")) });
+      if (label != null) {
+        query.set("label", label);
+      }
+      const page = await this._json("GET", "/topics?" + query, "list topics", { signal });
+      const next = page.next && /[?&]after=([0-9]+)/.exec(page.next);
+      return next ? { topics: page.topics, next: Number(next[1]) } : { topics: page.topics };
+    }
+    /** The topic's info (epoch, lastMessageId, firstRetainedMessageId, ...). */
+    getTopic(topicId, { signal } = {}) {
+      const id = toId(topicId, "topicId");
+      return this._json("GET", "/topics/" + id, "get topic " + id, { signal });
+    }
+    /** Deletes a topic; its subscribers get a topicDeleted notice. */
+    async deleteTopic(topicId, { signal } = {}) {
+      const id = toId(topicId, "topicId");
+      await this._json("DELETE", "/topics/" + id, "delete topic " + id, { signal });
+    }
+    /** One page of a presence topic's members: { topicId, occupancy, members: [{ member, data }], next }. */
+    getPresence(topicId, { after, limit = 100, signal } = {}) {
+      const id = toId(topicId, "topicId");
+      const query = new URLSearchParams({ limit: String(toId(limit, "limit")) });
+      if (after != null) {
+        if (typeof after !== "string" || !after) {
+          fail(`after must be a member id (got ${String(after)}).`);
         }
-        query.after = settings.after;
+        query.set("after", after);
       }
-      return this._request('GET', '/topics/' + id + '/presence?' + $.param(query), 'get presence of topic ' + id);
-    },
-
-    /**
-     * Keeps a live member list of a topic with presence: reads the list, subscribes to its companion
-     * topic, and applies joins and leaves (reading the list again after a gap or a reset). Callbacks:
-     * onChange(members, event) with members an object member id -> data and event the join or leave
-     * that changed it (null for a fresh list); onError(error). Returns a handle with members(),
-     * occupancy(), stop() and `ready`, resolved once the first list is in.
-     */
-    watchPresence: function (topicId, callbacks) {
-      return watchPresence(this, toId(topicId, 'topicId'), $.extend({ onChange: null, onError: null }, callbacks));
-    },
-
-    /**
-     * Changes the `member` data (a plain object, or null for none) this client is present with; it is
-     * sent from the next poll or connection on (a change of data alone makes no presence event).
-     */
-    setMember: function (member) {
-      if (member != null && !$.isPlainObject(member)) {
-        fail('member must be a plain object such as { name: \'Alice\' } (got ' + String(member) + ').');
+      return this._json("GET", `/topics/${id}/presence?${query}`, "get presence of topic " + id, { signal });
+    }
+    /** Changes the member data sent from the next poll or connection on (a plain object, or null). */
+    setMember(member) {
+      if (member != null && !isPlain(member)) {
+        fail("member must be a plain object such as { name: 'Alice' }.");
       }
-      this.options.member = member == null ? null : $.extend({}, member);
-    },
-
-    /** Resolves with the topic's info (epoch, lastMessageId, firstRetainedMessageId, ...). */
-    getTopic: function (topicId) {
-      var id = toId(topicId, 'topicId');
-      return this._request('GET', '/topics/' + id, 'get topic ' + id);
-    },
-
-    /** Deletes a topic and its messages; its subscribers get onTopicDeleted. */
-    deleteTopic: function (topicId) {
-      var id = toId(topicId, 'topicId');
-      return this._request('DELETE', '/topics/' + id, 'delete topic ' + id);
-    },
-
+      this.options.member = member == null ? null : { ...member };
+    }
+    // ---- Publishing --------------------------------------------------------------------------------
     /**
-     * Publishes one message; resolves with { topicId, messageId, epoch }. Objects go as JSON unless a
-     * contentType says otherwise; strings as text/plain; ArrayBuffer, typed arrays and Blobs as bytes.
-     * It carries an idempotency key (`options.idempotencyKey`, else a new random one while
-     * idempotentPublishes is on). Sent on the WebSocket when one is open, else as a REST request; a keyed
-     * publish whose outcome is unknown (no answer in time, a socket closed before answering, 502/503/504)
-     * is sent again over REST with the same key, so the server stores it once.
+     * Publishes one message; resolves with { topicId, messageId, epoch }. Options: contentType,
+     * idempotencyKey, ifEpoch (publish only to that incarnation), signal.
      */
-    publish: function (topicId, data, contentType, options) {
-      var id = toId(topicId, 'topicId');
-      var body = publishBody(data, contentType);
-      var key = this._publishKey(options);
-      return this._publish({ topicId: id }, '/topics/' + id, 'publish to topic ' + id, body, key, false);
-    },
-
-    /**
-     * Publishes one message to several topics in one request, all or none; resolves with one
-     * { topicId, messageId, epoch } per topic, in the order given. `options.epochs` maps a topic id to the
-     * epoch it must have; `options.idempotencyKey` as for publish. When a topic is missing (404), another
-     * incarnation (412) or forbidden (403), nothing is published and the error's problem.topics names them.
-     */
-    publishMany: function (topicIds, data, contentType, options) {
-      if (!Array.isArray(topicIds) || topicIds.length === 0) {
-        fail('publishMany needs an array of topic ids.');
+    publish(topicId, data, { contentType, idempotencyKey, ifEpoch, signal } = {}) {
+      const id = toId(topicId, "topicId");
+      const body = publishBody(data, contentType);
+      const target = { topicId: id };
+      const headers = {};
+      if (ifEpoch != null) {
+        target.ifEpoch = checkEpoch(ifEpoch, "ifEpoch");
+        headers["If-Match"] = `"${ifEpoch}"`;
       }
-      var seen = {};
-      var epochs = (options && options.epochs) || {};
-      var list = $.map(topicIds, function (topicId) {
-        var id = toId(topicId, 'topicIds');
-        if (seen[id]) {
-          fail('publishMany names topic ' + id + ' twice.');
+      return this._publish(target, "/topics/" + id, "publish to topic " + id, body, this._key(idempotencyKey), headers, signal, false);
+    }
+    /**
+     * Publishes one message to several topics, all or none; resolves with one { topicId, messageId, epoch }
+     * per topic in the order given. `epochs` maps a topic id to the epoch it must have.
+     */
+    publishMany(topicIds, data, { contentType, idempotencyKey, epochs = {}, signal } = {}) {
+      if (!Array.isArray(topicIds) || !topicIds.length) {
+        fail("publishMany needs a non-empty array of topic ids.");
+      }
+      const seen = /* @__PURE__ */ new Set();
+      const topics = topicIds.map((value) => {
+        const id = toId(value, "topicIds");
+        if (seen.has(id)) {
+          fail(`publishMany names topic ${id} twice.`);
         }
-        seen[id] = true;
-        return epochs[id] != null ? id + '~' + checkEpoch(epochs[id], 'epochs[' + id + ']') : String(id);
-      });
-      var body = publishBody(data, contentType);
-      var key = this._publishKey(options);
-      var topics = list.join(',');
-      return this._publish({ topics: topics }, '/topics/publish?topics=' + topics, 'publish to topics ' + topicIds.join(','), body, key, true);
-    },
-
-    // The caller's key, else a new random one while idempotentPublishes is on, else none.
-    _publishKey: function (options) {
-      var key = checkIdempotencyKey(options && options.idempotencyKey);
-      return key == null && this.options.idempotentPublishes ? newIdempotencyKey() : key;
-    },
-
-    // On the open WebSocket when there is one and the body fits in a frame, else over REST. `many` resolves
-    // with the messages of a publish to several topics (REST answers them as { messages }).
-    _publish: function (target, path, what, body, key, many) {
-      var client = this;
-      function overRest() {
-        var request = client._publishRequest(path, what, body, key);
-        return many ? request.then(function (answer) { return answer.messages; }) : request;
+        seen.add(id);
+        return epochs[id] != null ? id + "~" + checkEpoch(epochs[id], `epochs[${id}]`) : String(id);
+      }).join(",");
+      const body = publishBody(data, contentType);
+      return this._publish({ topics }, "/topics/publish?topics=" + topics, "publish to topics " + topics, body, this._key(idempotencyKey), {}, signal, true);
+    }
+    _key(key) {
+      if (key != null && (typeof key !== "string" || !KEY.test(key))) {
+        fail("idempotencyKey must be 1 to 255 printable ASCII characters without quotes or backslashes, such as a UUID.");
       }
-      var conn = this._conn;
-      if (conn && conn.kind === 'websocket' && conn.established && conn.socket.readyState === 1) {
-        var frame = publishFrame(target, body, key);
-        if (frame) {
-          return this._publishOnSocket(conn, what, frame, key != null, many, overRest);
+      return key == null && this.options.idempotentPublishes ? newKey() : key;
+    }
+    async _publish(target, path, what, body, key, headers, signal, many) {
+      signal?.throwIfAborted();
+      const overRest = () => this._publishRest(path, what, body, key, headers, signal, many);
+      const conn = this._conn;
+      const frame = conn?.kind === "websocket" && conn.established ? publishFrame(target, body, key) : null;
+      if (!frame) {
+        return overRest();
+      }
+      try {
+        const answer = await conn.publish(frame, signal);
+        return many ? answer.messages : { topicId: answer.topicId, messageId: answer.messageId, epoch: answer.epoch };
+      } catch (error) {
+        if (error.notSent || error.status === 503 || error.unknown && key != null) {
+          return overRest();
         }
+        this._emit("error", error);
+        throw error;
       }
-      return overRest();
-    },
-
-    // A REST publish, with its key, sent again with the same key while its outcome is unknown.
-    _publishRequest: function (path, what, body, key) {
-      var client = this;
-      var result = $.Deferred();
-      var attempts = key == null ? 1 : Math.max(1, this.options.publishAttempts);
-      var headers = $.extend({}, this.options.ajax && this.options.ajax.headers);
+    }
+    // A REST publish with its key, sent again with the same key while its outcome is unknown.
+    async _publishRest(path, what, body, key, headers, signal, many, method = "POST") {
+      const attempts = key == null ? 1 : this.options.publishAttempts;
+      const all = { "Content-Type": body.contentType, ...headers };
       if (key != null) {
-        headers['Idempotency-Key'] = '"' + key + '"';
+        all["Idempotency-Key"] = `"${key}"`;
       }
-      function attempt(n) {
-        client._request('POST', path, what, {
-          data: body.body,
-          contentType: body.contentType,
-          processData: false,
-          headers: headers
-        }).then(result.resolve, function (error) {
-          var unknown = isUnavailable(error.status) || error.status === 409;
-          if (!unknown || n + 1 >= attempts || client._closed) {
-            result.reject(error);
-            return;
+      for (let n = 0; ; n++) {
+        try {
+          const answer = await this._json(method, path, what, { body: body.body, headers: all, signal });
+          return many ? answer.messages : answer;
+        } catch (error) {
+          const unknown = error instanceof LaharsubError && (isUnavailable(error.status) || error.status === 409);
+          if (!unknown || n + 1 >= attempts || this._closed) {
+            throw error;
           }
-          // _request moved to the next address on an unavailable one: that one is tried at once.
-          var delay = error.retryAfter != null ? error.retryAfter
-            : (isUnavailable(error.status) && n + 1 < client.baseUrls.length ? 0 : backoffDelay(n, client.options, Math.random()));
-          setTimeout(function () { attempt(n + 1); }, delay);
-        });
-      }
-      attempt(0);
-      return result.promise();
-    },
-
-    /**
-     * Subscribes to a topic from `from` (absent: the next message published), in the incarnation
-     * `epoch` when given. Returns a handle with unsubscribe(), cursor(), epoch() and `ready`, a promise
-     * resolved once the subscription's cursor is fixed (whatever is published afterwards is delivered).
-     */
-    subscribe: function (topicId, options) {
-      var id = toId(topicId, 'topicId');
-      var settings = validateSubscription(options);
-      if (this._closed) {
-        fail('this client is closed: create a new one with $.laharsub(baseUrl).');
-      }
-      if (this._subs[id]) {
-        fail('topic ' + id + ' is already subscribed on this client: unsubscribe it first.');
-      }
-      var client = this;
-      var ready = $.Deferred();
-      var sub = {
-        topicId: id,
-        cursor: settings.from,
-        epoch: settings.epoch,
-        options: settings,
-        active: true,
-        joined: false
-      };
-      var handle = {
-        topicId: id,
-        ready: ready.promise(),
-        /** The smallest message id still wanted: pass it as `from` to resume elsewhere. */
-        cursor: function () { return sub.cursor; },
-        /** The topic's epoch the cursor belongs to (null until the server has named it): keep it with the cursor. */
-        epoch: function () { return sub.epoch; },
-        active: function () { return sub.active; },
-        unsubscribe: function () { client._drop(sub); }
-      };
-      sub.handle = handle;
-      sub.ready = ready;
-      this._subs[id] = sub;
-      this._order.push(id);
-
-      if (sub.cursor != null) {
-        this._join(sub);
-      } else {
-        // Fix the cursor before joining: a connection opened later without `from` would start at the
-        // topic's end again and lose what was published in between.
-        this.getTopic(id).then(function (info) {
-          if (sub.active) {
-            sub.cursor = info.lastMessageId + 1;
-            sub.epoch = epochOf(info);
-            client._join(sub);
-          }
-        }, function (error) {
-          if (sub.active) {
-            ready.reject(error);
-            client._drop(sub);
-            report(settings.onError, handle, [error, handle]);
-          }
-        });
-      }
-      return handle;
-    },
-
-    /** Every active subscription's cursor, by topic id. */
-    cursors: function () {
-      var result = {};
-      $.each(this._subs, function (id, sub) {
-        result[id] = sub.cursor;
-      });
-      return result;
-    },
-
-    /** Every active subscription's epoch (null where not yet known), by topic id: save it with the cursors. */
-    epochs: function () {
-      var result = {};
-      $.each(this._subs, function (id, sub) {
-        result[id] = sub.epoch;
-      });
-      return result;
-    },
-
-    /** The ids of the active subscriptions, in subscription order. */
-    topics: function () {
-      return this._order.slice();
-    },
-
-    /** Ends every subscription and the connection; the client cannot be used afterwards. */
-    close: function () {
-      var client = this;
-      if (this._closed) {
-        return;
-      }
-      $.each(this._order.slice(), function (i, id) {
-        client._subs[id].active = false;
-      });
-      this._subs = {};
-      this._order = [];
-      this._closed = true;
-      this._stopPoll();
-      this._endConn('the client was closed');
-      this._setStatus('closed');
-    },
-
-    _request: function (method, path, what, extra) {
-      var client = this;
-      var result = $.Deferred();
-      if (this._closed) {
-        return result.reject(LaharsubError(what + ' failed: the client is closed.', 0, null, null)).promise();
-      }
-      var address = this._baseIndex;
-      authorizedAjax(this.options.accessToken, $.extend({}, this.options.ajax, {
-        url: this.baseUrls[address] + path,
-        type: method,
-        dataType: method === 'DELETE' ? 'text' : 'json',
-        timeout: this.options.requestTimeout
-      }, extra)).then(function (data) {
-        result.resolve(method === 'DELETE' ? undefined : data);
-      }, function (jqXHR, textStatus) {
-        var error = errorFrom(jqXHR, textStatus, what);
-        // Not retried here (a publish may have arrived), but the next request goes to another instance.
-        if (isUnavailable(error.status)) {
-          client._failOver(address);
+          const delay = error.retryAfter ?? (isUnavailable(error.status) && n + 1 < this.baseUrls.length ? 0 : backoffDelay(n, this.options));
+          await this._sleep(delay, signal);
         }
-        report(client.options.onError, client, [error]);
-        result.reject(error);
+      }
+    }
+    _sleep(ms, signal) {
+      return new Promise((resolve, reject) => {
+        const signals = signal ? [signal, this._lifetime.signal] : [this._lifetime.signal];
+        const done = () => {
+          clearTimeout(timer);
+          signals.forEach((s) => s.removeEventListener("abort", done));
+          const aborted = signals.find((s) => s.aborted);
+          aborted ? reject(abortError(aborted)) : resolve();
+        };
+        const timer = setTimeout(done, ms);
+        signals.forEach((s) => s.addEventListener("abort", done, { once: true }));
       });
-      return result.promise();
-    },
-
-    // From here on the cursor is fixed, so whatever is published next reaches the subscriber.
-    _join: function (sub) {
-      sub.joined = true;
-      sub.ready.resolve(sub.handle);
-      this._kick();
-    },
-
-    _drop: function (sub) {
-      if (!sub.active) {
+    }
+    // ---- State topics ------------------------------------------------------------------------------
+    /** A state topic's document: { topicId, document, epoch, version }. */
+    getState(topicId, { signal } = {}) {
+      const id = toId(topicId, "topicId");
+      return this._json("GET", `/topics/${id}/state`, "get state of topic " + id, { signal, headers: { Accept: "application/json" } }, async (response) => {
+        const tag = parseStateTag(response.headers.get("ETag"));
+        return { topicId: id, document: await response.json(), epoch: tag && tag.epoch, version: tag ? tag.version : 0 };
+      });
+    }
+    /**
+     * Applies an RFC 7396 merge patch (an object) to a state topic's document; resolves with
+     * { topicId, messageId, epoch } (messageId: the new version). `ifVersion` (with `ifEpoch`) makes it a
+     * compare-and-set: a 412 when the document moved on, whose problem names the current epoch and version.
+     */
+    publishPatch(topicId, patch, options = {}) {
+      return this._writeState(topicId, patch, options, false);
+    }
+    /** Replaces a state topic's document (an object) with PUT; options and answer as publishPatch's. */
+    replaceState(topicId, document, options = {}) {
+      return this._writeState(topicId, document, options, true);
+    }
+    _writeState(topicId, value, { ifEpoch, ifVersion, idempotencyKey, signal } = {}, replace) {
+      const id = toId(topicId, "topicId");
+      if (!isObject(value)) {
+        fail(`${replace ? "a state document" : "a merge patch"} must be a JSON object (got ${Array.isArray(value) ? "an array" : String(value)}).`);
+      }
+      const headers = {};
+      if (ifVersion != null) {
+        if (!(Number.isSafeInteger(ifVersion) && ifVersion >= 0) || ifEpoch == null) {
+          fail("ifVersion is a version (a whole number from 0) and needs ifEpoch, the incarnation it belongs to.");
+        }
+        headers["If-Match"] = `"${checkEpoch(ifEpoch, "ifEpoch")}:${ifVersion}"`;
+      } else if (ifEpoch != null) {
+        headers["If-Match"] = `"${checkEpoch(ifEpoch, "ifEpoch")}"`;
+      }
+      const body = publishBody(value, replace ? "application/json" : PATCH_TYPE);
+      const key = this._key(idempotencyKey);
+      if (replace) {
+        return this._publishRest(`/topics/${id}/state`, "replace state of topic " + id, body, key, headers, signal, false, "PUT");
+      }
+      return ifVersion != null ? this._publishRest("/topics/" + id, "patch topic " + id, body, key, headers, signal, false) : this._publish({ topicId: id, ...ifEpoch != null && { ifEpoch } }, "/topics/" + id, "patch topic " + id, body, key, headers, signal, false);
+    }
+    /**
+     * Follows a state topic's document: the server's snapshot first, then every change applied, so that
+     * `onState(document, { version, epoch, item })` always gets the exact current document.
+     */
+    subscribeState(topicId, options = {}) {
+      return new StateSubscription(this, topicId, options);
+    }
+    // ---- Subscribing -------------------------------------------------------------------------------
+    /**
+     * Subscribes to one topic or several: a topic id, { topicId, from, epoch }, or an array of them
+     * (from: the next message id wanted, absent for new messages only; epoch: the incarnation `from`
+     * belongs to). Options: onItem (items go there instead of to `for await`), signal.
+     */
+    subscribe(topics, { onItem, signal } = {}) {
+      if (this._closed) {
+        fail("this client is closed: create a new one.");
+      }
+      if (onItem != null && typeof onItem !== "function") {
+        fail("onItem must be a function.");
+      }
+      const list = Array.isArray(topics) ? topics : [topics];
+      if (!list.length) {
+        fail("subscribe needs a topic id, { topicId, from, epoch }, or an array of them.");
+      }
+      const seen = /* @__PURE__ */ new Set();
+      const entries = list.map((spec) => {
+        const s = typeof spec === "object" && spec !== null ? spec : { topicId: spec };
+        const topicId = toId(s.topicId, "topicId");
+        if (seen.has(topicId) || this._subs.has(topicId)) {
+          fail(`topic ${topicId} is already subscribed on this client: unsubscribe it first, or use another client.`);
+        }
+        seen.add(topicId);
+        const snapshot = s.from === "state";
+        const cursor = s.from == null || snapshot ? null : toId(s.from, "from");
+        const epoch = s.epoch == null ? null : checkEpoch(s.epoch, "epoch");
+        if (epoch != null && cursor == null) {
+          fail("epoch needs from: an epoch says which incarnation of the topic the cursor belongs to.");
+        }
+        return { topicId, cursor, epoch, snapshot, active: true, joined: false, owner: null };
+      });
+      const subscription = new Subscription(this, entries, { onItem, signal });
+      for (const entry of entries) {
+        entry.owner = subscription;
+        this._subs.set(entry.topicId, entry);
+        if (entry.cursor != null || entry.snapshot) {
+          this._join(entry);
+        } else {
+          this.getTopic(entry.topicId).then((info) => {
+            if (entry.active) {
+              entry.cursor = info.lastMessageId + 1;
+              entry.epoch = epochOf(info);
+              this._join(entry);
+            }
+          }, (error) => {
+            if (entry.active) {
+              this._refuse(entry, error);
+            }
+          });
+        }
+      }
+      return subscription;
+    }
+    /** Every subscribed topic's cursor, by topic id. */
+    cursors() {
+      return Object.fromEntries([...this._subs].map(([id, e]) => [id, e.cursor]));
+    }
+    /** Every subscribed topic's epoch (null where not yet known), by topic id. */
+    epochs() {
+      return Object.fromEntries([...this._subs].map(([id, e]) => [id, e.epoch]));
+    }
+    /** Ends every subscription and the connection; the client cannot be used afterwards. */
+    close() {
+      if (this._closed) {
         return;
       }
-      sub.active = false;
-      if (sub.ready.state() === 'pending') {
-        sub.ready.reject(LaharsubError('subscription to topic ' + sub.topicId + ' ended before it started.', 0, null, null));
+      this._closed = true;
+      for (const entry of [...this._subs.values()]) {
+        this._drop(entry);
+        entry.owner._end(null);
       }
-      delete this._subs[sub.topicId];
-      this._order = $.grep(this._order, function (id) { return id !== sub.topicId; });
-      if (sub.joined) {
+      this._lifetime.abort(new LaharsubError("the client was closed."));
+      this._conn?.abort();
+      this._wake?.();
+      this._setStatus("closed");
+    }
+    _join(entry) {
+      entry.joined = true;
+      entry.owner._joined();
+      this._kick();
+    }
+    _drop(entry) {
+      if (!entry.active) {
+        return;
+      }
+      entry.active = false;
+      if (this._subs.get(entry.topicId) === entry) {
+        this._subs.delete(entry.topicId);
+      }
+      if (entry.joined) {
         this._kick();
       }
-    },
-
-    _joined: function () {
-      var subs = this._subs;
-      return $.grep($.map(this._order, function (id) { return subs[id]; }), function (sub) { return sub.joined; });
-    },
-
-    _setStatus: function (status, info) {
-      if (status === this._status && status !== 'retrying') {
+    }
+    // A topic's subscription ended with an error: the owner hears of it, as an item and as the end when it was the last.
+    // When it was the last topic of an iterated subscription, the iteration throws the error instead.
+    _refuse(entry, error) {
+      this._drop(entry);
+      const owner = entry.owner;
+      if (owner._onItem || owner._entries.some((e) => e.active)) {
+        owner._push({ type: "error", topicId: entry.topicId, error });
+      }
+      owner._topicEnded(error);
+      if (!entry.joined) {
+        owner._joined();
+      }
+    }
+    _joined() {
+      return [...this._subs.values()].filter((e) => e.joined);
+    }
+    // Brings the connection in line with the subscriptions, once per burst of subscribe and unsubscribe calls.
+    _kick() {
+      if (this._closed || this._kickPending) {
         return;
       }
-      this._status = status;
-      report(this.options.onStatus, this, [status, info || {}]);
-    },
-
-    // Brings the connection in line with the current set, once per burst of subscribe/unsubscribe calls
-    // (they often come several in a row), so at most one connection is ever open or outstanding.
-    _kick: function () {
-      var client = this;
-      if (this._closed) {
-        return;
-      }
-      // From now on an answer to the poll made for the old set is not applied (jQuery runs its
-      // handlers later, so one can still arrive before the timer below): applying it could move a
-      // cursor past messages that the new set asks for again. The next poll fetches them instead.
-      this._generation++;
-      if (this._kickTimer) {
-        return;
-      }
-      this._kickTimer = setTimeout(function () {
-        client._kickTimer = null;
-        if (client._retryTimer) {
+      this._kickPending = true;
+      setTimeout(() => {
+        this._kickPending = false;
+        if (this._closed) {
           return;
         }
-        client._resync();
+        const conn = this._conn;
+        if (conn && !conn.update(this._joined())) {
+          conn.abort();
+        }
+        if (!this._running) {
+          this._running = true;
+          this._loop().finally(() => {
+            this._running = false;
+          });
+        }
+        this._wake?.();
       }, 0);
-    },
-
-    _resync: function () {
-      var conn = this._conn;
-      var joined = this._joined();
-      if (conn && conn.kind === 'websocket') {
-        if (conn.established) {
-          // An open socket changes its topics with frames, and stays open without any (it carries publishes).
-          this._syncSocket(conn);
-          this._setStatus(joined.length ? 'connected' : 'idle');
-          return;
+    }
+    async _loop() {
+      while (!this._closed) {
+        if (!this._joined().length && !this._conn) {
+          this._setStatus("idle");
+          await new Promise((resolve) => {
+            this._wake = resolve;
+          });
+          this._wake = null;
+          continue;
         }
-        if (joined.length) {
-          // Still opening: synced once the server has said it is subscribed.
-          return;
+        const kind = this._nextTransport();
+        if (kind == null) {
+          const error = new LaharsubError(`subscribing failed: the server answers, but none of the transports ${this.options.transports.join(", ")} could be opened (a proxy on the way may refuse WebSocket upgrades or buffer event streams): add 'longpoll' to the option transports.`);
+          this._chain = 0;
+          this._skipped = [];
+          this._emit("error", error);
+          await this._retry(backoffDelay(this._attempt++, this.options), error);
+          continue;
+        }
+        if (this.status !== "connected" && this.status !== "retrying") {
+          this._setStatus("connecting");
+        }
+        try {
+          await this._run(kind);
+        } catch (error) {
+          if (this._closed) {
+            return;
+          }
+          await this._failed(error, kind);
         }
       }
-      if (conn && conn.kind === 'sse' && conn.established && this._sseCovers(conn, joined)) {
-        return;
-      }
-      // A long poll is asked again, an event stream opened again, for the new set, from the cursors.
-      this._stopPoll();
-      this._endConn('the subscriptions changed');
-      this._connect();
-    },
-
-    _stopPoll: function () {
-      this._generation++;
-      if (this._poll) {
-        var poll = this._poll;
-        this._poll = null;
-        poll.abort();
-      }
-      if (this._retryTimer) {
-        clearTimeout(this._retryTimer);
-        this._retryTimer = null;
-      }
-      if (this._kickTimer && this._closed) {
-        clearTimeout(this._kickTimer);
-        this._kickTimer = null;
-      }
-    },
-
-    // Starts a connection for the current set with the transport the chain has reached.
-    _connect: function () {
-      if (this._closed || this._poll || this._conn || this._retryTimer) {
-        return;
-      }
-      var subs = this._joined();
-      if (!subs.length) {
-        this._setStatus('idle');
-        return;
-      }
-      // This connection is for the current set: a kick still pending would only end it and start again.
-      if (this._kickTimer) {
-        clearTimeout(this._kickTimer);
-        this._kickTimer = null;
-      }
-      var kind = this._nextTransport();
-      if (kind == null) {
-        var error = LaharsubError('subscribing failed: the server answers, but none of the transports ' + this.options.transports.join(', ') +
-          ' could be opened (a proxy on the way may refuse WebSocket upgrades or buffer event streams): add \'longpoll\' to the option transports.', 0, null, null);
-        this._chain = 0;
-        this._skipped = [];
-        report(this.options.onError, this, [error]);
-        this._retryLater(backoffDelay(this._attempt++, this.options, Math.random()), error);
-        return;
-      }
-      if (this._status !== 'connected' && this._status !== 'retrying') {
-        this._setStatus('connecting');
-      }
-      if (kind === 'longpoll') {
-        this._startPoll();
-      } else {
-        this._openStream(kind, subs);
-      }
-    },
-
-    _nextTransport: function () {
-      var list = this.options.transports;
+    }
+    _nextTransport() {
+      const list = this.options.transports;
       for (; this._chain < list.length; this._chain++) {
-        if (transportSupported(list[this._chain])) {
+        if (this._supported(list[this._chain])) {
           return list[this._chain];
         }
       }
       return null;
-    },
-
-    // A connection has started: it is the one in use, on `kind`.
-    _established: function (kind) {
-      var skipped = this._skipped;
+    }
+    _supported(kind) {
+      if (kind === "websocket") {
+        return typeof (this.options.WebSocket || globalThis.WebSocket) === "function";
+      }
+      return kind === "longpoll" || typeof TextDecoderStream === "function";
+    }
+    // A connection started on `kind`: it is the one in use.
+    _established(kind) {
+      const skipped = this._skipped;
       this._attempt = 0;
       this._tokenRetried = false;
       this._skipped = [];
       if (this.transport !== kind) {
-        var previous = this.transport;
+        const previous = this.transport;
         this.transport = kind;
-        report(this.options.onTransport, this, [kind, { previous: previous, skipped: skipped, baseUrl: this.baseUrl }]);
+        this._emit("transport", kind, { previous, skipped, baseUrl: this.baseUrl });
       }
-      this._setStatus('connected');
-    },
-
-    _startPoll: function () {
-      var client = this;
-      var subs = this._joined();
-      if (this._closed || this._poll || this._conn) {
-        return;
-      }
-      if (!subs.length) {
-        this._setStatus('idle');
-        return;
-      }
-      // This poll is for the current set: a kick still pending would only abort it and ask again.
-      if (this._kickTimer) {
-        clearTimeout(this._kickTimer);
-        this._kickTimer = null;
-      }
-      var generation = ++this._generation;
-      var address = this._baseIndex;
-      // Until a poll has been answered (first poll, or after a failure) ask for an answer at once, so
-      // that the page learns quickly that the server is reachable instead of after a whole poll.
-      var timeout = this._status === 'connected' && this.transport === 'longpoll' ? this.options.pollTimeout : 0;
-      var started = Date.now();
-      if (this._status !== 'connected' && this._status !== 'retrying') {
-        this._setStatus('connecting');
-      }
-      this._poll = authorizedAjax(this.options.accessToken, $.extend({}, this.options.ajax, {
-        url: this.baseUrls[address] + '/subscriptions?' + pollQuery(subs, timeout, this._extraQuery()),
-        type: 'GET',
-        dataType: 'json',
-        timeout: (timeout + this.options.pollTimeoutMargin) * 1000
-      }));
-      this._poll.then(function (data, textStatus, jqXHR) {
-        if (generation !== client._generation) {
-          return;
-        }
-        client._poll = null;
-        client._established('longpoll');
-        if (jqXHR.status === 204 || !data) {
-          client._afterEmptyPoll(Date.now() - started, timeout);
-          return;
-        }
-        client._earlyEmptyPolls = 0;
-        client._stopStreak = 0;
-        client._deliver(data);
-        client._startPoll();
-      }, function (jqXHR, textStatus) {
-        if (generation !== client._generation) {
-          return;
-        }
-        client._poll = null;
-        client._pollFailed(errorFrom(jqXHR, textStatus, 'poll'), address);
+      this._setStatus(this._joined().length ? "connected" : "idle");
+    }
+    _retry(delay, error) {
+      this._setStatus("retrying", { delay, error, baseUrl: this.baseUrl });
+      return this._sleep(delay).catch(() => {
       });
-    },
-
-    // 204 is the normal end of a quiet poll; 204 long before the timeout means the server is going
-    // away (shutdown answers polls at once with Connection: close). Poll again at once, but back off
-    // if it keeps happening, so a draining server is not hammered.
-    _afterEmptyPoll: function (elapsed, timeout) {
-      var early = timeout > 0 && elapsed < timeout * 500;
-      this._earlyEmptyPolls = early ? this._earlyEmptyPolls + 1 : 0;
-      if (this._earlyEmptyPolls > 1) {
-        this._retryLater(backoffDelay(this._earlyEmptyPolls - 2, this.options, Math.random()), null);
-      } else {
-        this._startPoll();
+    }
+    // A connection failed: fall back to the next transport, retry, or end the subscriptions it names.
+    async _failed(error, kind) {
+      if (error.openFailed) {
+        const joined = this._joined();
+        if (!joined.length) {
+          return;
+        }
+        try {
+          const answer = await this._poll(joined, 0, error.token);
+          this._skipped.push(kind);
+          this._chain++;
+          this._deliver(answer, new Map(joined.map((e) => [e.topicId, e])));
+          return;
+        } catch (checked) {
+          if (this._closed) {
+            return;
+          }
+          if (checked.status === 401 && typeof this.options.accessToken === "function" && !this._tokenRetried) {
+            this._tokenRetried = true;
+            return;
+          }
+          error = checked;
+        }
       }
-    },
-
-    // Moves on from the instance at `failed` to the next; a failure seen after the client already
-    // moved (a request that was sent before) does not move it again.
-    _failOver: function (failed) {
-      if (this.baseUrls.length > 1 && this._baseIndex === failed) {
-        this._baseIndex = (failed + 1) % this.baseUrls.length;
-        this.baseUrl = this.baseUrls[this._baseIndex];
+      if (error.tokenExpired) {
+        if (typeof this.options.accessToken === "function" && !this._tokenRetried) {
+          this._tokenRetried = true;
+          return;
+        }
+        error = new LaharsubError(error.message, { status: 401 });
       }
-    },
-
-    // The connection failed (a poll's answer, a stream that was cut or could not be opened): retry,
-    // drop a refused topic, or end every subscription, as the status says.
-    _pollFailed: function (error, address) {
-      var client = this;
+      if (error.stopping) {
+        this._attempt = Math.max(this._attempt, this._stopStreak++);
+      }
+      if (error.slow) {
+        await this._retry(0, error);
+        return;
+      }
+      if (error.refusedFrame) {
+        this._emit("error", error);
+        await this._retry(backoffDelay(this._attempt++, this.options), error);
+        return;
+      }
+      if (!(error instanceof LaharsubError)) {
+        this._emit("error", error);
+        await this._retry(backoffDelay(this._attempt++, this.options), error);
+        return;
+      }
       if (isRetryable(error.status)) {
-        var failures = ++this._attempt;
-        var count = this.baseUrls.length;
-        var delay;
-        if (isUnavailable(error.status)) {
-          this._failOver(address);
-          // Once the server answers again, the preferred transport is tried first again.
+        const failures = ++this._attempt;
+        const count = this.baseUrls.length;
+        const unavailable = isUnavailable(error.status);
+        if (unavailable) {
           this._chain = 0;
           this._skipped = [];
         }
-        if (isUnavailable(error.status) && count > 1 && failures < count) {
-          // Another instance is tried at once, whatever this one's Retry-After says; once every one has
-          // failed in a row, the usual backoff.
-          delay = 0;
-        } else {
-          delay = backoffDelay(failures - (isUnavailable(error.status) ? count : 1), this.options, Math.random());
-          if (error.retryAfter != null) {
-            delay = error.retryAfter;
-          }
-        }
-        this._retryLater(delay, error);
+        const delay = unavailable && count > 1 && failures < count ? 0 : error.retryAfter ?? backoffDelay(failures - (unavailable ? count : 1), this.options);
+        await this._retry(delay, error);
         return;
       }
-      // 404 (unknown topic) and 403 (the token may not subscribe to it) name the topic that made the
-      // server refuse the whole poll.
+      const entry = error.topicId != null ? this._subs.get(error.topicId) : null;
       if ((error.status === 404 || error.status === 403) && error.topicId != null) {
-        var sub = this._subs[error.topicId];
-        if (!sub) {
-          // Already unsubscribed meanwhile: the next poll no longer names it.
-          this._kick();
-          return;
-        }
-        // One unknown or forbidden topic must not end the others: drop it, tell its owner, poll for the rest.
-        this._drop(sub);
-        report(sub.options.onError, sub.handle, [error, sub.handle]);
-        report(this.options.onError, this, [error]);
-        return;
-      }
-      // Any other 4xx would fail the same way again: end every subscription and say why.
-      var subs = this._joined();
-      $.each(subs, function (i, each) {
-        client._drop(each);
-        report(each.options.onError, each.handle, [error, each.handle]);
-      });
-      report(this.options.onError, this, [error]);
-      this._setStatus('idle', { error: error });
-    },
-
-    // The server said it is stopping (a WebSocket closed 1001, an event stream's `reconnect`): another
-    // instance answers, or this one after its restart. Each stop in a row without a delivery in between
-    // waits longer, so that a draining server that still accepts streams is not asked again and again.
-    _serverStopping: function (error, address) {
-      this._attempt = Math.max(this._attempt, this._stopStreak++);
-      this._pollFailed(error, address);
-    },
-
-    _retryLater: function (delay, error) {
-      var client = this;
-      this._setStatus('retrying', { delay: delay, error: error, baseUrl: this.baseUrl });
-      this._retryTimer = setTimeout(function () {
-        client._retryTimer = null;
-        client._connect();
-      }, delay);
-    },
-
-    // Opens a WebSocket or an EventSource for `subs`, once the token (if any) is known.
-    _openStream: function (kind, subs) {
-      var client = this;
-      var conn = {
-        kind: kind,
-        address: this._baseIndex,
-        established: false,
-        token: null,
-        timer: null,
-        socket: null,
-        source: null,
-        // sse: the subscriptions the stream was opened for, and those of them the server deleted.
-        subs: {},
-        deleted: {},
-        // websocket: each topic the socket follows, with the frame that (re)positioned it while unanswered;
-        // the subscribe/unsubscribe frames sent, in order; publishes awaiting their answer.
-        topics: {},
-        frames: {},
-        frameCount: 0,
-        publishes: {}
-      };
-      $.each(subs, function (i, sub) { conn.subs[sub.topicId] = sub; });
-      this._conn = conn;
-      var open = function (token) {
-        if (client._conn !== conn) {
-          return;
-        }
-        conn.token = token || null;
-        if (kind === 'websocket') {
-          client._openSocket(conn, subs);
-        } else {
-          client._openEventSource(conn, subs);
-        }
-      };
-      if (this.options.accessToken == null) {
-        open(null);
-        return;
-      }
-      tokenFrom(this.options.accessToken).then(open, function () {
-        if (client._conn === conn) {
-          client._conn = null;
-          client._pollFailed(errorFrom(unsentXhr(), 'token', 'subscription'), conn.address);
-        }
-      });
-    },
-
-    // Ends the stream in use (if any), failing the publishes still unanswered on it.
-    _endConn: function (why) {
-      var conn = this._conn;
-      if (!conn) {
-        return;
-      }
-      this._conn = null;
-      clearTimeout(conn.timer);
-      if (conn.socket) {
-        try {
-          conn.socket.close(1000);
-        } catch (e) {
-          // Already closing.
-        }
-      }
-      if (conn.source) {
-        conn.source.close();
-      }
-      this._failPublishes(conn, 'the WebSocket was closed (' + why + ') before the publish was answered: it may have been stored.');
-    },
-
-    // A stream could not be opened. The browser does not say why (a WebSocket's handshake status and an
-    // EventSource's are hidden from pages), so one poll that answers at once asks the server: an error
-    // there (a 404 or 403 topic, a refused token, an unreachable server) is handled as a poll's, and
-    // the same transport is tried again; an answer means the server accepts these subscriptions, and
-    // the stream was refused or held back on the way (a proxy): the next transport is tried.
-    _streamFailedToOpen: function (conn) {
-      var client = this;
-      var subs = this._joined();
-      if (this._closed || this._poll || this._conn) {
-        return;
-      }
-      if (!subs.length) {
-        this._setStatus('idle');
-        return;
-      }
-      var generation = ++this._generation;
-      var address = this._baseIndex;
-      // The stream's own token, not a fresh one: a 401 here says that it was the token that was refused;
-      // and the stream's query form, so that a query the server refuses is refused here too.
-      this._poll = authorizedAjax(conn.token, $.extend({}, this.options.ajax, {
-        url: this.baseUrls[address] + '/subscriptions?topics=' + compactTopics(subs) + '&timeout=0' + extraQuerySuffix(this._extraQuery()),
-        type: 'GET',
-        dataType: 'json',
-        timeout: this.options.requestTimeout
-      }));
-      this._poll.then(function (data, textStatus, jqXHR) {
-        if (generation !== client._generation) {
-          return;
-        }
-        client._poll = null;
-        client._skipped.push(conn.kind);
-        client._chain++;
-        if (jqXHR.status !== 204 && data) {
-          client._deliver(data);
-        }
-        client._connect();
-      }, function (jqXHR, textStatus) {
-        if (generation !== client._generation) {
-          return;
-        }
-        client._poll = null;
-        var error = errorFrom(jqXHR, textStatus, 'poll');
-        if (error.status === 401 && typeof client.options.accessToken === 'function' && !client._tokenRetried) {
-          // The stream's token was refused: open it again with a fresh one (once in a row).
-          client._tokenRetried = true;
-          client._connect();
-          return;
-        }
-        client._pollFailed(error, address);
-      });
-    },
-
-    // An open stream ended without the server saying why (the connection was cut): resume from the cursors.
-    _streamLost: function (conn, what) {
-      if (!this._joined().length) {
-        this._setStatus('idle');
-        return;
-      }
-      this._pollFailed(LaharsubError(what, 0, null, null), conn.address);
-    },
-
-    _openSocket: function (conn, subs) {
-      var client = this;
-      var socket;
-      $.each(subs, function (i, sub) { conn.topics[sub.topicId] = { sub: sub, pending: 0 }; });
-      try {
-        socket = new WebSocket(socketUrl(streamUrl(this.baseUrls[conn.address], subs, conn.token, this._extraQuery())), subprotocol);
-      } catch (e) {
-        this._conn = null;
-        this._streamFailedToOpen(conn);
-        return;
-      }
-      conn.socket = socket;
-      // A proxy may also hold the upgrade without answering.
-      conn.timer = setTimeout(function () {
-        if (client._conn === conn && !conn.established) {
-          client._endConn('it did not open in time');
-          client._streamFailedToOpen(conn);
-        }
-      }, this.options.requestTimeout);
-      socket.onmessage = function (event) {
-        if (client._conn === conn) {
-          client._onSocketFrame(conn, event.data);
-        }
-      };
-      socket.onclose = function (event) {
-        if (client._conn === conn) {
-          client._onSocketClose(conn, event.code, event.reason);
-        }
-      };
-    },
-
-    _onSocketFrame: function (conn, data) {
-      var frame;
-      try {
-        frame = JSON.parse(data);
-      } catch (e) {
-        return;
-      }
-      if (!frame || typeof frame !== 'object') {
-        return;
-      }
-      var sub;
-      if (frame.type === 'message' && frame.message) {
-        sub = this._socketSub(conn, frame.message.topicId);
-        if (sub) {
-          this._stopStreak = 0;
-          this._applyMessage(sub, frame.message);
-        }
-      } else if (frame.type === 'notice' && frame.notice) {
-        sub = this._socketSub(conn, frame.notice.topicId);
-        if (sub) {
-          this._stopStreak = 0;
-          if (frame.notice.type === 'topicDeleted') {
-            // The server has left it out already: no unsubscribe frame.
-            delete conn.topics[frame.notice.topicId];
-          }
-          this._applyNotice(sub, frame.notice);
-        }
-      } else if (frame.type === 'subscribed') {
-        this._onSubscribed(conn, frame);
-      } else if (frame.type === 'published') {
-        var pending = conn.publishes[frame.id];
-        if (pending) {
-          delete conn.publishes[frame.id];
-          clearTimeout(pending.timer);
-          pending.deferred.resolve(pending.many ? frame.messages : { topicId: frame.topicId, messageId: frame.messageId, epoch: frame.epoch });
-        }
-      } else if (frame.type === 'problem') {
-        this._onSocketProblem(conn, frame);
-      }
-    },
-
-    // The subscription a socket's delivery for `topicId` belongs to, or null: not followed any more, or
-    // re-positioned by a frame the server has not answered yet (what still arrives is from before).
-    _socketSub: function (conn, topicId) {
-      var entry = conn.topics[topicId];
-      var sub = this._subs[topicId];
-      return entry && !entry.pending && sub && entry.sub === sub && sub.joined ? sub : null;
-    },
-
-    _onSubscribed: function (conn, frame) {
-      var client = this;
-      var sent = frame.id != null ? conn.frames[frame.id] : null;
-      if (sent) {
-        this._settleFrames(conn, sent.n);
-      }
-      $.each(frame.topics || [], function (i, position) {
-        var sub = position && client._socketSub(conn, position.topicId);
-        // A cursor given without its epoch belongs to the incarnation the server positioned it in.
-        if (sub && sub.epoch == null) {
-          sub.epoch = epochOf(position);
-        }
-      });
-      if (!conn.established) {
-        conn.established = true;
-        clearTimeout(conn.timer);
-        this._established('websocket');
-        // Subscriptions changed while the socket opened.
-        this._syncSocket(conn);
-        if (!this._joined().length) {
-          this._setStatus('idle');
-        }
-      }
-    },
-
-    // The server applies a socket's frames in order and answers `subscribed` with the last one's id:
-    // the frames up to it are applied, and what arrives from now on follows the new positions.
-    _settleFrames: function (conn, n) {
-      $.each(conn.topics, function (topicId, entry) {
-        if (entry.pending && entry.pending <= n) {
-          entry.pending = 0;
-        }
-      });
-      $.each(conn.frames, function (id, sent) {
-        if (sent.n <= n) {
-          delete conn.frames[id];
-        }
-      });
-    },
-
-    _onSocketProblem: function (conn, frame) {
-      var problem = frame.problem && typeof frame.problem === 'object' ? frame.problem : {};
-      var pending = frame.id != null ? conn.publishes[frame.id] : null;
-      if (pending) {
-        delete conn.publishes[frame.id];
-        this._publishFailed(pending, problemError(pending.what, problem));
-        return;
-      }
-      var sent = frame.id != null ? conn.frames[frame.id] : null;
-      var topicId = isId(problem.topicId) ? problem.topicId : null;
-      if (problem.status === 404 && topicId != null) {
-        // A topic that does not exist, found when the server started the socket or applied the frames
-        // up to this one: those frames are applied without it.
-        if (sent) {
-          this._settleFrames(conn, sent.n);
-        }
-        this._socketRefused(conn, topicId, null, problem);
-        return;
-      }
-      if (sent && sent.kind === 'subscribe') {
-        // This frame alone was refused (403: the token may not subscribe; 400): nothing changed.
-        delete conn.frames[frame.id];
-        this._socketRefused(conn, sent.topicId, sent.n, problem);
-        return;
-      }
-      report(this.options.onError, this, [problemError('changing the subscriptions', problem)]);
-    },
-
-    // Ends the subscription the server refused on the socket, and tells its owner.
-    _socketRefused: function (conn, topicId, frameNumber, problem) {
-      var entry = conn.topics[topicId];
-      if (entry && (frameNumber == null || entry.pending === frameNumber)) {
-        delete conn.topics[topicId];
-      }
-      var sub = this._subs[topicId];
-      if (!sub || !entry || entry.sub !== sub) {
-        return;
-      }
-      var error = problemError('subscribe to topic ' + topicId, problem);
-      this._drop(sub);
-      report(sub.options.onError, sub.handle, [error, sub.handle]);
-      report(this.options.onError, this, [error]);
-    },
-
-    _onSocketClose: function (conn, code, reason) {
-      this._conn = null;
-      clearTimeout(conn.timer);
-      var said = ' (WebSocket close code ' + code + (reason ? ': ' + reason : '') + ')';
-      this._failPublishes(conn, 'the WebSocket closed' + said + ' before the publish was answered: it may have been stored.');
-      if (code === 4001) {
-        // The token expired: a fresh one, then the socket again (a second refusal in a row ends the
-        // subscriptions, as a poll's second 401 does).
-        if (typeof this.options.accessToken === 'function' && !this._tokenRetried) {
-          this._tokenRetried = true;
-          this._connect();
-        } else {
-          this._pollFailed(LaharsubError('subscription failed: the access token expired' + said + '.', 401, null, null), conn.address);
+        if (entry) {
+          this._refuse(entry, error);
+          this._emit("error", error);
         }
         return;
       }
-      if (code === 4000) {
-        // The server could not read a frame of this client's: say so, and carry on on a new socket.
-        var refused = LaharsubError('the server closed the WebSocket, refusing a frame of this client' + said + '.', 0, null, null);
-        report(this.options.onError, this, [refused]);
-        this._retryLater(backoffDelay(this._attempt++, this.options, Math.random()), refused);
-        return;
+      for (const each of this._joined()) {
+        this._refuse(each, error);
       }
-      if (code === 1001) {
-        this._serverStopping(LaharsubError('the server is stopping' + said + '.', 0, null, null), conn.address);
-        return;
-      }
-      if (code === 4008 || code === 4002) {
-        // This page read too slowly, or its access is to be decided again: the same server, a new socket, from the cursors.
-        this._retryLater(0, LaharsubError('the server closed the WebSocket for reading too slowly' + said + '.', 0, null, null));
-        return;
-      }
-      if (conn.established) {
-        this._streamLost(conn, 'the WebSocket was cut' + said + '.');
-      } else {
-        this._streamFailedToOpen(conn);
-      }
-    },
-
-    // Brings an open socket's topics in line with the subscriptions: a subscribe frame for each new (or
-    // re-subscribed) topic, one unsubscribe frame for those that left.
-    _syncSocket: function (conn) {
-      var client = this;
-      var wanted = {};
-      var gone = [];
-      if (conn.socket.readyState !== 1) {
-        return;
-      }
-      $.each(this._joined(), function (i, sub) {
-        wanted[sub.topicId] = true;
-        var entry = conn.topics[sub.topicId];
-        if (!entry || entry.sub !== sub) {
-          var id = client._sendFrame(conn, { type: 'subscribe', topics: compactTopics([sub]) }, sub.topicId);
-          conn.topics[sub.topicId] = { sub: sub, pending: conn.frames[id].n };
-        }
-      });
-      $.each(conn.topics, function (topicId) {
-        if (!wanted[topicId]) {
-          gone.push(Number(topicId));
-        }
-      });
-      if (gone.length) {
-        $.each(gone, function (i, topicId) { delete conn.topics[topicId]; });
-        this._sendFrame(conn, { type: 'unsubscribe', topics: gone.join(',') }, null);
-      }
-    },
-
-    // Sends a subscribe or unsubscribe frame with the next id; returns the id.
-    _sendFrame: function (conn, frame, topicId) {
-      var n = ++conn.frameCount;
-      frame.id = 'c' + n;
-      conn.frames[frame.id] = { n: n, kind: frame.type, topicId: topicId };
-      conn.socket.send(JSON.stringify(frame));
-      return frame.id;
-    },
-
-    // A publish frame, answered `published` or `problem`. When the server did not store it (the frame could not
-    // be sent, or a 503 of a stopping instance), and when its outcome is unknown and it has a key, `overRest`
-    // publishes it over REST instead: with the same key the server stores it once.
-    _publishOnSocket: function (conn, what, frame, keyed, many, overRest) {
-      var client = this;
-      var result = $.Deferred();
-      var n = ++conn.frameCount;
-      var pending = { deferred: result, what: what, timer: null, many: many, keyed: keyed, overRest: overRest };
-      frame.id = 'c' + n;
-      conn.publishes[frame.id] = pending;
-      pending.timer = setTimeout(function () {
-        if (conn.publishes[frame.id] === pending) {
-          delete conn.publishes[frame.id];
-          client._publishFailed(pending, LaharsubError(pending.what + ' failed: no answer in time on the WebSocket (it may have been stored).', 0, null, null), true);
-        }
-      }, this.options.requestTimeout);
-      try {
-        conn.socket.send(JSON.stringify(frame));
-      } catch (e) {
-        delete conn.publishes[frame.id];
-        clearTimeout(pending.timer);
-        // Not sent, so not stored: REST publishes it.
-        overRest().then(result.resolve, result.reject);
-      }
-      return result.promise();
-    },
-
-    // `unknown`: the publish may or may not have been stored; a keyed one is then sent again over REST.
-    _publishFailed: function (pending, error, unknown) {
-      clearTimeout(pending.timer);
-      if ((unknown && pending.keyed) || error.status === 503) {
-        pending.overRest().then(pending.deferred.resolve, pending.deferred.reject);
-        return;
-      }
-      report(this.options.onError, this, [error]);
-      pending.deferred.reject(error);
-    },
-
-    _failPublishes: function (conn, why) {
-      var client = this;
-      var pending = conn.publishes;
-      conn.publishes = {};
-      $.each(pending, function (id, each) {
-        client._publishFailed(each, LaharsubError(each.what + ' failed: ' + why, 0, null, null), true);
-      });
-    },
-
-    _openEventSource: function (conn, subs) {
-      var client = this;
-      var source;
-      try {
-        source = new EventSource(streamUrl(this.baseUrls[conn.address], subs, conn.token, this._extraQuery()));
-      } catch (e) {
-        this._conn = null;
-        this._streamFailedToOpen(conn);
-        return;
-      }
-      conn.source = source;
-      // The server writes `subscribed` at once; a stream that says nothing for this long is held back by a
-      // buffering proxy, which would deliver nothing until the stream ends.
-      conn.timer = setTimeout(function () {
-        if (client._conn === conn && !conn.established) {
-          client._endConn('it did not open in time');
-          client._streamFailedToOpen(conn);
-        }
-      }, this.options.sseOpenTimeout);
-      var on = function (type, handler) {
-        source.addEventListener(type, function (event) {
-          // Events of an older stream of this client, or without data, say nothing.
-          if (client._conn !== conn || typeof event.data !== 'string') {
-            return;
-          }
-          var data;
-          try {
-            data = JSON.parse(event.data);
-          } catch (e) {
-            return;
-          }
-          if (data && typeof data === 'object') {
-            handler(data);
-          }
-        });
-      };
-      on('subscribed', function (data) {
-        $.each(data.topics || [], function (i, position) {
-          var sub = position && client._sseSub(conn, position.topicId);
-          if (sub && sub.epoch == null) {
-            sub.epoch = epochOf(position);
-          }
-        });
-        conn.established = true;
-        clearTimeout(conn.timer);
-        client._established('sse');
-      });
-      on('message', function (message) {
-        var sub = client._sseSub(conn, message.topicId);
-        if (sub) {
-          client._stopStreak = 0;
-          client._applyMessage(sub, message);
-        }
-      });
-      on('notice', function (notice) {
-        var sub = client._sseSub(conn, notice.topicId);
-        if (sub) {
-          client._stopStreak = 0;
-          if (notice.type === 'topicDeleted') {
-            // The stream goes on without it: no need to open it again for that.
-            conn.deleted[notice.topicId] = true;
-          }
-          client._applyNotice(sub, notice);
-        }
-      });
-      on('reconnect', function (data) {
-        client._endConn('the server ended the stream');
-        var why = 'the server ended the event stream (' + String(data.reason) + (data.detail ? ': ' + data.detail : '') + ')';
-        if (data.reason === 'tokenExpired' || data.reason === 'redecide') {
-          // A stream is opened again, with a fresh token (the accessToken function is asked for one), or to be
-          // decided again (Host and Backend modes).
-          client._connect();
-        } else {
-          client._serverStopping(LaharsubError(why, 0, null, null), conn.address);
-        }
-      });
-      source.onerror = function () {
-        if (client._conn !== conn) {
-          return;
-        }
-        // Not left to the EventSource's own reconnection: the client resumes from its cursors, at
-        // another instance when the one in use is gone, with its backoff and a fresh token.
-        client._endConn('the stream failed');
-        if (conn.established) {
-          client._streamLost(conn, 'the event stream was cut.');
-        } else {
-          client._streamFailedToOpen(conn);
-        }
-      };
-    },
-
-    _sseSub: function (conn, topicId) {
-      var sub = this._subs[topicId];
-      return sub && conn.subs[topicId] === sub && sub.joined ? sub : null;
-    },
-
-    // Whether the open event stream carries exactly the subscriptions `joined` (topics it had that the
-    // server deleted aside).
-    _sseCovers: function (conn, joined) {
-      var covers = true;
-      var count = 0;
-      $.each(joined, function (i, sub) {
-        if (conn.subs[sub.topicId] !== sub) {
-          covers = false;
-        }
-      });
-      $.each(conn.subs, function (topicId, sub) {
-        if (sub.active) {
-          count++;
-        } else if (!conn.deleted[topicId]) {
-          covers = false;
-        }
-      });
-      return covers && count === joined.length;
-    },
-
-    // Applies one poll answer: notices first, then messages, following the protocol's cursor rule.
-    _deliver: function (data) {
-      var client = this;
-      // A callback that subscribes or unsubscribes changes the set: the rest of this answer is then
-      // left for the next poll, which asks with the cursors as they stand.
-      var generation = client._generation;
-      $.each(data.notices || [], function (i, notice) {
-        if (client._generation !== generation) {
-          return false;
-        }
-        var sub = client._subs[notice.topicId];
-        if (sub && sub.joined) {
-          client._applyNotice(sub, notice);
-        }
-      });
-      $.each(data.messages || [], function (i, message) {
-        if (client._generation !== generation) {
-          return false;
-        }
-        var sub = client._subs[message.topicId];
-        if (sub && sub.joined) {
-          client._applyMessage(sub, message);
-        }
-      });
-    },
-
-    /** The conflation and presence identity the client asks for, as query parameters (none when off). */
-    _extraQuery: function () {
-      var query = {};
+      this._emit("error", error);
+      this._setStatus("idle", { error });
+    }
+    _extraQuery() {
+      const query = new URLSearchParams();
       if (this.options.clientId != null) {
-        query.client = this.options.clientId;
+        query.set("client", this.options.clientId);
       }
       if (this.options.member != null) {
-        query.member = JSON.stringify(this.options.member);
+        query.set("member", JSON.stringify(this.options.member));
       }
       if (this.options.conflate > 0) {
-        query.conflate = this.options.conflate;
+        query.set("conflate", String(this.options.conflate));
       }
       if (this._latestPending) {
-        query.latest = true;
+        query.set("latest", "true");
       }
       return query;
-    },
-
-    _applyNotice: function (sub, notice) {
-      this._latestPending = false;
-      // Every notice names the topic's incarnation: a subscription without an epoch learns it here.
-      var epoch = epochOf(notice);
-      if (notice.type === 'gap') {
-        sub.cursor = Math.max(sub.cursor || 0, notice.toMessageId + 1);
-        sub.epoch = epoch || sub.epoch;
-        report(sub.options.onGap, sub.handle, [notice, sub.handle]);
-      } else if (notice.type === 'conflated') {
-        // Skipped by the client's choice (conflate, latest), unlike a gap: a separate callback.
-        sub.cursor = Math.max(sub.cursor || 0, notice.toMessageId + 1);
-        sub.epoch = epoch || sub.epoch;
-        report(sub.options.onConflated, sub.handle, [notice, sub.handle]);
-      } else if (notice.type === 'reset') {
-        sub.cursor = notice.firstMessageId;
-        sub.epoch = epoch || sub.epoch;
-        var reset = $.extend({}, notice, { epochChanged: notice.reason === 'epochChanged' });
-        report(sub.options.onReset || sub.options.onGap, sub.handle, [reset, sub.handle]);
-      } else if (notice.type === 'topicDeleted') {
-        this._drop(sub);
-        report(sub.options.onTopicDeleted, sub.handle, [notice, sub.handle]);
-      }
-    },
-
-    _applyMessage: function (sub, message) {
-      this._latestPending = false;
-      // A message below the cursor was delivered before: by an answer that raced an abort, or again
-      // by a stream resumed after a reconnect. Each (topic, message id) reaches the page once.
-      if (sub.cursor != null && message.messageId < sub.cursor) {
-        return;
-      }
-      sub.cursor = message.messageId + 1;
-      sub.epoch = epochOf(message) || sub.epoch;
-      report(sub.options.onMessage, sub.handle, [decodeMessage(message), sub.handle]);
     }
-  };
-
-  /**
-   * The presence event a message of a companion topic carries, { type: 'join' | 'leave', member, data,
-   * occupancy }, or null when the message is not one.
-   */
-  function presenceEvent(message) {
-    var event = message && message.data;
-    if (!$.isPlainObject(event) || (event.type !== 'join' && event.type !== 'leave')
-      || typeof event.member !== 'string' || typeof event.occupancy !== 'number') {
-      return null;
+    _subscriptionPath(entries, extra) {
+      const query = this._extraQuery();
+      if (entries.length) {
+        query.set("topics", compactTopics(entries));
+      }
+      for (const [name, value] of Object.entries(extra)) {
+        query.set(name, value);
+      }
+      const text = query.toString().replace(/%2C/g, ",").replace(/%3A/g, ":").replace(/%7E/gi, "~");
+      return "/subscriptions" + (text ? "?" + text : "");
     }
-    return { type: event.type, member: event.member, data: $.isPlainObject(event.data) ? event.data : null, occupancy: event.occupancy };
-  }
-
-  /** Every page of a topic's member list, as an object member id -> data. */
-  function readAllPresence(client, topicId) {
-    var members = {};
-    function page(after) {
-      return client.getPresence(topicId, after == null ? { limit: 1000 } : { after: after, limit: 1000 }).then(function (answer) {
-        $.each(answer.members || [], function (i, entry) {
-          members[entry.member] = entry.data;
-        });
-        return answer.next != null && answer.next !== after ? page(answer.next) : members;
+    // One long poll for `entries`; resolves with the answer (or null for 204).
+    async _poll(entries, timeout, token, signal) {
+      const response = await this._send("GET", this._subscriptionPath(entries, { timeout: String(timeout) }), "poll", {
+        signal,
+        token,
+        timeout: (timeout + this.options.pollTimeoutMargin) * 1e3,
+        headers: { Accept: "application/json" }
       });
+      return response.status === 204 ? null : response.json();
     }
-    return page(null);
-  }
-
-  function watchPresence(client, topicId, callbacks) {
-    checkCallback(callbacks, 'onChange');
-    checkCallback(callbacks, 'onError');
-    var ready = $.Deferred();
-    var members = {};
-    var stopped = false;
-    var subscription = null;
-    // Events that come while the list is read are applied after it: one already in the list changes nothing.
-    var pending = null;
-    function apply(event) {
-      if (event.type === 'join') {
-        members[event.member] = event.data;
-      } else {
-        delete members[event.member];
+    // Runs one connection on `kind` until it is aborted for a change of the subscriptions (resolves) or fails (throws).
+    _run(kind) {
+      if (kind === "longpoll") {
+        return this._runPoll();
       }
-      report(callbacks.onChange, handle, [members, event]);
+      return kind === "sse" ? this._runSse() : this._runSocket();
     }
-    function failed(error) {
-      ready.reject(error);
-      report(callbacks.onError, handle, [error]);
+    _newConn(kind, entries) {
+      const controller = new AbortController();
+      const conn = {
+        kind,
+        address: this._base,
+        established: false,
+        entries: new Map(entries.map((e) => [e.topicId, e])),
+        signal: AbortSignal.any([controller.signal, this._lifetime.signal]),
+        abort: () => controller.abort(),
+        update: () => false
+      };
+      this._conn = conn;
+      return conn;
     }
-    function reload() {
-      pending = [];
-      readAllPresence(client, topicId).then(function (list) {
-        if (stopped) {
+    // The subscription a delivery of `conn` for `topicId` belongs to, or null when it was dropped or replaced.
+    _route(conn, topicId) {
+      const entry = conn.entries.get(topicId);
+      return entry && entry.active && this._subs.get(topicId) === entry ? entry : null;
+    }
+    async _runPoll() {
+      let earlyEmpty = 0;
+      while (!this._closed) {
+        const entries = this._joined();
+        if (!entries.length) {
           return;
         }
-        members = list;
-        var events = pending;
-        pending = null;
-        report(callbacks.onChange, handle, [members, null]);
-        $.each(events, function (i, event) { apply(event); });
-        ready.resolve(handle);
-      }, failed);
+        const conn = this._newConn("longpoll", entries);
+        const timeout = this.status === "connected" && this.transport === "longpoll" ? this.options.pollTimeout : 0;
+        const started = Date.now();
+        let answer;
+        try {
+          answer = await this._poll(entries, timeout, void 0, conn.signal);
+        } catch (error) {
+          if (conn.signal.aborted) {
+            return;
+          }
+          throw error;
+        } finally {
+          if (this._conn === conn) {
+            this._conn = null;
+          }
+        }
+        this._established("longpoll");
+        if (!answer) {
+          earlyEmpty = timeout > 0 && Date.now() - started < timeout * 500 ? earlyEmpty + 1 : 0;
+          if (earlyEmpty > 1) {
+            await this._retry(backoffDelay(earlyEmpty - 2, this.options), null);
+          }
+          continue;
+        }
+        earlyEmpty = 0;
+        this._stopStreak = 0;
+        this._deliver(answer, conn.entries);
+      }
     }
-    var handle = {
-      topicId: topicId,
-      ready: ready.promise(),
-      members: function () { return members; },
-      occupancy: function () { return Object.keys(members).length; },
-      stop: function () {
-        stopped = true;
-        if (subscription) {
-          subscription.unsubscribe();
+    // Applies one poll answer: notices first, then messages, following the protocol's cursor rule.
+    _deliver(answer, entries) {
+      if (!answer) {
+        return;
+      }
+      const route = (id) => {
+        const entry = entries.get(id);
+        return entry && entry.active && this._subs.get(id) === entry ? entry : null;
+      };
+      for (const notice of answer.notices || []) {
+        const entry = route(notice.topicId);
+        if (entry) {
+          this._applyNotice(entry, notice);
+        }
+      }
+      for (const message of answer.messages || []) {
+        const entry = route(message.topicId);
+        if (entry) {
+          this._applyMessage(entry, message);
+        }
+      }
+    }
+    _applyNotice(entry, notice) {
+      this._latestPending = false;
+      const epoch = epochOf(notice);
+      let item = { ...notice };
+      if (notice.type === "gap" || notice.type === "conflated") {
+        entry.cursor = Math.max(entry.cursor || 0, notice.toMessageId + 1);
+      } else if (notice.type === "state") {
+        entry.cursor = notice.version + 1;
+      } else if (notice.type === "reset") {
+        entry.cursor = notice.firstMessageId;
+        item = { ...notice, epochChanged: notice.reason === "epochChanged" };
+      } else if (notice.type === "topicDeleted") {
+        this._drop(entry);
+        entry.owner._push(item);
+        entry.owner._topicEnded(null);
+        return;
+      }
+      entry.epoch = epoch || entry.epoch;
+      entry.owner._push(item);
+    }
+    _applyMessage(entry, message) {
+      this._latestPending = false;
+      if (entry.cursor != null && message.messageId < entry.cursor) {
+        return;
+      }
+      entry.cursor = message.messageId + 1;
+      entry.epoch = epochOf(message) || entry.epoch;
+      entry.owner._push(decodeMessage(message));
+    }
+    // ---- Server-Sent Events (over fetch, so the status of a refusal is seen and the token goes in a header) ----
+    async _runSse() {
+      const entries = this._joined();
+      const conn = this._newConn("sse", entries);
+      conn.deleted = /* @__PURE__ */ new Set();
+      conn.update = (joined) => joined.length === [...conn.entries.values()].filter((e) => e.active).length && joined.every((e) => conn.entries.get(e.topicId) === e) && [...conn.entries.values()].every((e) => e.active || conn.deleted.has(e.topicId));
+      let timer = null;
+      const watchdog = (ms, make) => {
+        clearTimeout(timer);
+        timer = setTimeout(() => {
+          conn.failure = make();
+          conn.abort();
+        }, ms);
+      };
+      try {
+        let response;
+        try {
+          watchdog(this.options.requestTimeout, () => Object.assign(new LaharsubError("the event stream did not open in time."), { openFailed: true }));
+          response = await this._send("GET", this._subscriptionPath(entries, {}), "subscription", {
+            signal: conn.signal,
+            timeout: 0,
+            headers: { Accept: "text/event-stream" }
+          });
+        } catch (error) {
+          if (conn.failure) {
+            throw conn.failure;
+          }
+          if (conn.signal.aborted) {
+            return;
+          }
+          throw error;
+        }
+        if (!/^text\/event-stream/i.test(response.headers.get("Content-Type") || "")) {
+          await response.body?.cancel();
+          throw Object.assign(new LaharsubError("the subscription URL did not answer an event stream."), { openFailed: true });
+        }
+        watchdog(this.options.sseOpenTimeout, () => Object.assign(new LaharsubError("the event stream did not start in time (a buffering proxy?)."), { openFailed: true }));
+        const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
+        const parser = sseParser((event) => this._onSseEvent(conn, event, watchdog));
+        for (; ; ) {
+          let chunk;
+          try {
+            chunk = await reader.read();
+          } catch (error) {
+            if (conn.failure) {
+              throw conn.failure;
+            }
+            if (conn.signal.aborted) {
+              return;
+            }
+            throw new LaharsubError("the event stream was cut.", { cause: error });
+          }
+          if (chunk.done) {
+            if (conn.failure) {
+              throw conn.failure;
+            }
+            throw conn.established ? new LaharsubError("the event stream ended.") : Object.assign(new LaharsubError("the event stream ended before it started."), { openFailed: true });
+          }
+          if (conn.established) {
+            watchdog(this.options.heartbeatTimeout, () => new LaharsubError("the event stream went silent (no heartbeat)."));
+          }
+          parser(chunk.value);
+          if (conn.failure) {
+            reader.cancel().catch(() => {
+            });
+            throw conn.failure;
+          }
+        }
+      } finally {
+        clearTimeout(timer);
+        if (this._conn === conn) {
+          this._conn = null;
+        }
+      }
+    }
+    _onSseEvent(conn, event, watchdog) {
+      if (conn.signal.aborted) {
+        return;
+      }
+      let data;
+      try {
+        data = JSON.parse(event.data);
+      } catch {
+        return;
+      }
+      if (!data || typeof data !== "object") {
+        return;
+      }
+      if (event.type === "message") {
+        const entry = this._route(conn, data.topicId);
+        if (entry) {
+          this._stopStreak = 0;
+          this._applyMessage(entry, data);
+        }
+      } else if (event.type === "notice") {
+        const entry = this._route(conn, data.topicId);
+        if (entry) {
+          this._stopStreak = 0;
+          if (data.type === "topicDeleted") {
+            conn.deleted.add(data.topicId);
+          }
+          this._applyNotice(entry, data);
+        }
+      } else if (event.type === "reconnect") {
+        const error = new LaharsubError(`the server ended the event stream (${String(data.reason)}${data.detail ? ": " + data.detail : ""})`);
+        conn.failure = Object.assign(error, data.reason === "tokenExpired" ? { tokenExpired: true } : data.reason === "redecide" ? { slow: true } : { stopping: true });
+      } else if (Array.isArray(data.topics) && !conn.established) {
+        for (const position of data.topics) {
+          const entry = position && this._route(conn, position.topicId);
+          if (entry && entry.epoch == null) {
+            entry.epoch = epochOf(position);
+          }
+        }
+        conn.established = true;
+        watchdog(this.options.heartbeatTimeout, () => new LaharsubError("the event stream went silent (no heartbeat)."));
+        this._established("sse");
+      }
+    }
+    // ---- WebSocket ----------------------------------------------------------------------------------
+    async _runSocket() {
+      const token = this.options.accessToken == null ? null : await this._token();
+      const entries = this._joined();
+      const conn = this._newConn("websocket", entries);
+      const topics = new Map(entries.map((e) => [e.topicId, { entry: e, pending: 0 }]));
+      const frames = /* @__PURE__ */ new Map();
+      const publishes = /* @__PURE__ */ new Map();
+      let count = 0;
+      const Ctor = this.options.WebSocket || globalThis.WebSocket;
+      const extra = token ? { access_token: token } : {};
+      const url = new URL(this.baseUrls[conn.address] + this._subscriptionPath(entries, extra), globalThis.location?.href);
+      url.protocol = url.protocol === "https:" ? "wss:" : "ws:";
+      let socket;
+      try {
+        socket = new Ctor(url.href, SUBPROTOCOL);
+      } catch (cause) {
+        this._conn = null;
+        throw Object.assign(new LaharsubError("the WebSocket could not be created.", { cause }), { openFailed: true, token });
+      }
+      const send = (frame) => {
+        frame.id = "c" + ++count;
+        socket.send(JSON.stringify(frame));
+        return count;
+      };
+      const sync = (joined) => {
+        if (!conn.established || socket.readyState !== 1) {
+          return true;
+        }
+        const wanted = /* @__PURE__ */ new Set();
+        for (const entry of joined) {
+          wanted.add(entry.topicId);
+          if (topics.get(entry.topicId)?.entry !== entry) {
+            const n = send({ type: "subscribe", topics: compactTopics([entry]) });
+            frames.set("c" + n, { n, kind: "subscribe", topicId: entry.topicId });
+            topics.set(entry.topicId, { entry, pending: n });
+            conn.entries.set(entry.topicId, entry);
+          }
+        }
+        const gone = [...topics.keys()].filter((id) => !wanted.has(id));
+        if (gone.length) {
+          gone.forEach((id) => topics.delete(id));
+          const n = send({ type: "unsubscribe", topics: gone.join(",") });
+          frames.set("c" + n, { n, kind: "unsubscribe" });
+        }
+        this._setStatus(joined.length ? "connected" : "idle");
+        return true;
+      };
+      conn.update = sync;
+      conn.publish = (frame, signal) => new Promise((resolve, reject) => {
+        const n = ++count;
+        frame.id = "c" + n;
+        const pending = { resolve, reject };
+        const settle = (error) => {
+          publishes.delete(frame.id);
+          clearTimeout(pending.timer);
+          signal?.removeEventListener("abort", pending.aborted);
+          if (error) {
+            reject(error);
+          }
+        };
+        pending.settle = settle;
+        pending.timer = setTimeout(() => settle(Object.assign(new LaharsubError("the publish got no answer in time on the WebSocket (it may have been stored)."), { unknown: true })), this.options.requestTimeout);
+        pending.aborted = () => settle(abortError(signal));
+        signal?.addEventListener("abort", pending.aborted, { once: true });
+        publishes.set(frame.id, pending);
+        try {
+          socket.send(JSON.stringify(frame));
+        } catch (cause) {
+          settle(Object.assign(new LaharsubError("the publish could not be sent on the WebSocket.", { cause }), { notSent: true }));
+        }
+      });
+      const route = (topicId) => {
+        const t = topics.get(topicId);
+        return t && !t.pending && this._route(conn, topicId) === t.entry ? t.entry : null;
+      };
+      const settleFrames = (n) => {
+        for (const t of topics.values()) {
+          if (t.pending && t.pending <= n) {
+            t.pending = 0;
+          }
+        }
+        for (const [id, sent] of frames) {
+          if (sent.n <= n) {
+            frames.delete(id);
+          }
+        }
+      };
+      const refused = (topicId, frameNumber, problem) => {
+        const t = topics.get(topicId);
+        if (t && (frameNumber == null || t.pending === frameNumber)) {
+          topics.delete(topicId);
+        }
+        const entry = t && this._subs.get(topicId) === t.entry ? t.entry : null;
+        if (entry) {
+          const error = problemError("subscribe to topic " + topicId, problem);
+          this._refuse(entry, error);
+          this._emit("error", error);
+        }
+      };
+      const onFrame = (text) => {
+        let frame;
+        try {
+          frame = JSON.parse(text);
+        } catch {
+          return;
+        }
+        if (!frame || typeof frame !== "object") {
+          return;
+        }
+        if (frame.type === "message" && frame.message) {
+          const entry = route(frame.message.topicId);
+          if (entry) {
+            this._stopStreak = 0;
+            this._applyMessage(entry, frame.message);
+          }
+        } else if (frame.type === "notice" && frame.notice) {
+          const entry = route(frame.notice.topicId);
+          if (entry) {
+            this._stopStreak = 0;
+            if (frame.notice.type === "topicDeleted") {
+              topics.delete(frame.notice.topicId);
+            }
+            this._applyNotice(entry, frame.notice);
+          }
+        } else if (frame.type === "subscribed") {
+          const sent = frames.get(frame.id);
+          if (sent) {
+            settleFrames(sent.n);
+          }
+          for (const position of frame.topics || []) {
+            const entry = position && route(position.topicId);
+            if (entry && entry.epoch == null) {
+              entry.epoch = epochOf(position);
+            }
+          }
+          if (!conn.established) {
+            conn.established = true;
+            clearTimeout(openTimer);
+            this._established("websocket");
+            sync(this._joined());
+          }
+        } else if (frame.type === "published" || frame.type === "problem" && publishes.has(frame.id)) {
+          const pending = publishes.get(frame.id);
+          if (pending) {
+            pending.settle(frame.type === "problem" ? problemError("publish", frame.problem) : null);
+            if (frame.type === "published") {
+              pending.resolve(frame);
+            }
+          }
+        } else if (frame.type === "problem") {
+          const problem = frame.problem && typeof frame.problem === "object" ? frame.problem : {};
+          const sent = frames.get(frame.id);
+          if (problem.status === 404 && isId(problem.topicId)) {
+            if (sent) {
+              settleFrames(sent.n);
+            }
+            refused(problem.topicId, null, problem);
+          } else if (sent?.kind === "subscribe") {
+            frames.delete(frame.id);
+            refused(sent.topicId, sent.n, problem);
+          } else {
+            this._emit("error", problemError("changing the subscriptions", problem));
+          }
+        }
+      };
+      let openTimer;
+      try {
+        await new Promise((resolve, reject) => {
+          openTimer = setTimeout(() => reject(Object.assign(new LaharsubError("the WebSocket did not open in time."), { openFailed: true, token })), this.options.requestTimeout);
+          conn.signal.addEventListener("abort", () => resolve(), { once: true });
+          socket.onmessage = (event) => {
+            if (!conn.signal.aborted && typeof event.data === "string") {
+              onFrame(event.data);
+            }
+          };
+          socket.onclose = (event) => reject(this._closeError(conn, event.code, event.reason, token));
+          socket.onerror = () => reject(this._closeError(conn, 1006, "", token));
+        });
+      } finally {
+        clearTimeout(openTimer);
+        socket.onmessage = socket.onclose = socket.onerror = null;
+        try {
+          socket.close(1e3);
+        } catch {
+        }
+        if (this._conn === conn) {
+          this._conn = null;
+        }
+        for (const pending of [...publishes.values()]) {
+          pending.settle(Object.assign(new LaharsubError("the WebSocket closed before the publish was answered: it may have been stored."), { unknown: true }));
+        }
+      }
+    }
+    _closeError(conn, code, reason, token) {
+      const said = ` (WebSocket close code ${code}${reason ? ": " + reason : ""})`;
+      if (code === 4001) {
+        return Object.assign(new LaharsubError("the access token expired" + said + "."), { tokenExpired: true });
+      }
+      if (code === 4e3) {
+        return Object.assign(new LaharsubError("the server closed the WebSocket, refusing a frame of this client" + said + "."), { refusedFrame: true });
+      }
+      if (code === 1001) {
+        return Object.assign(new LaharsubError("the server is stopping" + said + "."), { stopping: true });
+      }
+      if (code === 4002) {
+        return Object.assign(new LaharsubError("the server decides this socket's access again" + said + "."), { slow: true });
+      }
+      if (code === 4008) {
+        return Object.assign(new LaharsubError("the server closed the WebSocket for reading too slowly" + said + "."), { slow: true });
+      }
+      return conn.established ? new LaharsubError("the WebSocket was cut" + said + ".") : Object.assign(new LaharsubError("the WebSocket could not be opened" + said + "."), { openFailed: true, token });
+    }
+  };
+  function sseParser(dispatch) {
+    let buffer = "";
+    let type = "";
+    let data = [];
+    let id = null;
+    let afterCR = false;
+    return (text) => {
+      buffer += afterCR && text[0] === "\n" ? text.slice(1) : text;
+      afterCR = text.endsWith("\r");
+      const lines = buffer.split(/\r\n|\r|\n/);
+      buffer = lines.pop();
+      for (const line of lines) {
+        if (line === "") {
+          if (data.length) {
+            dispatch({ type: type || "message", data: data.join("\n"), id });
+          }
+          type = "";
+          data = [];
+          continue;
+        }
+        if (line[0] === ":") {
+          continue;
+        }
+        const colon = line.indexOf(":");
+        const field = colon < 0 ? line : line.slice(0, colon);
+        let value = colon < 0 ? "" : line.slice(colon + 1);
+        if (value[0] === " ") {
+          value = value.slice(1);
+        }
+        if (field === "event") {
+          type = value;
+        } else if (field === "data") {
+          data.push(value);
+        } else if (field === "id") {
+          id = value;
         }
       }
     };
-    client.getTopic(topicId).then(function (info) {
-      if (stopped) {
-        return;
+  }
+  function presenceEvent(message) {
+    const event = message && message.data;
+    if (!isPlain(event) || event.type !== "join" && event.type !== "leave" || typeof event.member !== "string" || typeof event.occupancy !== "number") {
+      return null;
+    }
+    return { type: event.type, member: event.member, data: isPlain(event.data) ? event.data : null, occupancy: event.occupancy };
+  }
+  function watchPresence(client, topicId, { onChange, onError, signal } = {}) {
+    const id = toId(topicId, "topicId");
+    const controller = new AbortController();
+    signal?.addEventListener("abort", () => controller.abort(), { once: true });
+    let members = /* @__PURE__ */ new Map();
+    let pending = null;
+    let subscription = null;
+    const changed = (event) => report(onChange, members, event);
+    const apply = (event) => {
+      if (event.type === "join") {
+        members.set(event.member, event.data);
+      } else {
+        members.delete(event.member);
       }
+      changed(event);
+    };
+    const reload = async () => {
+      pending = [];
+      const list = /* @__PURE__ */ new Map();
+      for (let after; ; ) {
+        const page = await client.getPresence(id, { after, limit: 1e3, signal: controller.signal });
+        for (const m of page.members || []) {
+          list.set(m.member, m.data);
+        }
+        if (page.next == null || page.next === after) {
+          break;
+        }
+        after = page.next;
+      }
+      members = list;
+      const events = pending;
+      pending = null;
+      changed(null);
+      events.forEach(apply);
+    };
+    const failed = (error) => {
+      if (!controller.signal.aborted) {
+        report(onError, error);
+      }
+    };
+    const ready = (async () => {
+      const info = await client.getTopic(id, { signal: controller.signal });
       if (!info.presenceTopicId) {
-        failed(new Error('$.laharsub: topic ' + topicId + ' has no presence: create it with createTopic({ presence: true }).'));
+        throw new LaharsubError(`topic ${id} has no presence: create it with createTopic({ presence: true }).`, { status: 409 });
+      }
+      subscription = client.subscribe(info.presenceTopicId, {
+        signal: controller.signal,
+        onItem: (item) => {
+          if (item.type === "message") {
+            const event = presenceEvent(item);
+            if (event) {
+              pending ? pending.push(event) : apply(event);
+            }
+          } else if (item.type === "gap" || item.type === "reset") {
+            reload().catch(failed);
+          } else if (item.type === "topicDeleted") {
+            members = /* @__PURE__ */ new Map();
+            changed(null);
+          } else if (item.type === "error") {
+            failed(item.error);
+          }
+        }
+      });
+      await subscription.ready;
+      await reload();
+    })();
+    ready.catch(failed);
+    return {
+      topicId: id,
+      ready,
+      members: () => members,
+      get occupancy() {
+        return members.size;
+      },
+      stop: () => controller.abort()
+    };
+  }
+  var StateSubscription = class {
+    constructor(client, topicId, { onState, onItem, signal } = {}) {
+      for (const [name, value] of [["onState", onState], ["onItem", onItem]]) {
+        if (value != null && typeof value !== "function") {
+          fail(`${name} must be a function.`);
+        }
+      }
+      this.topicId = toId(topicId, "topicId");
+      this.document = null;
+      this.version = null;
+      this.epoch = null;
+      this._client = client;
+      this._onState = onState || null;
+      this._onItem = onItem || null;
+      this._conflatedTo = null;
+      let settle;
+      this.ready = new Promise((resolve, reject) => {
+        settle = { resolve, reject };
+      });
+      this.ready.catch(() => {
+      });
+      this._settle = settle;
+      this._follow();
+      if (signal) {
+        signal.aborted ? queueMicrotask(() => this.unsubscribe()) : signal.addEventListener("abort", () => this.unsubscribe(), { once: true });
+      }
+    }
+    /** Whether the topic is still followed. */
+    get active() {
+      return this._sub.active;
+    }
+    /** Applies a merge patch; `ifCurrent: true` only if the document is still the one held here (else a 412). */
+    patch(patch, { ifCurrent = false, ...options } = {}) {
+      return this._client.publishPatch(this.topicId, patch, this._condition(ifCurrent, options));
+    }
+    /** Replaces the document; `ifCurrent` as for patch. */
+    replace(document, { ifCurrent = false, ...options } = {}) {
+      return this._client.replaceState(this.topicId, document, this._condition(ifCurrent, options));
+    }
+    unsubscribe() {
+      this._sub.unsubscribe();
+      this._settle.reject(new LaharsubError("the state subscription ended before its first document."));
+    }
+    _condition(ifCurrent, options) {
+      if (ifCurrent && this.version == null) {
+        fail("ifCurrent needs the document: wait for ready.");
+      }
+      return ifCurrent ? { ...options, ifEpoch: this.epoch, ifVersion: this.version } : options;
+    }
+    _follow() {
+      this._sub = this._client.subscribe({ topicId: this.topicId, from: "state" }, { onItem: (item) => this._apply(item) });
+    }
+    _apply(item) {
+      let document;
+      if (item.type === "state") {
+        document = item.document;
+        this.version = item.version;
+      } else if (item.type === "conflated") {
+        this._conflatedTo = item.toMessageId;
+      } else if (item.type === "message" && this.document != null && (item.messageId === this.version + 1 || this._conflatedTo != null && item.messageId === this._conflatedTo + 1)) {
+        this._conflatedTo = null;
+        const type = item.contentType || "";
+        if (type.toLowerCase().startsWith(PATCH_TYPE)) {
+          document = mergePatch(this.document, item.data);
+        } else if (JSON_TYPE.test(type) && isObject(item.data)) {
+          document = item.data;
+        }
+        this.version = item.messageId;
+      }
+      report(this._onItem, item, this);
+      if (document === void 0) {
+        if (item.type === "gap" || item.type === "message") {
+          this._sub.unsubscribe();
+          this._follow();
+        } else if (item.type === "error" || item.type === "topicDeleted") {
+          this._settle.reject(item.error || new LaharsubError(`topic ${this.topicId} was deleted.`));
+        }
         return;
       }
-      // Subscribed first and read second, so that no change falls between the list and the events.
-      subscription = client.subscribe(info.presenceTopicId, {
-        onMessage: function (message) {
-          var event = presenceEvent(message);
-          if (event && !stopped) {
-            if (pending) {
-              pending.push(event);
-            } else {
-              apply(event);
+      this.document = document;
+      this.epoch = item.epoch || this.epoch;
+      this._settle.resolve(this);
+      report(this._onState, document, { version: this.version, epoch: this.epoch, item });
+    }
+  };
+
+  // ../../src/Clients/JQuery/src/jquery.laharsub.mjs
+  var moduleDefaults = validateOptions();
+  var defaults = {};
+  for (const name of [
+    "pollTimeout",
+    "pollTimeoutMargin",
+    "requestTimeout",
+    "retryDelay",
+    "maxRetryDelay",
+    "retryJitter",
+    "idempotentPublishes",
+    "publishAttempts",
+    "ajax",
+    "accessToken",
+    "transports",
+    "sseOpenTimeout",
+    "conflate",
+    "latest",
+    "clientId",
+    "member",
+    "onError",
+    "onStatus",
+    "onTransport"
+  ]) {
+    defaults[name] = name === "ajax" ? null : moduleDefaults[name];
+  }
+  var subscriptionDefaults = {
+    from: null,
+    epoch: null,
+    onMessage: null,
+    onGap: null,
+    onConflated: null,
+    // Resets go to onReset when it is given, otherwise to onGap (notice.type === 'reset').
+    onReset: null,
+    onTopicDeleted: null,
+    onError: null
+  };
+  function fail2(message) {
+    throw new Error("$.laharsub: " + message);
+  }
+  function guard(call) {
+    try {
+      return call();
+    } catch (error) {
+      if (error instanceof TypeError && /^laharsub: /.test(error.message)) {
+        fail2(error.message.slice("laharsub: ".length));
+      }
+      throw error;
+    }
+  }
+  function checkKnown(options, known, what) {
+    for (const name of Object.keys(options)) {
+      if (!Object.prototype.hasOwnProperty.call(known, name)) {
+        fail2(`unknown ${what} option "${name}" (known: ${Object.keys(known).join(", ")}).`);
+      }
+    }
+  }
+  function checkCallbacks(settings, names) {
+    for (const name of names) {
+      if (settings[name] != null && typeof settings[name] !== "function") {
+        fail2(`option ${name} must be a function.`);
+      }
+    }
+  }
+  function install($) {
+    if (!$ || typeof $.Deferred !== "function" || typeof $.extend !== "function") {
+      throw new Error("jquery.laharsub.js needs jQuery (3.7 or 4): load jquery.js before it.");
+    }
+    function deferred(promise) {
+      const result = $.Deferred();
+      promise.then(result.resolve, result.reject);
+      return result.promise();
+    }
+    function coreOptions(settings, client) {
+      const ajax = settings.ajax;
+      if (ajax != null && (!$.isPlainObject(ajax) || Object.keys(ajax).some((name) => name !== "headers"))) {
+        fail2("option ajax takes { headers } only: the client sends its requests with fetch (the laharsub module), not $.ajax.");
+      }
+      const options = {};
+      for (const name of Object.keys(defaults)) {
+        if (!/^(ajax|on[A-Z]\w*)$/.test(name)) {
+          options[name] = settings[name];
+        }
+      }
+      options.headers = ajax && ajax.headers ? $.extend({}, ajax.headers) : null;
+      for (const name of ["onError", "onStatus", "onTransport"]) {
+        const callback = settings[name];
+        options[name] = callback ? (...args) => callback.apply(client, args) : null;
+      }
+      return options;
+    }
+    function Client(baseUrl, options) {
+      checkKnown(options || {}, defaults, "client");
+      const settings = $.extend({}, defaults, options);
+      checkCallbacks(settings, ["onError", "onStatus", "onTransport"]);
+      this._core = guard(() => new LaharsubClient(baseUrl, coreOptions(settings, this)));
+      this.options = settings;
+      this.baseUrls = this._core.baseUrls;
+      this._handles = [];
+    }
+    Client.prototype = {
+      constructor: Client,
+      /** The API root in use (several instances: the one the client moved to). */
+      get baseUrl() {
+        return this._core.baseUrl;
+      },
+      /** The transport of the connection in use (or of the last one); null until one started. */
+      get transport() {
+        return this._core.transport;
+      },
+      /** 'idle' | 'connecting' | 'connected' | 'retrying' | 'closed' */
+      get status() {
+        return this._core.status;
+      },
+      /** Another listener for 'status', 'transport' or 'error' (as the options' callbacks); returns a function that removes it. */
+      on(type, listener) {
+        return guard(() => this._core.on(type, listener));
+      },
+      createTopic(options) {
+        return deferred(guard(() => this._core.createTopic($.extend({}, options))));
+      },
+      listTopics(options) {
+        return deferred(guard(() => this._core.listTopics($.extend({}, options))));
+      },
+      getPresence(topicId, options) {
+        const settings = $.extend({ limit: 100 }, options);
+        if (typeof settings.limit === "number" && settings.limit > 1e3) {
+          fail2(`limit is 1 to 1000 (got ${settings.limit}).`);
+        }
+        return deferred(guard(() => this._core.getPresence(topicId, settings)));
+      },
+      setMember(member) {
+        guard(() => this._core.setMember(member));
+        this.options.member = member == null ? null : $.extend({}, member);
+      },
+      getTopic(topicId) {
+        return deferred(guard(() => this._core.getTopic(topicId)));
+      },
+      deleteTopic(topicId) {
+        return deferred(guard(() => this._core.deleteTopic(topicId)));
+      },
+      /** Options: idempotencyKey, ifEpoch (that incarnation only). */
+      publish(topicId, data, contentType, options) {
+        const settings = $.extend({}, options, { contentType: contentType == null ? void 0 : contentType });
+        return deferred(guard(() => this._core.publish(topicId, data, settings)));
+      },
+      /** Options: idempotencyKey, epochs (topic id -> the epoch it must have). */
+      publishMany(topicIds, data, contentType, options) {
+        const settings = $.extend({}, options, { contentType: contentType == null ? void 0 : contentType });
+        return deferred(guard(() => this._core.publishMany(topicIds, data, settings)));
+      },
+      /**
+       * Subscribes to a topic from `from` (absent: the next message published), in the incarnation `epoch`
+       * when given. Returns a handle with unsubscribe(), cursor(), epoch(), active() and `ready`.
+       */
+      subscribe(topicId, options) {
+        if (options != null && !$.isPlainObject(options)) {
+          fail2("subscribe options must be an object like { from: 1, onMessage: function (message) {} }.");
+        }
+        checkKnown(options || {}, subscriptionDefaults, "subscribe");
+        const settings = $.extend({}, subscriptionDefaults, options);
+        checkCallbacks(settings, ["onMessage", "onGap", "onConflated", "onReset", "onTopicDeleted", "onError"]);
+        return this._follow(topicId, settings, (item, handle) => {
+          const callback = {
+            message: settings.onMessage,
+            gap: settings.onGap,
+            conflated: settings.onConflated,
+            reset: settings.onReset || settings.onGap,
+            topicDeleted: settings.onTopicDeleted
+          }[item.type];
+          if (item.type === "error") {
+            settings.onError?.call(handle, item.error, handle);
+          } else if (callback) {
+            callback.call(handle, item, handle);
+          }
+        });
+      },
+      // A handle on one topic's subscription of the module, `deliver(item, handle)` getting its items.
+      _follow(topicId, settings, deliver) {
+        let handle = null;
+        const sub = guard(() => this._core.subscribe({ topicId, from: settings.from, epoch: settings.epoch }, {
+          onItem: (item) => deliver(item, handle)
+        }));
+        const ready = $.Deferred();
+        handle = {
+          topicId: sub.positions()[0].topicId,
+          ready: ready.promise(),
+          /** The smallest message id still wanted: pass it as `from` to resume elsewhere. */
+          cursor: () => sub.cursor(),
+          /** The topic's epoch the cursor belongs to: keep it with the cursor. */
+          epoch: () => sub.epoch(),
+          active: () => sub.active,
+          unsubscribe: () => sub.unsubscribe()
+        };
+        sub.ready.then(() => ready.resolve(handle), ready.reject);
+        this._handles = this._handles.filter((h) => h.active()).concat(handle);
+        return handle;
+      },
+      /** A state topic's document: resolves with { topicId, document, epoch, version }. */
+      getState(topicId) {
+        return deferred(guard(() => this._core.getState(topicId)));
+      },
+      /** An RFC 7396 merge patch (an object) to a state topic. Options: ifEpoch, ifVersion (compare-and-set), idempotencyKey. */
+      publishPatch(topicId, patch, options) {
+        return deferred(guard(() => this._core.publishPatch(topicId, patch, $.extend({}, options))));
+      },
+      /** Replaces a state topic's document (an object); options as publishPatch's. */
+      replaceState(topicId, document, options) {
+        return deferred(guard(() => this._core.replaceState(topicId, document, $.extend({}, options))));
+      },
+      /**
+       * Keeps a state topic's document for the page: onState(document, info) with every version of it
+       * (info: version, epoch, item). Returns a handle with document(), version(), epoch(), active(),
+       * patch(patch, { ifCurrent }), replace(document, { ifCurrent }), unsubscribe() and `ready`,
+       * resolved once the first document is in. onError(error) when the subscription ends on an error.
+       */
+      subscribeState(topicId, options) {
+        const settings = $.extend({ onState: null, onError: null }, options);
+        checkKnown(settings, { onState: null, onError: null }, "subscribeState");
+        checkCallbacks(settings, ["onState", "onError"]);
+        const handle = {};
+        const state = guard(() => this._core.subscribeState(topicId, {
+          onState: (document, info) => settings.onState?.call(handle, document, info, handle),
+          onItem: (item) => {
+            if (item.type === "error") {
+              settings.onError?.call(handle, item.error, handle);
             }
           }
-        },
-        onGap: function () { reload(); },
-        onReset: function () { reload(); },
-        onTopicDeleted: function () {
-          members = {};
-          report(callbacks.onChange, handle, [members, null]);
-        },
-        onError: function (error) { report(callbacks.onError, handle, [error]); }
-      });
-      subscription.ready.then(reload, failed);
-    }, failed);
-    return handle;
+        }));
+        return Object.assign(handle, {
+          topicId: state.topicId,
+          ready: deferred(state.ready.then(() => handle)),
+          document: () => state.document,
+          version: () => state.version,
+          epoch: () => state.epoch,
+          active: () => state.active,
+          patch: (patch, patchOptions) => deferred(guard(() => state.patch(patch, $.extend({}, patchOptions)))),
+          replace: (document, replaceOptions) => deferred(guard(() => state.replace(document, $.extend({}, replaceOptions)))),
+          unsubscribe: () => state.unsubscribe()
+        });
+      },
+      /** Every active subscription's cursor, by topic id. */
+      cursors() {
+        return this._core.cursors();
+      },
+      /** Every active subscription's epoch (null where not yet known), by topic id. */
+      epochs() {
+        return this._core.epochs();
+      },
+      /** The ids of the active subscriptions, in subscription order. */
+      topics() {
+        return this._handles.filter((h) => h.active()).map((h) => h.topicId);
+      },
+      /** Ends every subscription and the connection; the client cannot be used afterwards. */
+      close() {
+        this._core.close();
+      },
+      /**
+       * Keeps a live member list of a topic with presence. Callbacks: onChange(members, event) with members
+       * an object member id -> data and event the join or leave (null for a fresh list); onError(error).
+       * Returns a handle with members(), occupancy(), stop() and `ready`.
+       */
+      watchPresence(topicId, callbacks) {
+        const settings = $.extend({ onChange: null, onError: null }, callbacks);
+        checkCallbacks(settings, ["onChange", "onError"]);
+        let members = {};
+        const handle = {};
+        const watch = guard(() => watchPresence(this._core, topicId, {
+          onChange: (map, event) => {
+            members = Object.fromEntries(map);
+            settings.onChange?.call(handle, members, event);
+          },
+          onError: (error) => settings.onError?.call(handle, error)
+        }));
+        return Object.assign(handle, {
+          topicId: watch.topicId,
+          ready: deferred(watch.ready.then(() => handle)),
+          members: () => members,
+          occupancy: () => Object.keys(members).length,
+          stop: () => watch.stop()
+        });
+      }
+    };
+    $.laharsub = function(baseUrl, options) {
+      return new Client(baseUrl, options);
+    };
+    $.laharsub.defaults = defaults;
+    $.laharsub.Client = Client;
+    $.laharsub.presenceEvent = presenceEvent;
+    return $.laharsub;
   }
-
-  /** Creates a client for the Laharsub API at `baseUrl` (e.g. "/ps"), or at several instances' roots (an array). */
-  $.laharsub = function (baseUrl, options) {
-    return new Client(baseUrl, options);
-  };
-  $.laharsub.defaults = defaults;
-  $.laharsub.Client = Client;
-  $.laharsub.presenceEvent = presenceEvent;
-  // Pure helpers, exposed for the client's unit tests; not a stable API.
-  $.laharsub._internal = {
-    backoffDelay: backoffDelay,
-    parseRetryAfter: parseRetryAfter,
-    pollQuery: pollQuery,
-    compactTopics: compactTopics,
-    streamUrl: streamUrl,
-    socketUrl: socketUrl,
-    publishFrame: publishFrame,
-    normalizeBaseUrls: normalizeBaseUrls,
-    decodeMessage: decodeMessage,
-    publishBody: publishBody,
-    validateOptions: validateOptions
-  };
-  return $.laharsub;
+  return __toCommonJS(jquery_laharsub_exports);
+})();
+  return laharsubPlugin.install($);
 }));

@@ -73,6 +73,8 @@ export interface TopicInfo {
   retainedBytes?: number;
   waitingPolls?: number;
   presence?: true;
+  /** A state topic: it holds one JSON document (see subscribeState). */
+  state?: true;
   presenceTopicId?: TopicId;
   presenceOf?: TopicId;
 }
@@ -144,13 +146,28 @@ export interface ErrorItem {
   error: LaharsubError;
 }
 
-export type Notice = GapNotice | ConflatedNotice | ResetNotice | TopicDeletedNotice;
+/** A state topic's whole document at `version`: its changes follow from version + 1. */
+export interface StateNotice<D = JsonObject> {
+  type: 'state';
+  topicId: TopicId;
+  epoch: string;
+  version: number;
+  document: D;
+}
+
+export type Notice = GapNotice | ConflatedNotice | ResetNotice | TopicDeletedNotice | StateNotice;
 export type Item<T = unknown> = Message<T> | Notice | ErrorItem;
 
-/** A topic to subscribe to, optionally from a cursor (the next message id wanted) in an incarnation. */
+export type JsonValue = string | number | boolean | null | JsonValue[] | { [key: string]: JsonValue };
+export type JsonObject = { [key: string]: JsonValue };
+
+/**
+ * A topic to subscribe to, optionally from a cursor (the next message id wanted) in an incarnation.
+ * `from: 'state'` asks a state topic for its document first (a StateNotice), then its changes.
+ */
 export interface TopicPosition {
   topicId: TopicId;
-  from?: number | null;
+  from?: number | 'state' | null;
   epoch?: string | null;
 }
 
@@ -218,6 +235,40 @@ export interface Problem {
   [extension: string]: unknown;
 }
 
+/** A compare-and-set: `ifVersion` (with `ifEpoch`) applies the write only if the document is still at that version (else a 412 whose problem has `epoch` and `version`). */
+export interface StateWriteOptions {
+  ifEpoch?: string;
+  ifVersion?: number;
+  idempotencyKey?: string;
+  signal?: AbortSignal;
+}
+
+export interface StateInfo<D = JsonObject> {
+  version: number;
+  epoch: string;
+  /** What changed it: the StateNotice, or the message (a merge patch or a whole document). */
+  item: StateNotice<D> | Message;
+}
+
+/** A state topic's document kept current: the snapshot, then every change applied in order. */
+export class StateSubscription<D = JsonObject> {
+  readonly topicId: TopicId;
+  /** Resolves once the first document is in. */
+  readonly ready: Promise<StateSubscription<D>>;
+  /** The document (null until ready), its version and epoch. */
+  readonly document: D | null;
+  readonly version: number | null;
+  readonly epoch: string | null;
+  readonly active: boolean;
+  /** A merge patch; `ifCurrent: true` applies it only if the document is still the one held here. */
+  patch(patch: JsonObject, options?: StateWriteOptions & { ifCurrent?: boolean }): Promise<Published>;
+  replace(document: D, options?: StateWriteOptions & { ifCurrent?: boolean }): Promise<Published>;
+  unsubscribe(): void;
+}
+
+/** RFC 7396: `target` with `patch` applied; a new value (the objects on changed paths are copies). */
+export function mergePatch<T = JsonValue>(target: JsonValue | undefined, patch: JsonValue): T;
+
 export class Subscription<T = unknown> implements AsyncIterable<Item<T>> {
   /** Resolves once every cursor is fixed: whatever is published afterwards is delivered. */
   readonly ready: Promise<Subscription<T>>;
@@ -243,7 +294,7 @@ export class LaharsubClient {
   on(type: 'status', listener: (status: Status, info: StatusInfo) => void): () => void;
   on(type: 'transport', listener: (transport: Transport, info: TransportInfo) => void): () => void;
   on(type: 'error', listener: (error: Error) => void): () => void;
-  createTopic(options?: { label?: string; presence?: boolean; signal?: AbortSignal }): Promise<TopicInfo>;
+  createTopic(options?: { label?: string; presence?: boolean; state?: boolean; signal?: AbortSignal }): Promise<TopicInfo>;
   listTopics(options?: { after?: TopicId; limit?: number; label?: string; signal?: AbortSignal }): Promise<{ topics: TopicInfo[]; next?: TopicId }>;
   getTopic(topicId: TopicId, options?: { signal?: AbortSignal }): Promise<TopicInfo>;
   deleteTopic(topicId: TopicId, options?: { signal?: AbortSignal }): Promise<void>;
@@ -251,6 +302,18 @@ export class LaharsubClient {
   setMember(member: Record<string, unknown> | null): void;
   publish(topicId: TopicId, data: unknown, options?: PublishOptions & { ifEpoch?: string }): Promise<Published>;
   publishMany(topicIds: TopicId[], data: unknown, options?: PublishOptions & { epochs?: Record<TopicId, string> }): Promise<Published[]>;
+  /** A state topic's document with its version and epoch (from the ETag). */
+  getState<D = JsonObject>(topicId: TopicId, options?: { signal?: AbortSignal }): Promise<{ topicId: TopicId; document: D; epoch: string; version: number }>;
+  /** An RFC 7396 merge patch to a state topic's document; messageId is the new version. */
+  publishPatch(topicId: TopicId, patch: JsonObject, options?: StateWriteOptions): Promise<Published>;
+  /** Replaces a state topic's document. */
+  replaceState(topicId: TopicId, document: JsonObject, options?: StateWriteOptions): Promise<Published>;
+  subscribeState<D = JsonObject>(topicId: TopicId, options?: {
+    onState?: (document: D, info: StateInfo<D>) => void;
+    /** Every item of the topic's subscription (the notices included), before onState. */
+    onItem?: (item: Item, state: StateSubscription<D>) => void;
+    signal?: AbortSignal;
+  }): StateSubscription<D>;
   subscribe<T = unknown>(topics: TopicId | TopicPosition | Array<TopicId | TopicPosition>, options?: SubscribeOptions<T>): Subscription<T>;
   cursors(): Record<TopicId, number | null>;
   epochs(): Record<TopicId, string | null>;

@@ -8,6 +8,7 @@
 const TRANSPORTS = ['websocket', 'sse', 'longpoll'];
 const SUBPROTOCOL = 'laharsub.v1';
 const JSON_TYPE = /^application\/(?:[\w.+-]*\+)?json\b/i;
+const PATCH_TYPE = 'application/merge-patch+json';
 const EPOCH = /^[0-9A-Za-z_-]{1,32}$/;
 const CLIENT_ID = /^[A-Za-z0-9_.:@-]{1,64}$/;
 const KEY = /^[\x20\x21\x23-\x5b\x5d-\x7e]{1,255}$/;
@@ -68,8 +69,10 @@ function toId(value, what) {
   return id;
 }
 
+// A plain object of any realm (a page's frame, a jsdom window): its prototype is the last one.
 function isPlain(value) {
-  return value !== null && typeof value === 'object' && Object.getPrototypeOf(value) === Object.prototype;
+  const proto = value !== null && typeof value === 'object' ? Object.getPrototypeOf(value) : undefined;
+  return proto === null || (proto !== undefined && Object.getPrototypeOf(proto) === null && !Array.isArray(value));
 }
 
 function checkEpoch(epoch, what) {
@@ -201,7 +204,34 @@ export function parseRetryAfter(value, now = Date.now()) {
 
 /** The compact form of subscriptions, `14:43~epoch,15`: the `topics` of a poll, a stream URL, a subscribe frame. */
 export function compactTopics(entries) {
-  return entries.map((e) => e.topicId + (e.cursor == null ? '' : ':' + e.cursor + (e.epoch == null ? '' : '~' + e.epoch))).join(',');
+  return entries.map((e) => e.topicId + (e.cursor == null ? (e.snapshot ? ':state' : '') : ':' + e.cursor + (e.epoch == null ? '' : '~' + e.epoch))).join(',');
+}
+
+const isObject = (value) => value !== null && typeof value === 'object' && !Array.isArray(value);
+
+/**
+ * RFC 7396: `target` with the JSON merge patch `patch` applied (null deletes a key, an object merges,
+ * anything else replaces). Returns a new value; the objects on the changed paths are copies.
+ */
+export function mergePatch(target, patch) {
+  if (!isObject(patch)) {
+    return patch;
+  }
+  const result = isObject(target) ? { ...target } : {};
+  for (const [key, value] of Object.entries(patch)) {
+    if (value === null) {
+      delete result[key];
+    } else {
+      result[key] = mergePatch(result[key], value);
+    }
+  }
+  return result;
+}
+
+/** `"<epoch>:<version>"`, a state's ETag, as { epoch, version }, or null. */
+function parseStateTag(tag) {
+  const match = /^(?:W\/)?"([0-9A-Za-z_-]{1,32}):([0-9]+)"$/.exec(tag || '');
+  return match ? { epoch: match[1], version: Number(match[2]) } : null;
 }
 
 function decodeBase64(text) {
@@ -597,10 +627,9 @@ export class LaharsubClient {
     }
   }
 
-  async _json(method, path, what, init) {
+  async _json(method, path, what, init, read = (response) => response.status === 204 ? undefined : response.json()) {
     try {
-      const response = await this._send(method, path, what, init);
-      return response.status === 204 ? undefined : await response.json();
+      return await read(await this._send(method, path, what, init));
     } catch (error) {
       if (error instanceof LaharsubError) {
         this._emit('error', error);
@@ -616,9 +645,11 @@ export class LaharsubClient {
   }
 
   /** Creates a topic: { label, presence } optional; resolves with { topicId, epoch, ... }. */
-  createTopic({ label, presence, signal } = {}) {
-    if (presence != null && typeof presence !== 'boolean') {
-      fail(`presence must be true or false (got ${String(presence)}).`);
+  createTopic({ label, presence, state, signal } = {}) {
+    for (const [name, value] of [['presence', presence], ['state', state]]) {
+      if (value != null && typeof value !== 'boolean') {
+        fail(`${name} must be true or false (got ${String(value)}).`);
+      }
     }
     if (label != null && (typeof label !== 'string' || !label)) {
       fail(`label must be a non-empty string (got ${String(label)}).`);
@@ -629,6 +660,9 @@ export class LaharsubClient {
     }
     if (presence) {
       description.presence = true;
+    }
+    if (state) {
+      description.state = true;
     }
     const init = { signal };
     if (Object.keys(description).length) {
@@ -750,7 +784,7 @@ export class LaharsubClient {
   }
 
   // A REST publish with its key, sent again with the same key while its outcome is unknown.
-  async _publishRest(path, what, body, key, headers, signal, many) {
+  async _publishRest(path, what, body, key, headers, signal, many, method = 'POST') {
     const attempts = key == null ? 1 : this.options.publishAttempts;
     const all = { 'Content-Type': body.contentType, ...headers };
     if (key != null) {
@@ -758,7 +792,7 @@ export class LaharsubClient {
     }
     for (let n = 0; ; n++) {
       try {
-        const answer = await this._json('POST', path, what, { body: body.body, headers: all, signal });
+        const answer = await this._json(method, path, what, { body: body.body, headers: all, signal });
         return many ? answer.messages : answer;
       } catch (error) {
         const unknown = error instanceof LaharsubError && (isUnavailable(error.status) || error.status === 409);
@@ -783,6 +817,63 @@ export class LaharsubClient {
       const timer = setTimeout(done, ms);
       signals.forEach((s) => s.addEventListener('abort', done, { once: true }));
     });
+  }
+
+  // ---- State topics ------------------------------------------------------------------------------
+
+  /** A state topic's document: { topicId, document, epoch, version }. */
+  getState(topicId, { signal } = {}) {
+    const id = toId(topicId, 'topicId');
+    return this._json('GET', `/topics/${id}/state`, 'get state of topic ' + id, { signal, headers: { Accept: 'application/json' } }, async (response) => {
+      const tag = parseStateTag(response.headers.get('ETag'));
+      return { topicId: id, document: await response.json(), epoch: tag && tag.epoch, version: tag ? tag.version : 0 };
+    });
+  }
+
+  /**
+   * Applies an RFC 7396 merge patch (an object) to a state topic's document; resolves with
+   * { topicId, messageId, epoch } (messageId: the new version). `ifVersion` (with `ifEpoch`) makes it a
+   * compare-and-set: a 412 when the document moved on, whose problem names the current epoch and version.
+   */
+  publishPatch(topicId, patch, options = {}) {
+    return this._writeState(topicId, patch, options, false);
+  }
+
+  /** Replaces a state topic's document (an object) with PUT; options and answer as publishPatch's. */
+  replaceState(topicId, document, options = {}) {
+    return this._writeState(topicId, document, options, true);
+  }
+
+  _writeState(topicId, value, { ifEpoch, ifVersion, idempotencyKey, signal } = {}, replace) {
+    const id = toId(topicId, 'topicId');
+    if (!isObject(value)) {
+      fail(`${replace ? 'a state document' : 'a merge patch'} must be a JSON object (got ${Array.isArray(value) ? 'an array' : String(value)}).`);
+    }
+    const headers = {};
+    if (ifVersion != null) {
+      if (!(Number.isSafeInteger(ifVersion) && ifVersion >= 0) || ifEpoch == null) {
+        fail('ifVersion is a version (a whole number from 0) and needs ifEpoch, the incarnation it belongs to.');
+      }
+      headers['If-Match'] = `"${checkEpoch(ifEpoch, 'ifEpoch')}:${ifVersion}"`;
+    } else if (ifEpoch != null) {
+      headers['If-Match'] = `"${checkEpoch(ifEpoch, 'ifEpoch')}"`;
+    }
+    const body = publishBody(value, replace ? 'application/json' : PATCH_TYPE);
+    const key = this._key(idempotencyKey);
+    if (replace) {
+      return this._publishRest(`/topics/${id}/state`, 'replace state of topic ' + id, body, key, headers, signal, false, 'PUT');
+    }
+    // A compare-and-set goes over REST: the WebSocket's publish frame names an epoch, not a version.
+    return ifVersion != null ? this._publishRest('/topics/' + id, 'patch topic ' + id, body, key, headers, signal, false)
+      : this._publish({ topicId: id, ...(ifEpoch != null && { ifEpoch }) }, '/topics/' + id, 'patch topic ' + id, body, key, headers, signal, false);
+  }
+
+  /**
+   * Follows a state topic's document: the server's snapshot first, then every change applied, so that
+   * `onState(document, { version, epoch, item })` always gets the exact current document.
+   */
+  subscribeState(topicId, options = {}) {
+    return new StateSubscription(this, topicId, options);
   }
 
   // ---- Subscribing -------------------------------------------------------------------------------
@@ -811,18 +902,20 @@ export class LaharsubClient {
         fail(`topic ${topicId} is already subscribed on this client: unsubscribe it first, or use another client.`);
       }
       seen.add(topicId);
-      const cursor = s.from == null ? null : toId(s.from, 'from');
+      // from: 'state' asks a state topic for its document first (a `state` notice), then its changes.
+      const snapshot = s.from === 'state';
+      const cursor = s.from == null || snapshot ? null : toId(s.from, 'from');
       const epoch = s.epoch == null ? null : checkEpoch(s.epoch, 'epoch');
       if (epoch != null && cursor == null) {
         fail('epoch needs from: an epoch says which incarnation of the topic the cursor belongs to.');
       }
-      return { topicId, cursor, epoch, active: true, joined: false, owner: null };
+      return { topicId, cursor, epoch, snapshot, active: true, joined: false, owner: null };
     });
     const subscription = new Subscription(this, entries, { onItem, signal });
     for (const entry of entries) {
       entry.owner = subscription;
       this._subs.set(entry.topicId, entry);
-      if (entry.cursor != null) {
+      if (entry.cursor != null || entry.snapshot) {
         this._join(entry);
       } else {
         // The cursor is fixed before joining: a connection opened later without `from` would start at
@@ -1217,6 +1310,9 @@ export class LaharsubClient {
     let item = { ...notice };
     if (notice.type === 'gap' || notice.type === 'conflated') {
       entry.cursor = Math.max(entry.cursor || 0, notice.toMessageId + 1);
+    } else if (notice.type === 'state') {
+      // The document at `version`: its changes follow from the next id on.
+      entry.cursor = notice.version + 1;
     } else if (notice.type === 'reset') {
       entry.cursor = notice.firstMessageId;
       item = { ...notice, epochChanged: notice.reason === 'epochChanged' };
@@ -1726,4 +1822,105 @@ export function watchPresence(client, topicId, { onChange, onError, signal } = {
     get occupancy() { return members.size; },
     stop: () => controller.abort()
   };
+}
+
+/**
+ * A state topic's document kept current (client.subscribeState): the snapshot first, then each change
+ * applied in order (a merge patch, or a whole document that replaces it), so that `document` is always
+ * the topic's exact document at `version`. A change it cannot apply (a server that sent a gap) is
+ * recovered from a fresh snapshot.
+ */
+export class StateSubscription {
+  constructor(client, topicId, { onState, onItem, signal } = {}) {
+    for (const [name, value] of [['onState', onState], ['onItem', onItem]]) {
+      if (value != null && typeof value !== 'function') {
+        fail(`${name} must be a function.`);
+      }
+    }
+    this.topicId = toId(topicId, 'topicId');
+    /** The document (null until the first snapshot), its version and epoch. */
+    this.document = null;
+    this.version = null;
+    this.epoch = null;
+    this._client = client;
+    this._onState = onState || null;
+    this._onItem = onItem || null;
+    this._conflatedTo = null;
+    let settle;
+    this.ready = new Promise((resolve, reject) => { settle = { resolve, reject }; });
+    this.ready.catch(() => {});
+    this._settle = settle;
+    this._follow();
+    if (signal) {
+      signal.aborted ? queueMicrotask(() => this.unsubscribe()) : signal.addEventListener('abort', () => this.unsubscribe(), { once: true });
+    }
+  }
+
+  /** Whether the topic is still followed. */
+  get active() {
+    return this._sub.active;
+  }
+
+  /** Applies a merge patch; `ifCurrent: true` only if the document is still the one held here (else a 412). */
+  patch(patch, { ifCurrent = false, ...options } = {}) {
+    return this._client.publishPatch(this.topicId, patch, this._condition(ifCurrent, options));
+  }
+
+  /** Replaces the document; `ifCurrent` as for patch. */
+  replace(document, { ifCurrent = false, ...options } = {}) {
+    return this._client.replaceState(this.topicId, document, this._condition(ifCurrent, options));
+  }
+
+  unsubscribe() {
+    this._sub.unsubscribe();
+    this._settle.reject(new LaharsubError('the state subscription ended before its first document.'));
+  }
+
+  _condition(ifCurrent, options) {
+    if (ifCurrent && this.version == null) {
+      fail('ifCurrent needs the document: wait for ready.');
+    }
+    return ifCurrent ? { ...options, ifEpoch: this.epoch, ifVersion: this.version } : options;
+  }
+
+  _follow() {
+    this._sub = this._client.subscribe({ topicId: this.topicId, from: 'state' }, { onItem: (item) => this._apply(item) });
+  }
+
+  _apply(item) {
+    let document;
+    if (item.type === 'state') {
+      document = item.document;
+      this.version = item.version;
+    } else if (item.type === 'conflated') {
+      // The next message composes the skipped run: it follows the run rather than the version.
+      this._conflatedTo = item.toMessageId;
+    } else if (item.type === 'message' && this.document != null
+      && (item.messageId === this.version + 1 || (this._conflatedTo != null && item.messageId === this._conflatedTo + 1))) {
+      this._conflatedTo = null;
+      const type = item.contentType || '';
+      if (type.toLowerCase().startsWith(PATCH_TYPE)) {
+        document = mergePatch(this.document, item.data);
+      } else if (JSON_TYPE.test(type) && isObject(item.data)) {
+        document = item.data;
+      }
+      this.version = item.messageId;
+    }
+    report(this._onItem, item, this);
+    if (document === undefined) {
+      if (item.type === 'gap' || item.type === 'message') {
+        // Not a change that follows the document held (a gap, a message out of sequence or of another
+        // type): the document is read again.
+        this._sub.unsubscribe();
+        this._follow();
+      } else if (item.type === 'error' || item.type === 'topicDeleted') {
+        this._settle.reject(item.error || new LaharsubError(`topic ${this.topicId} was deleted.`));
+      }
+      return;
+    }
+    this.document = document;
+    this.epoch = item.epoch || this.epoch;
+    this._settle.resolve(this);
+    report(this._onState, document, { version: this.version, epoch: this.epoch, item });
+  }
 }

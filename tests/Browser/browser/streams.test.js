@@ -24,8 +24,10 @@ function watchConnections(page) {
   });
   page.on('request', (request) => {
     if (request.url().includes('/ps/subscriptions')) {
+      // The client runs on the laharsub module, which reads event streams with fetch too: the Accept header tells them from polls.
       const type = request.resourceType();
-      seen[type === 'eventsource' ? 'sse' : type === 'xhr' ? 'longpoll' : 'other']++;
+      const stream = /text\/event-stream/.test(request.headers().accept || '');
+      seen[type === 'eventsource' || (type === 'fetch' && stream) ? 'sse' : type === 'xhr' || type === 'fetch' ? 'longpoll' : 'other']++;
     }
     if (request.method() === 'POST' && /\/ps\/topics\/\d+$/.test(request.url())) {
       seen.restPublishes++;

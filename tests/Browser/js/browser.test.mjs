@@ -5,48 +5,15 @@
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createRequire } from 'node:module';
-import net from 'node:net';
 
 const require = createRequire(import.meta.url);
 const { startServer, api } = require('../support/server');
 const { startProxy } = require('../support/proxy');
 const { launchBrowser, newPage, eventually } = require('../support/browser');
+const { startForwarder } = require('../support/forwarder');
 import { serveModulePage } from './module-page.mjs';
 
 const transports = ['websocket', 'sse', 'longpoll'];
-
-/** A TCP forwarder to `port` that can cut every connection and refuse new ones, as a network outage does. */
-async function startForwarder(port) {
-  const sockets = new Set();
-  let refusing = false;
-  const server = net.createServer((client) => {
-    if (refusing) {
-      client.destroy();
-      return;
-    }
-    const upstream = net.connect(port, '127.0.0.1');
-    for (const socket of [client, upstream]) {
-      sockets.add(socket);
-      socket.on('error', () => {});
-      socket.once('close', () => { sockets.delete(socket); client.destroy(); upstream.destroy(); });
-    }
-    client.pipe(upstream).pipe(client);
-  });
-  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const url = `http://127.0.0.1:${server.address().port}`;
-  return {
-    api: `${url}/ps`,
-    cut() {
-      refusing = true;
-      sockets.forEach((socket) => socket.destroy());
-    },
-    restore() { refusing = false; },
-    async close() {
-      sockets.forEach((socket) => socket.destroy());
-      await new Promise((resolve) => server.close(resolve));
-    },
-  };
-}
 
 const itemsOf = (page, type) => page.evaluate((t) => window.items.filter((i) => !t || i.type === t), type);
 

@@ -110,6 +110,12 @@ export async function follow(api: string, saved: TopicPosition[], signal: AbortS
       case 'error': texts.push(item.error.status + ' ' + (item.error.problem?.detail ?? '')); break;
     }
   }
+  interface Quote { bid: number; ask: number }
+  const quote = lahar.subscribeState<Quote>(9, { onState: (document, info) => texts.push(document.bid.toFixed(4) + '@' + info.version) });
+  await quote.ready;
+  await quote.patch({ bid: 1.1, ask: null }, { ifCurrent: true });
+  const state = await lahar.getState<Quote>(9);
+  texts.push(String(state.document.ask + state.version) + (quote.document?.bid ?? ''));
   const positions: Required<TopicPosition>[] = subscription.positions();
   const presence = watchPresence(lahar, 7, { onChange: (members) => console.log(members.size) });
   await presence.ready;

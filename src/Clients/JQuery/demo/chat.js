@@ -1,4 +1,7 @@
-/* Laharsub Chat: rooms are topics, messages are JSON { nick, text, sender } published to them. */
+/* Laharsub Chat: rooms are topics, messages are JSON { nick, text, sender } published to them. It runs on
+   the laharsub module (served next to it as laharsub.js); jQuery only draws the page. */
+import { createClient, watchPresence } from './laharsub.js';
+
 jQuery(function ($) {
   'use strict';
 
@@ -23,7 +26,7 @@ jQuery(function ($) {
   if (chosen.length) {
     options.transports = chosen;
   }
-  var client = $.laharsub(apiBase, options);
+  var client = createClient(apiBase, options);
 
   var $messages = $('#messages');
   var $nickname = $('#nickname');
@@ -77,7 +80,7 @@ jQuery(function ($) {
     }
     var room = current;
     $input.val('');
-    client.publish(room, { nick: $nickname.val(), text: text, sender: sender }).fail(function (error) {
+    client.publish(room, { nick: $nickname.val(), text: text, sender: sender }).catch(function (error) {
       addNotice(room, 'error', 'Your message was not sent: ' + error.message);
       $input.val(text);
     });
@@ -119,36 +122,34 @@ jQuery(function ($) {
       var room = { id: id, unread: 0, historyUntil: info.lastMessageId, seenLive: false, $items: $() };
       rooms[id] = room;
       order.push(id);
-      room.handle = client.subscribe(id, {
-        from: 1,
-        onMessage: function (message) { addMessage(room, message); },
-        onGap: function (notice) {
-          if (notice.type === 'reset') {
+      room.subscription = client.subscribe({ topicId: id, from: 1 }, {
+        onItem: function (item) {
+          if (item.type === 'message') {
+            addMessage(room, item);
+          } else if (item.type === 'reset') {
             room.historyUntil = 0;
             addNotice(id, 'reset', 'The server started this room over (it was probably restarted): earlier messages are gone.');
-          } else {
-            var count = notice.toMessageId - notice.fromMessageId + 1;
+          } else if (item.type === 'gap') {
+            var count = item.toMessageId - item.fromMessageId + 1;
             addNotice(id, 'gap', count === 1 ? 'One message expired before you could read it.' :
               count + ' messages expired before you could read them.');
+          } else if (item.type === 'topicDeleted') {
+            addNotice(id, 'deleted', 'This room was deleted. You can still read what was said.');
+            room.closed = true;
+            renderRooms();
+          } else if (item.type === 'error') {
+            addNotice(id, 'error', item.error.status === 404 ?
+              'This room no longer exists on the server (it may have been restarted). Create a new one to keep talking.' :
+              'This room stopped updating: ' + item.error.message);
+            room.closed = true;
+            renderRooms();
           }
-        },
-        onTopicDeleted: function () {
-          addNotice(id, 'deleted', 'This room was deleted. You can still read what was said.');
-          room.closed = true;
-          renderRooms();
-        },
-        onError: function (error) {
-          addNotice(id, 'error', error.status === 404 ?
-            'This room no longer exists on the server (it may have been restarted). Create a new one to keep talking.' :
-            'This room stopped updating: ' + error.message);
-          room.closed = true;
-          renderRooms();
         }
       });
       if (info.presenceTopicId) {
-        room.presence = client.watchPresence(id, {
+        room.presence = watchPresence(client, id, {
           onChange: function (members) {
-            room.members = members;
+            room.members = Object.fromEntries(members);
             if (current === id) {
               renderMembers(room);
             }
@@ -171,7 +172,7 @@ jQuery(function ($) {
 
   function leaveRoom(id) {
     var room = rooms[id];
-    room.handle.unsubscribe();
+    room.subscription.unsubscribe();
     if (room.presence) {
       room.presence.stop();
     }
@@ -289,7 +290,7 @@ jQuery(function ($) {
       $('<li class="empty">').text('You have not joined any room yet.').appendTo($list);
     }
     // Counted by room: a room with presence also subscribes to its companion topic on the same connection.
-    var live = $.grep(order, function (id) { return rooms[id].handle.active(); }).length;
+    var live = $.grep(order, function (id) { return rooms[id].subscription.active; }).length;
     $('#connection-meta').text(live ? live + (live === 1 ? ' room' : ' rooms') + ' live over 1 connection' : 'No rooms yet');
   }
 
