@@ -1,9 +1,10 @@
+using Laharsub.Server.Redis;
 using Laharsub.Server.Storage;
 using Microsoft.Extensions.Configuration;
 using Microsoft.Extensions.DependencyInjection.Extensions;
 using Microsoft.Extensions.DependencyInjection;
 
-namespace Laharsub.Server.Redis;
+namespace Microsoft.Extensions.DependencyInjection;
 
 /// <summary>Chooses the Redis store: <c>services.AddLaharsub().AddRedis("localhost:6379")</c>.</summary>
 public static class LaharsubRedisBuilderExtensions

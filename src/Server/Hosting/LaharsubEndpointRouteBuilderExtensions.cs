@@ -1,6 +1,8 @@
 using Laharsub.Server.Access;
 using Laharsub.Server.Endpoints;
 using Laharsub.Server.FastPath;
+using Laharsub.Server.Hosting;
+using Laharsub.Server;
 using Microsoft.AspNetCore.Builder;
 using Microsoft.AspNetCore.Http.Metadata;
 using Microsoft.AspNetCore.Http;
@@ -9,7 +11,7 @@ using Microsoft.AspNetCore.Routing;
 using Microsoft.Extensions.DependencyInjection;
 using Microsoft.Extensions.Options;
 
-namespace Laharsub.Server.Hosting;
+namespace Microsoft.AspNetCore.Builder;
 
 /// <summary>Maps Laharsub's endpoints into an ASP.NET Core application.</summary>
 public static class LaharsubEndpointRouteBuilderExtensions
@@ -30,7 +32,7 @@ public static class LaharsubEndpointRouteBuilderExtensions
     public static RouteGroupBuilder MapLaharsub(this IEndpointRouteBuilder endpoints, string prefix = "/ps")
     {
         var group = endpoints.MapGroup(prefix)
-            .RequireCors(LaharsubServiceCollectionExtensions.CorsPolicyName)
+            .RequireCors(LaharsubServerServiceCollectionExtensions.CorsPolicyName)
             .WithTags("Laharsub")
             // Any request may find the store unreachable (StoreUnavailableHandler), and any client may be
             // over one of its caps (Laharsub:Limits connections and waiting polls, Laharsub:RateLimit).

@@ -1,6 +1,6 @@
 using System.ComponentModel.DataAnnotations;
 
-namespace Laharsub.Server.Limits;
+namespace Laharsub.Server;
 
 /// <summary>
 /// Caps on what one client address may hold at once, bound from <c>Laharsub:Limits</c> and validated at

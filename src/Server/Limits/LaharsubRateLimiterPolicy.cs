@@ -1,3 +1,4 @@
+using Microsoft.AspNetCore.Builder;
 using System.Globalization;
 using System.Threading.RateLimiting;
 using Microsoft.AspNetCore.Http;

@@ -13,7 +13,7 @@ public sealed class LogEventTests
     [Fact]
     public void EveryLogMessageHasAnEventIdOfItsOwn()
     {
-        Assembly[] assemblies = [typeof(Laharsub.Server.Access.LaharsubTokens).Assembly, typeof(StandaloneHost).Assembly,
+        Assembly[] assemblies = [typeof(Laharsub.Server.LaharsubTokens).Assembly, typeof(StandaloneHost).Assembly,
             typeof(Laharsub.Server.Redis.LaharsubRedisOptions).Assembly];
         var messages = assemblies
             .SelectMany(assembly => assembly.GetTypes())
