@@ -18,11 +18,13 @@ namespace Laharsub.Server.Redis;
 /// instance holds one subscription per bucket that wakes its own waiting polls through <see cref="ITopicSignals"/>.
 /// </summary>
 /// <remarks>
-/// One <see cref="ConnectionMultiplexer"/> per process, as StackExchange.Redis intends: concurrent
-/// commands are pipelined on it, and the reads of a multi-topic poll are sent together, not one round
-/// trip after another. While Redis cannot be reached, commands fail at once (no backlog) and the server
-/// answers 503; the multiplexer reconnects by itself, and every waiting poll then reads again, in case
-/// it missed a change meanwhile.
+/// One multiplexer per process, as StackExchange.Redis intends (its own, or the application's through
+/// <see cref="LaharsubRedisOptions.ConnectionMultiplexerFactory"/>): concurrent commands are pipelined on
+/// it, and the reads of a multi-topic poll are sent together, not one round trip after another. It is
+/// made at the first command, not in the constructor, so that start-up never waits for Redis (as
+/// aspnetcore's RedisOutputCacheStore does). While Redis cannot be reached, commands fail at once (no
+/// backlog) and the server answers 503; the multiplexer reconnects by itself, and every waiting poll then
+/// reads again, in case it missed a change meanwhile.
 /// </remarks>
 internal sealed partial class RedisStore : ILaharsubStore, IPresenceStore, IAsyncDisposable, IDisposable
 {
@@ -39,7 +41,9 @@ internal sealed partial class RedisStore : ILaharsubStore, IPresenceStore, IAsyn
     private readonly LaharsubRedisOptions _redisOptions;
     private readonly ITopicSignals _signals;
     private readonly ILogger<RedisStore> _logger;
-    private readonly ConnectionMultiplexer _redis;
+    private readonly SemaphoreSlim _connecting = new(1, 1);
+    private IConnectionMultiplexer? _connection;
+    private bool _ownsConnection;
     private readonly Bucket[] _buckets;
     private readonly RedisKey _topicIdsKey;
     private readonly int _maxTopicsPerBucket;
@@ -48,7 +52,7 @@ internal sealed partial class RedisStore : ILaharsubStore, IPresenceStore, IAsyn
     private readonly RetentionBudget _cacheBudget;
     private readonly ITimer _sweepTimer;
     private readonly CancellationTokenSource _stopping = new();
-    private readonly Task _subscription;
+    private Task _subscription = Task.CompletedTask;
     private int _sweeping;
     private int _clusterChecked;
 
@@ -56,7 +60,7 @@ internal sealed partial class RedisStore : ILaharsubStore, IPresenceStore, IAsyn
     internal const int RecommendedClusterBuckets = 16;
     private readonly string?[] _keyspaceMarks;
 
-    /// <summary>Connects to Redis (without waiting for it: a server may start before its Redis) and subscribes to topic changes.</summary>
+    /// <summary>Prepares the store; it connects to Redis at its first command (a server may start before its Redis).</summary>
     public RedisStore(IOptions<LaharsubStoreOptions> options, IOptions<LaharsubRedisOptions> redisOptions, ITopicSignals signals,
         TimeProvider timeProvider, ILogger<RedisStore> logger)
     {
@@ -77,42 +81,77 @@ internal sealed partial class RedisStore : ILaharsubStore, IPresenceStore, IAsyn
         _cache = new Message?[_redisOptions.LocalCacheSize];
         _cacheBudget = new RetentionBudget(_redisOptions.LocalCacheBytes);
 
+        _sweepTimer = timeProvider.CreateTimer(static state => _ = ((RedisStore)state!).SweepAsync(), this,
+            _options.RetentionSweepInterval, _options.RetentionSweepInterval);
+    }
+
+    /// <summary>The connection, made by the first command that needs it (and again by the next one if making it failed).</summary>
+    private ValueTask<IConnectionMultiplexer> ConnectionAsync() =>
+        Volatile.Read(ref _connection) is { } connection ? new(connection) : new(ConnectAsync());
+
+    private async Task<IConnectionMultiplexer> ConnectAsync()
+    {
+        await _connecting.WaitAsync(_stopping.Token).ConfigureAwait(false);
+        try
+        {
+            if (_connection is { } made)
+            {
+                return made;
+            }
+            var factory = _redisOptions.ConnectionMultiplexerFactory;
+            var connection = await Guard(factory is not null ? factory() : ConnectOwnAsync()).ConfigureAwait(false);
+            _ownsConnection = factory is null;
+            connection.ConnectionFailed += OnConnectionFailed;
+            connection.ConnectionRestored += OnConnectionRestored;
+            Volatile.Write(ref _connection, connection);
+            WarnIfOneBucketOnACluster(connection);
+            _subscription = SubscribeAsync(connection, _stopping.Token);
+            return connection;
+        }
+        finally
+        {
+            _connecting.Release();
+        }
+    }
+
+    private async Task<IConnectionMultiplexer> ConnectOwnAsync()
+    {
         var configuration = ConfigurationOptions.Parse(_redisOptions.Configuration);
-        // Start even while Redis is down (the health check says so), and refuse requests at once
+        // Come up even while Redis is down (the health check says so), and refuse requests at once
         // rather than queueing them for seconds: a 503 that says "Redis" beats a hung poll.
         configuration.AbortOnConnectFail = false;
         configuration.BacklogPolicy = BacklogPolicy.FailFast;
         configuration.ClientName ??= "laharsub";
         // Try again every second (the default backs off to much longer), so service resumes soon after Redis does.
         configuration.ReconnectRetryPolicy ??= new LinearRetry(1000);
-        _redis = ConnectionMultiplexer.Connect(configuration);
-        _redis.ConnectionFailed += (_, e) => Log.ConnectionLost(_logger, e.EndPoint, e.FailureType, e.Exception?.Message ?? "");
-        WarnIfOneBucketOnACluster();
-        _redis.ConnectionRestored += (_, e) =>
-        {
-            Log.ConnectionRestored(_logger, e.EndPoint);
-            WarnIfOneBucketOnACluster();
-            // Changes announced while the subscription was down were lost: every waiting poll reads again.
-            _signals.SignalAll();
-        };
-        _subscription = SubscribeAsync(_stopping.Token);
-        _sweepTimer = timeProvider.CreateTimer(static state => _ = ((RedisStore)state!).SweepAsync(), this,
-            _options.RetentionSweepInterval, _options.RetentionSweepInterval);
+        return await ConnectionMultiplexer.ConnectAsync(configuration).ConfigureAwait(false);
     }
 
-    private IDatabase Database => _redis.GetDatabase();
+    private void OnConnectionFailed(object? sender, ConnectionFailedEventArgs e) =>
+        Log.ConnectionLost(_logger, e.EndPoint, e.FailureType, e.Exception?.Message ?? "");
+
+    private void OnConnectionRestored(object? sender, ConnectionFailedEventArgs e)
+    {
+        Log.ConnectionRestored(_logger, e.EndPoint);
+        if (sender is IConnectionMultiplexer connection)
+        {
+            WarnIfOneBucketOnACluster(connection);
+        }
+        // Changes announced while the subscription was down were lost: every waiting poll reads again.
+        _signals.SignalAll();
+    }
 
     /// <summary>
     /// A bucket's keys share one hash slot, so with one bucket a cluster's other shards hold nothing. Said
     /// once, as soon as the servers are known (at start, or when a Redis that was down is first reached).
     /// </summary>
-    private void WarnIfOneBucketOnACluster()
+    private void WarnIfOneBucketOnACluster(IConnectionMultiplexer connection)
     {
         if (_buckets.Length > 1 || Volatile.Read(ref _clusterChecked) != 0)
         {
             return;
         }
-        var servers = _redis.GetServers().Where(server => server.IsConnected).ToList();
+        var servers = connection.GetServers().Where(server => server.IsConnected).ToList();
         if (servers.Count == 0 || Interlocked.Exchange(ref _clusterChecked, 1) != 0)
         {
             return;
@@ -132,6 +171,7 @@ internal sealed partial class RedisStore : ILaharsubStore, IPresenceStore, IAsyn
     {
         var epoch = NewEpoch();
         var companionEpoch = presence ? NewEpoch() : "";
+        var database = (await ConnectionAsync().ConfigureAwait(false)).GetDatabase();
         // One counter (a single INCR on one shard; RedisScripts' remarks), so ids grow in creation order; the
         // topic is then created in its bucket. A counter that went back in a failover hands out ids that
         // are taken: the script says so and the next id is tried.
@@ -142,7 +182,7 @@ internal sealed partial class RedisStore : ILaharsubStore, IPresenceStore, IAsyn
             if (presence)
             {
                 // Buckets + 1 ids: the first and the last are equal modulo Buckets, so both topics share a bucket.
-                var last = await Guard(Database.StringIncrementAsync(_topicIdsKey, _buckets.Length + 1)).ConfigureAwait(false);
+                var last = await Guard(database.StringIncrementAsync(_topicIdsKey, _buckets.Length + 1)).ConfigureAwait(false);
                 id = last - _buckets.Length;
                 var bucket = BucketOf(id);
                 result = await RunAsync(RedisPresenceScripts.CreateTopicWithPresence, [bucket.Topics, bucket.Used, bucket.Era, MetaKey(id), MetaKey(last)],
@@ -150,7 +190,7 @@ internal sealed partial class RedisStore : ILaharsubStore, IPresenceStore, IAsyn
             }
             else
             {
-                id = await Guard(Database.StringIncrementAsync(_topicIdsKey)).ConfigureAwait(false);
+                id = await Guard(database.StringIncrementAsync(_topicIdsKey)).ConfigureAwait(false);
                 var bucket = BucketOf(id);
                 result = await RunAsync(RedisScripts.CreateTopic, [bucket.Topics, bucket.Used, bucket.Era, MetaKey(id)],
                     [_maxTopicsPerBucket, epoch, TrackUse, label ?? "", id]).ConfigureAwait(false);
@@ -200,11 +240,12 @@ internal sealed partial class RedisStore : ILaharsubStore, IPresenceStore, IAsyn
         merged.Sort();
         var ids = merged.Take(limit).ToArray();
         // The infos of the page in one pipelined batch, not one round trip per topic.
+        var database = (await ConnectionAsync().ConfigureAwait(false)).GetDatabase();
         var pending = new Task<RedisResult>[ids.Length];
         for (var i = 0; i < ids.Length; i++)
         {
             var id = ids[i];
-            pending[i] = Guard(Database.ScriptEvaluateAsync(RedisScripts.Info, TopicKeys(id), [TtlMilliseconds, id]));
+            pending[i] = Guard(database.ScriptEvaluateAsync(RedisScripts.Info, TopicKeys(id), [TtlMilliseconds, id]));
         }
         var page = new List<TopicInfo>(ids.Length);
         for (var i = 0; i < ids.Length; i++)
@@ -382,7 +423,7 @@ internal sealed partial class RedisStore : ILaharsubStore, IPresenceStore, IAsyn
         CancellationToken cancellationToken = default)
     {
         var count = requests.Length;
-        var database = Database;
+        var database = (await ConnectionAsync().ConfigureAwait(false)).GetDatabase();
         // Sent together: StackExchange.Redis pipelines them on the one connection.
         var pending = new Task<RedisResult>[count];
         for (var i = 0; i < count; i++)
@@ -415,7 +456,7 @@ internal sealed partial class RedisStore : ILaharsubStore, IPresenceStore, IAsyn
     /// <inheritdoc/>
     public async ValueTask<StoreStatistics> GetStatisticsAsync(CancellationToken cancellationToken = default)
     {
-        var database = Database;
+        var database = (await ConnectionAsync().ConfigureAwait(false)).GetDatabase();
         var topics = new Task<long>[_buckets.Length];
         var retained = new Task<RedisValue>[_buckets.Length];
         for (var b = 0; b < _buckets.Length; b++)
@@ -432,21 +473,48 @@ internal sealed partial class RedisStore : ILaharsubStore, IPresenceStore, IAsyn
         return new StoreStatistics((int)Math.Min(int.MaxValue, count), bytes);
     }
 
-    /// <summary>Closes the connection.</summary>
+    /// <summary>Closes its own connection; leaves the application's open, without this store's handlers and subscriptions.</summary>
     public async ValueTask DisposeAsync()
     {
         await _stopping.CancelAsync().ConfigureAwait(false);
         await _subscription.ConfigureAwait(false);
         await _sweepTimer.DisposeAsync().ConfigureAwait(false);
-        await _redis.DisposeAsync().ConfigureAwait(false);
+        // A connect under way finishes first, so that its connection is not left behind.
+        await _connecting.WaitAsync().ConfigureAwait(false);
+        if (Detach() is { } connection)
+        {
+            await connection.DisposeAsync().ConfigureAwait(false);
+        }
     }
 
-    /// <summary>Closes the connection.</summary>
+    /// <summary>Closes its own connection; leaves the application's open, without this store's handlers and subscriptions.</summary>
     public void Dispose()
     {
         _stopping.Cancel();
         _sweepTimer.Dispose();
-        _redis.Dispose();
+        _connecting.Wait();
+        Detach()?.Dispose();
+    }
+
+    /// <summary>Takes this store off its connection; returns the connection when it is the store's to dispose.</summary>
+    private IConnectionMultiplexer? Detach()
+    {
+        if (Interlocked.Exchange(ref _connection, null) is not { } connection)
+        {
+            return null;
+        }
+        connection.ConnectionFailed -= OnConnectionFailed;
+        connection.ConnectionRestored -= OnConnectionRestored;
+        if (_ownsConnection)
+        {
+            return connection;
+        }
+        var subscriber = connection.GetSubscriber();
+        foreach (var bucket in _buckets)
+        {
+            subscriber.Unsubscribe(bucket.Changes, OnChange, CommandFlags.FireAndForget);
+        }
+        return null;
     }
 
     /// <summary>
@@ -517,14 +585,14 @@ internal sealed partial class RedisStore : ILaharsubStore, IPresenceStore, IAsyn
     /// start before its Redis). Once subscribed, StackExchange.Redis renews the subscription after every
     /// reconnection by itself.
     /// </summary>
-    private async Task SubscribeAsync(CancellationToken stopping)
+    private async Task SubscribeAsync(IConnectionMultiplexer connection, CancellationToken stopping)
     {
         while (!stopping.IsCancellationRequested)
         {
             try
             {
                 // Every bucket's shard channel, on the shard that holds the bucket (docs/scale-out.md says why all of them).
-                var subscriber = _redis.GetSubscriber();
+                var subscriber = connection.GetSubscriber();
                 var subscribed = new Task[_buckets.Length];
                 for (var b = 0; b < _buckets.Length; b++)
                 {
@@ -560,7 +628,7 @@ internal sealed partial class RedisStore : ILaharsubStore, IPresenceStore, IAsyn
     /// <summary>Drops expired messages of topics nobody touches; every instance may run it, the script makes it idempotent.</summary>
     private async Task SweepAsync()
     {
-        if (Interlocked.Exchange(ref _sweeping, 1) == 1 || !_redis.IsConnected)
+        if (Volatile.Read(ref _connection) is not { IsConnected: true } || Interlocked.Exchange(ref _sweeping, 1) == 1)
         {
             return;
         }
@@ -721,7 +789,15 @@ internal sealed partial class RedisStore : ILaharsubStore, IPresenceStore, IAsyn
     }
 
     private Task<RedisResult> RunAsync(string script, RedisKey[] keys, RedisValue[] values) =>
-        Guard(Database.ScriptEvaluateAsync(script, keys, values));
+        Volatile.Read(ref _connection) is { } connection
+            ? Guard(connection.GetDatabase().ScriptEvaluateAsync(script, keys, values))
+            : ConnectAndRunAsync(script, keys, values);
+
+    private async Task<RedisResult> ConnectAndRunAsync(string script, RedisKey[] keys, RedisValue[] values)
+    {
+        var connection = await ConnectionAsync().ConfigureAwait(false);
+        return await Guard(connection.GetDatabase().ScriptEvaluateAsync(script, keys, values)).ConfigureAwait(false);
+    }
 
     /// <summary>
     /// With <c>AcknowledgeReplicas</c>, waits (WAIT, on the primary that holds <paramref name="key"/>) until
@@ -736,7 +812,7 @@ internal sealed partial class RedisStore : ILaharsubStore, IPresenceStore, IAsyn
             return;
         }
         var timeout = (long)_redisOptions.AcknowledgeTimeout.TotalMilliseconds;
-        var confirmed = (long)await Guard(_redis.GetServer(key).ExecuteAsync("WAIT", [wanted, timeout], CommandFlags.DemandMaster)).ConfigureAwait(false);
+        var confirmed = (long)await Guard((await ConnectionAsync().ConfigureAwait(false)).GetServer(key).ExecuteAsync("WAIT", [wanted, timeout], CommandFlags.DemandMaster)).ConfigureAwait(false);
         if (confirmed < wanted)
         {
             throw new LaharsubStoreUnavailableException("Redis",
@@ -774,7 +850,8 @@ internal sealed partial class RedisStore : ILaharsubStore, IPresenceStore, IAsyn
     }
 
     /// <summary>The endpoints of the configuration, never its password.</summary>
-    private string Endpoints => string.Join(",", ConfigurationOptions.Parse(_redisOptions.Configuration).EndPoints.Select(endpoint => endpoint.ToString()));
+    private string Endpoints => string.Join(",", (Volatile.Read(ref _connection)?.GetEndPoints() ?? ConfigurationOptions.Parse(_redisOptions.Configuration).EndPoints.ToArray())
+        .Select(endpoint => endpoint.ToString()));
 
     private static partial class Log
     {
