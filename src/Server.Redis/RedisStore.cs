@@ -852,25 +852,4 @@ internal sealed partial class RedisStore : ILaharsubStore, IPresenceStore, IAsyn
     /// <summary>The endpoints of the configuration, never its password.</summary>
     private string Endpoints => string.Join(",", (Volatile.Read(ref _connection)?.GetEndPoints() ?? ConfigurationOptions.Parse(_redisOptions.Configuration).EndPoints.ToArray())
         .Select(endpoint => endpoint.ToString()));
-
-    private static partial class Log
-    {
-        [LoggerMessage(EventId = 300, Level = LogLevel.Warning, Message = "Redis connection to {EndPoint} lost ({FailureType}): requests that need Redis answer 503 until it is back. {Reason}")]
-        public static partial void ConnectionLost(ILogger logger, EndPoint? endPoint, ConnectionFailureType failureType, string reason);
-
-        [LoggerMessage(EventId = 301, Level = LogLevel.Information, Message = "Redis connection to {EndPoint} restored; waiting polls read again.")]
-        public static partial void ConnectionRestored(ILogger logger, EndPoint? endPoint);
-
-        [LoggerMessage(EventId = 302, Level = LogLevel.Warning, Message = "Redis refused a message for lack of memory (its maxmemory): publishing answers 507. {Reason}")]
-        public static partial void RedisFull(ILogger logger, string reason);
-
-        [LoggerMessage(EventId = 303, Level = LogLevel.Warning, Message = "The Redis retention sweep failed; it runs again at the next interval.")]
-        public static partial void SweepFailed(ILogger logger, Exception exception);
-
-        [LoggerMessage(EventId = 304, Level = LogLevel.Warning, Message = "Redis lost this store's keys (a FLUSHALL or FLUSHDB, or a failover to a replica without them): every topic is gone, and waiting subscriptions are told so.")]
-        public static partial void KeyspaceLost(ILogger logger);
-
-        [LoggerMessage(EventId = 305, Level = LogLevel.Warning, Message = "Laharsub:Redis:Buckets is 1 on a Redis Cluster of {Primaries} primaries: every topic is kept in one hash slot, so one shard serves them all. Set Laharsub:Redis:Buckets={Recommended} (several buckets per shard) before the first topic is created: the value is fixed for the life of the data (docs/scale-out.md).")]
-        public static partial void OneBucketOnACluster(ILogger logger, int primaries, int recommended);
-    }
 }
