@@ -50,7 +50,7 @@ public static class LaharsubRedisBuilderExtensions
 
     /// <summary>
     /// Keeps topics and messages in Redis through the application's <paramref name="connection"/> (which the
-    /// store uses from its first command on and never disposes), with the other settings from <c>Laharsub:Redis</c>.
+    /// store uses and never disposes), with the other settings from <c>Laharsub:Redis</c>.
     /// </summary>
     public static ILaharsubBuilder AddRedis(this ILaharsubBuilder builder, IConnectionMultiplexer connection)
     {

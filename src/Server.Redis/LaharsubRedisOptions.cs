@@ -19,11 +19,11 @@ public sealed class LaharsubRedisOptions
 
     /// <summary>
     /// Gives the store the application's multiplexer instead of one of its own made from
-    /// <see cref="Configuration"/>: called once, at the store's first command (not at start-up), and again
-    /// at the next command if it threw. The store never disposes what it returns. Its configuration is the
-    /// application's: Laharsub's own connection sets <c>AbortOnConnectFail=false</c> and
-    /// <c>BacklogPolicy.FailFast</c>, so that the server starts while Redis is down and answers 503 at
-    /// once rather than after a queue's timeout.
+    /// <see cref="Configuration"/>: called once, in the background when the store is created (start-up does
+    /// not wait for the task it returns; the first commands do), and again at the next command if it threw.
+    /// The store never disposes what it returns. Its configuration is the application's: Laharsub's own
+    /// connection sets <c>AbortOnConnectFail=false</c> and <c>BacklogPolicy.FailFast</c>, so that the server
+    /// starts while Redis is down and answers 503 at once rather than after a queue's timeout.
     /// </summary>
     public Func<Task<IConnectionMultiplexer>>? ConnectionMultiplexerFactory { get; set; }
 

@@ -25,5 +25,8 @@ internal sealed partial class RedisStore
 
         [LoggerMessage(EventId = 305, EventName = "OneBucketOnACluster", Level = LogLevel.Warning, Message = "Laharsub:Redis:Buckets is 1 on a Redis Cluster of {Primaries} primaries: every topic is kept in one hash slot, so one shard serves them all. Set Laharsub:Redis:Buckets={Recommended} (several buckets per shard) before the first topic is created: the value is fixed for the life of the data (docs/scale-out.md).")]
         public static partial void OneBucketOnACluster(ILogger logger, int primaries, int recommended);
+
+        [LoggerMessage(EventId = 306, EventName = "RedisConnectFailed", Level = LogLevel.Warning, Message = "Connecting to Redis failed: {Reason} Requests that need Redis answer 503, and the next one tries again.")]
+        public static partial void ConnectFailed(ILogger logger, string reason);
     }
 }

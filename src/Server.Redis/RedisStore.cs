@@ -21,8 +21,9 @@ namespace Laharsub.Server.Redis;
 /// One multiplexer per process, as StackExchange.Redis intends (its own, or the application's through
 /// <see cref="LaharsubRedisOptions.ConnectionMultiplexerFactory"/>): concurrent commands are pipelined on
 /// it, and the reads of a multi-topic poll are sent together, not one round trip after another. It is
-/// made at the first command, not in the constructor, so that start-up never waits for Redis (as
-/// aspnetcore's RedisOutputCacheStore does). While Redis cannot be reached, commands fail at once (no
+/// made in the background once the store exists, never in the constructor's time, so that start-up never
+/// waits for Redis (aspnetcore's RedisOutputCacheStore connects at its first use for the same reason); the
+/// first commands wait for that connection. While Redis cannot be reached, commands fail at once (no
 /// backlog) and the server answers 503; the multiplexer reconnects by itself, and every waiting poll then
 /// reads again, in case it missed a change meanwhile.
 /// </remarks>
@@ -60,7 +61,7 @@ internal sealed partial class RedisStore : ILaharsubStore, IPresenceStore, IAsyn
     internal const int RecommendedClusterBuckets = 16;
     private readonly string?[] _keyspaceMarks;
 
-    /// <summary>Prepares the store; it connects to Redis at its first command (a server may start before its Redis).</summary>
+    /// <summary>Prepares the store and starts connecting to Redis without waiting for it (a server may start before its Redis).</summary>
     public RedisStore(IOptions<LaharsubStoreOptions> options, IOptions<LaharsubRedisOptions> redisOptions, ITopicSignals signals,
         TimeProvider timeProvider, ILogger<RedisStore> logger)
     {
@@ -81,11 +82,12 @@ internal sealed partial class RedisStore : ILaharsubStore, IPresenceStore, IAsyn
         _cache = new Message?[_redisOptions.LocalCacheSize];
         _cacheBudget = new RetentionBudget(_redisOptions.LocalCacheBytes);
 
+        _ = Task.Run(ConnectInBackgroundAsync);
         _sweepTimer = timeProvider.CreateTimer(static state => _ = ((RedisStore)state!).SweepAsync(), this,
             _options.RetentionSweepInterval, _options.RetentionSweepInterval);
     }
 
-    /// <summary>The connection, made by the first command that needs it (and again by the next one if making it failed).</summary>
+    /// <summary>The connection: the one under way or made, or, when making it failed, a new attempt.</summary>
     private ValueTask<IConnectionMultiplexer> ConnectionAsync() =>
         Volatile.Read(ref _connection) is { } connection ? new(connection) : new(ConnectAsync());
 
@@ -104,6 +106,12 @@ internal sealed partial class RedisStore : ILaharsubStore, IPresenceStore, IAsyn
             connection.ConnectionFailed += OnConnectionFailed;
             connection.ConnectionRestored += OnConnectionRestored;
             Volatile.Write(ref _connection, connection);
+            if (_stopping.IsCancellationRequested)
+            {
+                // Disposed while connecting: this connection is not left behind.
+                Detach()?.Dispose();
+                throw new ObjectDisposedException(nameof(RedisStore));
+            }
             WarnIfOneBucketOnACluster(connection);
             _subscription = SubscribeAsync(connection, _stopping.Token);
             return connection;
@@ -111,6 +119,22 @@ internal sealed partial class RedisStore : ILaharsubStore, IPresenceStore, IAsyn
         finally
         {
             _connecting.Release();
+        }
+    }
+
+    /// <summary>Connects at start, so that a cluster's bucket warning comes then; a failure is left to the next command to retry.</summary>
+    private async Task ConnectInBackgroundAsync()
+    {
+        try
+        {
+            await ConnectionAsync().ConfigureAwait(false);
+        }
+        catch (Exception exception) when (exception is not OutOfMemoryException)
+        {
+            if (!_stopping.IsCancellationRequested)
+            {
+                Log.ConnectFailed(_logger, exception.Message);
+            }
         }
     }
 
@@ -479,8 +503,7 @@ internal sealed partial class RedisStore : ILaharsubStore, IPresenceStore, IAsyn
         await _stopping.CancelAsync().ConfigureAwait(false);
         await _subscription.ConfigureAwait(false);
         await _sweepTimer.DisposeAsync().ConfigureAwait(false);
-        // A connect under way finishes first, so that its connection is not left behind.
-        await _connecting.WaitAsync().ConfigureAwait(false);
+        // A connect still under way disposes its connection itself when it sees _stopping.
         if (Detach() is { } connection)
         {
             await connection.DisposeAsync().ConfigureAwait(false);
@@ -492,7 +515,6 @@ internal sealed partial class RedisStore : ILaharsubStore, IPresenceStore, IAsyn
     {
         _stopping.Cancel();
         _sweepTimer.Dispose();
-        _connecting.Wait();
         Detach()?.Dispose();
     }
 
