@@ -26,8 +26,8 @@ public static class LaharsubEndpointRouteBuilderExtensions
     /// (with <c>UseExceptionHandler()</c>, a malformed or stalled request body is a 400 or 408, not a 500).
     /// A held poll keeps what these middlewares allocate for its whole wait; the standalone server runs
     /// <c>UseCors()</c> only for requests that carry <c>Origin</c>, and leaves endpoints with
-    /// <c>ISkipStatusCodePagesMetadata</c> (the poll) out of <c>UseStatusCodePages()</c>: about 0.7 KB less
-    /// per held poll (docs/performance.md).
+    /// <c>ISkipStatusCodePagesMetadata</c> (the poll) out of <c>UseStatusCodePages()</c>, so that a held poll
+    /// keeps less.
     /// </summary>
     public static RouteGroupBuilder MapLaharsub(this IEndpointRouteBuilder endpoints, string prefix = "/ps")
     {
