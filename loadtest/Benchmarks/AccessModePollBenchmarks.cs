@@ -1,3 +1,4 @@
+using Laharsub.Server;
 using System.Net;
 using BenchmarkDotNet.Attributes;
 using Laharsub.Server.Access;

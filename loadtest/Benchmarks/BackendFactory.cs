@@ -2,6 +2,7 @@ using Laharsub.Server.Delivery;
 using Laharsub.Server.Hosting;
 using Laharsub.Server.Storage.InMemory;
 using Laharsub.Server.Storage;
+using Laharsub.Server;
 using Microsoft.Extensions.Options;
 using Microsoft.Extensions.Time.Testing;
 

@@ -2,6 +2,7 @@ using BenchmarkDotNet.Attributes;
 using Laharsub.Server.Delivery;
 using Laharsub.Server.Hosting;
 using Laharsub.Server.Storage;
+using Laharsub.Server;
 
 namespace Laharsub.Benchmarks;
 

@@ -1,6 +1,7 @@
 using BenchmarkDotNet.Attributes;
 using Laharsub.Server.Delivery;
 using Laharsub.Server.Storage;
+using Laharsub.Server;
 using Microsoft.Extensions.DependencyInjection;
 using Microsoft.Extensions.Options;
 using Microsoft.Extensions.Time.Testing;

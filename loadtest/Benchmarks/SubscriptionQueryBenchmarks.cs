@@ -4,6 +4,7 @@ using Laharsub.Server.Delivery;
 using Laharsub.Server.Endpoints;
 using Laharsub.Server.Hosting;
 using Laharsub.Server.Storage.InMemory;
+using Laharsub.Server;
 
 namespace Laharsub.Benchmarks;
 

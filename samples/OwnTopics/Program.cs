@@ -1,6 +1,5 @@
 using System.Security.Claims;
-using Laharsub.Server.Access;
-using Laharsub.Server.Hosting;
+using Laharsub.Server;
 using Microsoft.AspNetCore.Authentication;
 using Microsoft.AspNetCore.Authentication.Cookies;
 using Microsoft.AspNetCore.Authorization;

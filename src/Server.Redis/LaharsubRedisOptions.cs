@@ -1,4 +1,5 @@
 using System.ComponentModel.DataAnnotations;
+using StackExchange.Redis;
 
 namespace Laharsub.Server.Redis;
 
@@ -12,9 +13,19 @@ public sealed class LaharsubRedisOptions
     /// A StackExchange.Redis configuration string: one Redis (<c>localhost:6379</c>, <c>redis1:6379,password=...</c>),
     /// a Redis Cluster (some of its primaries, <c>redis1:6379,redis2:6379,redis3:6379</c>; the client finds the
     /// rest), or Sentinel (the sentinels and the service name, <c>sentinel1:26379,sentinel2:26379,serviceName=mymaster</c>).
+    /// Required unless <see cref="ConnectionMultiplexerFactory"/> is set.
     /// </summary>
-    [Required(AllowEmptyStrings = false)]
     public string Configuration { get; set; } = "";
+
+    /// <summary>
+    /// Gives the store the application's multiplexer instead of one of its own made from
+    /// <see cref="Configuration"/>: called once, in the background when the store is created (start-up does
+    /// not wait for the task it returns; the first commands do), and again at the next command if it threw.
+    /// The store never disposes what it returns. Its configuration is the application's: Laharsub's own
+    /// connection sets <c>AbortOnConnectFail=false</c> and <c>BacklogPolicy.FailFast</c>, so that the server
+    /// starts while Redis is down and answers 503 at once rather than after a queue's timeout.
+    /// </summary>
+    public Func<Task<IConnectionMultiplexer>>? ConnectionMultiplexerFactory { get; set; }
 
     /// <summary>Prefix of every key and of the change channels; instances that share topics use the same one.</summary>
     [Required(AllowEmptyStrings = false)]

@@ -18,11 +18,14 @@ namespace Laharsub.Server.Redis;
 /// instance holds one subscription per bucket that wakes its own waiting polls through <see cref="ITopicSignals"/>.
 /// </summary>
 /// <remarks>
-/// One <see cref="ConnectionMultiplexer"/> per process, as StackExchange.Redis intends: concurrent
-/// commands are pipelined on it, and the reads of a multi-topic poll are sent together, not one round
-/// trip after another. While Redis cannot be reached, commands fail at once (no backlog) and the server
-/// answers 503; the multiplexer reconnects by itself, and every waiting poll then reads again, in case
-/// it missed a change meanwhile.
+/// One multiplexer per process, as StackExchange.Redis intends (its own, or the application's through
+/// <see cref="LaharsubRedisOptions.ConnectionMultiplexerFactory"/>): concurrent commands are pipelined on
+/// it, and the reads of a multi-topic poll are sent together, not one round trip after another. It is
+/// made in the background once the store exists, never in the constructor's time, so that start-up never
+/// waits for Redis (aspnetcore's RedisOutputCacheStore connects at its first use for the same reason); the
+/// first commands wait for that connection. While Redis cannot be reached, commands fail at once (no
+/// backlog) and the server answers 503; the multiplexer reconnects by itself, and every waiting poll then
+/// reads again, in case it missed a change meanwhile.
 /// </remarks>
 internal sealed partial class RedisStore : ILaharsubStore, IPresenceStore, IAsyncDisposable, IDisposable
 {
@@ -46,7 +49,9 @@ internal sealed partial class RedisStore : ILaharsubStore, IPresenceStore, IAsyn
     private readonly LaharsubRedisOptions _redisOptions;
     private readonly ITopicSignals _signals;
     private readonly ILogger<RedisStore> _logger;
-    private readonly ConnectionMultiplexer _redis;
+    private readonly SemaphoreSlim _connecting = new(1, 1);
+    private IConnectionMultiplexer? _connection;
+    private bool _ownsConnection;
     private readonly Bucket[] _buckets;
     private readonly RedisKey _topicIdsKey;
     private readonly int _maxTopicsPerBucket;
@@ -55,7 +60,7 @@ internal sealed partial class RedisStore : ILaharsubStore, IPresenceStore, IAsyn
     private readonly RetentionBudget _cacheBudget;
     private readonly ITimer _sweepTimer;
     private readonly CancellationTokenSource _stopping = new();
-    private readonly Task _subscription;
+    private Task _subscription = Task.CompletedTask;
     private int _sweeping;
     private int _clusterChecked;
 
@@ -63,7 +68,7 @@ internal sealed partial class RedisStore : ILaharsubStore, IPresenceStore, IAsyn
     internal const int RecommendedClusterBuckets = 16;
     private readonly string?[] _keyspaceMarks;
 
-    /// <summary>Connects to Redis (without waiting for it: a server may start before its Redis) and subscribes to topic changes.</summary>
+    /// <summary>Prepares the store and starts connecting to Redis without waiting for it (a server may start before its Redis).</summary>
     public RedisStore(IOptions<LaharsubStoreOptions> options, IOptions<LaharsubRedisOptions> redisOptions, ITopicSignals signals,
         TimeProvider timeProvider, ILogger<RedisStore> logger)
     {
@@ -84,42 +89,100 @@ internal sealed partial class RedisStore : ILaharsubStore, IPresenceStore, IAsyn
         _cache = new Message?[_redisOptions.LocalCacheSize];
         _cacheBudget = new RetentionBudget(_redisOptions.LocalCacheBytes);
 
+        _ = Task.Run(ConnectInBackgroundAsync);
+        _sweepTimer = timeProvider.CreateTimer(static state => _ = ((RedisStore)state!).SweepAsync(), this,
+            _options.RetentionSweepInterval, _options.RetentionSweepInterval);
+    }
+
+    /// <summary>The connection: the one under way or made, or, when making it failed, a new attempt.</summary>
+    private ValueTask<IConnectionMultiplexer> ConnectionAsync() =>
+        Volatile.Read(ref _connection) is { } connection ? new(connection) : new(ConnectAsync());
+
+    private async Task<IConnectionMultiplexer> ConnectAsync()
+    {
+        await _connecting.WaitAsync(_stopping.Token).ConfigureAwait(false);
+        try
+        {
+            if (_connection is { } made)
+            {
+                return made;
+            }
+            var factory = _redisOptions.ConnectionMultiplexerFactory;
+            var connection = await Guard(factory is not null ? factory() : ConnectOwnAsync()).ConfigureAwait(false);
+            _ownsConnection = factory is null;
+            connection.ConnectionFailed += OnConnectionFailed;
+            connection.ConnectionRestored += OnConnectionRestored;
+            Volatile.Write(ref _connection, connection);
+            if (_stopping.IsCancellationRequested)
+            {
+                // Disposed while connecting: this connection is not left behind.
+                Detach()?.Dispose();
+                throw new ObjectDisposedException(nameof(RedisStore));
+            }
+            WarnIfOneBucketOnACluster(connection);
+            _subscription = SubscribeAsync(connection, _stopping.Token);
+            return connection;
+        }
+        finally
+        {
+            _connecting.Release();
+        }
+    }
+
+    /// <summary>Connects at start, so that a cluster's bucket warning comes then; a failure is left to the next command to retry.</summary>
+    private async Task ConnectInBackgroundAsync()
+    {
+        try
+        {
+            await ConnectionAsync().ConfigureAwait(false);
+        }
+        catch (Exception exception) when (exception is not OutOfMemoryException)
+        {
+            if (!_stopping.IsCancellationRequested)
+            {
+                Log.ConnectFailed(_logger, exception.Message);
+            }
+        }
+    }
+
+    private async Task<IConnectionMultiplexer> ConnectOwnAsync()
+    {
         var configuration = ConfigurationOptions.Parse(_redisOptions.Configuration);
-        // Start even while Redis is down (the health check says so), and refuse requests at once
+        // Come up even while Redis is down (the health check says so), and refuse requests at once
         // rather than queueing them for seconds: a 503 that says "Redis" beats a hung poll.
         configuration.AbortOnConnectFail = false;
         configuration.BacklogPolicy = BacklogPolicy.FailFast;
         configuration.ClientName ??= "laharsub";
         // Try again every second (the default backs off to much longer), so service resumes soon after Redis does.
         configuration.ReconnectRetryPolicy ??= new LinearRetry(1000);
-        _redis = ConnectionMultiplexer.Connect(configuration);
-        _redis.ConnectionFailed += (_, e) => Log.ConnectionLost(_logger, e.EndPoint, e.FailureType, e.Exception?.Message ?? "");
-        WarnIfOneBucketOnACluster();
-        _redis.ConnectionRestored += (_, e) =>
-        {
-            Log.ConnectionRestored(_logger, e.EndPoint);
-            WarnIfOneBucketOnACluster();
-            // Changes announced while the subscription was down were lost: every waiting poll reads again.
-            _signals.SignalAll();
-        };
-        _subscription = SubscribeAsync(_stopping.Token);
-        _sweepTimer = timeProvider.CreateTimer(static state => _ = ((RedisStore)state!).SweepAsync(), this,
-            _options.RetentionSweepInterval, _options.RetentionSweepInterval);
+        return await ConnectionMultiplexer.ConnectAsync(configuration).ConfigureAwait(false);
     }
 
-    private IDatabase Database => _redis.GetDatabase();
+    private void OnConnectionFailed(object? sender, ConnectionFailedEventArgs e) =>
+        Log.ConnectionLost(_logger, e.EndPoint, e.FailureType, e.Exception?.Message ?? "");
+
+    private void OnConnectionRestored(object? sender, ConnectionFailedEventArgs e)
+    {
+        Log.ConnectionRestored(_logger, e.EndPoint);
+        if (sender is IConnectionMultiplexer connection)
+        {
+            WarnIfOneBucketOnACluster(connection);
+        }
+        // Changes announced while the subscription was down were lost: every waiting poll reads again.
+        _signals.SignalAll();
+    }
 
     /// <summary>
     /// A bucket's keys share one hash slot, so with one bucket a cluster's other shards hold nothing. Said
     /// once, as soon as the servers are known (at start, or when a Redis that was down is first reached).
     /// </summary>
-    private void WarnIfOneBucketOnACluster()
+    private void WarnIfOneBucketOnACluster(IConnectionMultiplexer connection)
     {
         if (_buckets.Length > 1 || Volatile.Read(ref _clusterChecked) != 0)
         {
             return;
         }
-        var servers = _redis.GetServers().Where(server => server.IsConnected).ToList();
+        var servers = connection.GetServers().Where(server => server.IsConnected).ToList();
         if (servers.Count == 0 || Interlocked.Exchange(ref _clusterChecked, 1) != 0)
         {
             return;
@@ -142,6 +205,7 @@ internal sealed partial class RedisStore : ILaharsubStore, IPresenceStore, IAsyn
     {
         var epoch = NewEpoch();
         var companionEpoch = presence ? NewEpoch() : "";
+        var database = (await ConnectionAsync().ConfigureAwait(false)).GetDatabase();
         // One counter (a single INCR on one shard; RedisScripts' remarks), so ids grow in creation order; the
         // topic is then created in its bucket. A counter that went back in a failover hands out ids that
         // are taken: the script says so and the next id is tried.
@@ -152,7 +216,7 @@ internal sealed partial class RedisStore : ILaharsubStore, IPresenceStore, IAsyn
             if (presence)
             {
                 // Buckets + 1 ids: the first and the last are equal modulo Buckets, so both topics share a bucket.
-                var last = await Guard(Database.StringIncrementAsync(_topicIdsKey, _buckets.Length + 1)).ConfigureAwait(false);
+                var last = await Guard(database.StringIncrementAsync(_topicIdsKey, _buckets.Length + 1)).ConfigureAwait(false);
                 id = last - _buckets.Length;
                 var bucket = BucketOf(id);
                 result = await RunAsync(RedisPresenceScripts.CreateTopicWithPresence,
@@ -161,7 +225,7 @@ internal sealed partial class RedisStore : ILaharsubStore, IPresenceStore, IAsyn
             }
             else
             {
-                id = await Guard(Database.StringIncrementAsync(_topicIdsKey)).ConfigureAwait(false);
+                id = await Guard(database.StringIncrementAsync(_topicIdsKey)).ConfigureAwait(false);
                 var bucket = BucketOf(id);
                 result = await RunAsync(RedisScripts.CreateTopic, [bucket.Topics, bucket.Used, bucket.Era, MetaKey(id), bucket.Retained, DocumentKey(MetaKey(id))],
                     [_maxTopicsPerBucket, epoch, TrackUse, label ?? "", id, state ? 1 : 0]).ConfigureAwait(false);
@@ -211,11 +275,12 @@ internal sealed partial class RedisStore : ILaharsubStore, IPresenceStore, IAsyn
         merged.Sort();
         var ids = merged.Take(limit).ToArray();
         // The infos of the page in one pipelined batch, not one round trip per topic.
+        var database = (await ConnectionAsync().ConfigureAwait(false)).GetDatabase();
         var pending = new Task<RedisResult>[ids.Length];
         for (var i = 0; i < ids.Length; i++)
         {
             var id = ids[i];
-            pending[i] = Guard(Database.ScriptEvaluateAsync(RedisScripts.Info, TopicKeys(id), [TtlMilliseconds, id]));
+            pending[i] = Guard(database.ScriptEvaluateAsync(RedisScripts.Info, TopicKeys(id), [TtlMilliseconds, id]));
         }
         var page = new List<TopicInfo>(ids.Length);
         for (var i = 0; i < ids.Length; i++)
@@ -471,7 +536,7 @@ internal sealed partial class RedisStore : ILaharsubStore, IPresenceStore, IAsyn
         CancellationToken cancellationToken = default)
     {
         var count = requests.Length;
-        var database = Database;
+        var database = (await ConnectionAsync().ConfigureAwait(false)).GetDatabase();
         // Sent together: StackExchange.Redis pipelines them on the one connection.
         var pending = new Task<RedisResult>[count];
         for (var i = 0; i < count; i++)
@@ -511,7 +576,7 @@ internal sealed partial class RedisStore : ILaharsubStore, IPresenceStore, IAsyn
     /// <inheritdoc/>
     public async ValueTask<StoreStatistics> GetStatisticsAsync(CancellationToken cancellationToken = default)
     {
-        var database = Database;
+        var database = (await ConnectionAsync().ConfigureAwait(false)).GetDatabase();
         var topics = new Task<long>[_buckets.Length];
         var retained = new Task<RedisValue>[_buckets.Length];
         for (var b = 0; b < _buckets.Length; b++)
@@ -528,21 +593,46 @@ internal sealed partial class RedisStore : ILaharsubStore, IPresenceStore, IAsyn
         return new StoreStatistics((int)Math.Min(int.MaxValue, count), bytes);
     }
 
-    /// <summary>Closes the connection.</summary>
+    /// <summary>Closes its own connection; leaves the application's open, without this store's handlers and subscriptions.</summary>
     public async ValueTask DisposeAsync()
     {
         await _stopping.CancelAsync().ConfigureAwait(false);
         await _subscription.ConfigureAwait(false);
         await _sweepTimer.DisposeAsync().ConfigureAwait(false);
-        await _redis.DisposeAsync().ConfigureAwait(false);
+        // A connect still under way disposes its connection itself when it sees _stopping.
+        if (Detach() is { } connection)
+        {
+            await connection.DisposeAsync().ConfigureAwait(false);
+        }
     }
 
-    /// <summary>Closes the connection.</summary>
+    /// <summary>Closes its own connection; leaves the application's open, without this store's handlers and subscriptions.</summary>
     public void Dispose()
     {
         _stopping.Cancel();
         _sweepTimer.Dispose();
-        _redis.Dispose();
+        Detach()?.Dispose();
+    }
+
+    /// <summary>Takes this store off its connection; returns the connection when it is the store's to dispose.</summary>
+    private IConnectionMultiplexer? Detach()
+    {
+        if (Interlocked.Exchange(ref _connection, null) is not { } connection)
+        {
+            return null;
+        }
+        connection.ConnectionFailed -= OnConnectionFailed;
+        connection.ConnectionRestored -= OnConnectionRestored;
+        if (_ownsConnection)
+        {
+            return connection;
+        }
+        var subscriber = connection.GetSubscriber();
+        foreach (var bucket in _buckets)
+        {
+            subscriber.Unsubscribe(bucket.Changes, OnChange, CommandFlags.FireAndForget);
+        }
+        return null;
     }
 
     /// <summary>
@@ -613,14 +703,14 @@ internal sealed partial class RedisStore : ILaharsubStore, IPresenceStore, IAsyn
     /// start before its Redis). Once subscribed, StackExchange.Redis renews the subscription after every
     /// reconnection by itself.
     /// </summary>
-    private async Task SubscribeAsync(CancellationToken stopping)
+    private async Task SubscribeAsync(IConnectionMultiplexer connection, CancellationToken stopping)
     {
         while (!stopping.IsCancellationRequested)
         {
             try
             {
                 // Every bucket's shard channel, on the shard that holds the bucket (docs/scale-out.md says why all of them).
-                var subscriber = _redis.GetSubscriber();
+                var subscriber = connection.GetSubscriber();
                 var subscribed = new Task[_buckets.Length];
                 for (var b = 0; b < _buckets.Length; b++)
                 {
@@ -656,7 +746,7 @@ internal sealed partial class RedisStore : ILaharsubStore, IPresenceStore, IAsyn
     /// <summary>Drops expired messages of topics nobody touches; every instance may run it, the script makes it idempotent.</summary>
     private async Task SweepAsync()
     {
-        if (Interlocked.Exchange(ref _sweeping, 1) == 1 || !_redis.IsConnected)
+        if (Volatile.Read(ref _connection) is not { IsConnected: true } || Interlocked.Exchange(ref _sweeping, 1) == 1)
         {
             return;
         }
@@ -820,7 +910,15 @@ internal sealed partial class RedisStore : ILaharsubStore, IPresenceStore, IAsyn
     }
 
     private Task<RedisResult> RunAsync(string script, RedisKey[] keys, RedisValue[] values) =>
-        Guard(Database.ScriptEvaluateAsync(script, keys, values));
+        Volatile.Read(ref _connection) is { } connection
+            ? Guard(connection.GetDatabase().ScriptEvaluateAsync(script, keys, values))
+            : ConnectAndRunAsync(script, keys, values);
+
+    private async Task<RedisResult> ConnectAndRunAsync(string script, RedisKey[] keys, RedisValue[] values)
+    {
+        var connection = await ConnectionAsync().ConfigureAwait(false);
+        return await Guard(connection.GetDatabase().ScriptEvaluateAsync(script, keys, values)).ConfigureAwait(false);
+    }
 
     /// <summary>
     /// With <c>AcknowledgeReplicas</c>, waits (WAIT, on the primary that holds <paramref name="key"/>) until
@@ -835,7 +933,7 @@ internal sealed partial class RedisStore : ILaharsubStore, IPresenceStore, IAsyn
             return;
         }
         var timeout = (long)_redisOptions.AcknowledgeTimeout.TotalMilliseconds;
-        var confirmed = (long)await Guard(_redis.GetServer(key).ExecuteAsync("WAIT", [wanted, timeout], CommandFlags.DemandMaster)).ConfigureAwait(false);
+        var confirmed = (long)await Guard((await ConnectionAsync().ConfigureAwait(false)).GetServer(key).ExecuteAsync("WAIT", [wanted, timeout], CommandFlags.DemandMaster)).ConfigureAwait(false);
         if (confirmed < wanted)
         {
             throw new LaharsubStoreUnavailableException("Redis",
@@ -873,29 +971,6 @@ internal sealed partial class RedisStore : ILaharsubStore, IPresenceStore, IAsyn
     }
 
     /// <summary>The endpoints of the configuration, never its password.</summary>
-    private string Endpoints => string.Join(",", ConfigurationOptions.Parse(_redisOptions.Configuration).EndPoints.Select(endpoint => endpoint.ToString()));
-
-    private static partial class Log
-    {
-        [LoggerMessage(EventId = 300, Level = LogLevel.Warning, Message = "Redis connection to {EndPoint} lost ({FailureType}): requests that need Redis answer 503 until it is back. {Reason}")]
-        public static partial void ConnectionLost(ILogger logger, EndPoint? endPoint, ConnectionFailureType failureType, string reason);
-
-        [LoggerMessage(EventId = 301, Level = LogLevel.Information, Message = "Redis connection to {EndPoint} restored; waiting polls read again.")]
-        public static partial void ConnectionRestored(ILogger logger, EndPoint? endPoint);
-
-        [LoggerMessage(EventId = 302, Level = LogLevel.Warning, Message = "Redis refused a message for lack of memory (its maxmemory): publishing answers 507. {Reason}")]
-        public static partial void RedisFull(ILogger logger, string reason);
-
-        [LoggerMessage(EventId = 303, Level = LogLevel.Warning, Message = "The Redis retention sweep failed; it runs again at the next interval.")]
-        public static partial void SweepFailed(ILogger logger, Exception exception);
-
-        [LoggerMessage(EventId = 304, Level = LogLevel.Warning, Message = "Redis lost this store's keys (a FLUSHALL or FLUSHDB, or a failover to a replica without them): every topic is gone, and waiting subscriptions are told so.")]
-        public static partial void KeyspaceLost(ILogger logger);
-
-        [LoggerMessage(EventId = 305, Level = LogLevel.Warning, Message = "Laharsub:Redis:Buckets is 1 on a Redis Cluster of {Primaries} primaries: every topic is kept in one hash slot, so one shard serves them all. Set Laharsub:Redis:Buckets={Recommended} (several buckets per shard) before the first topic is created: the value is fixed for the life of the data (docs/scale-out.md).")]
-        public static partial void OneBucketOnACluster(ILogger logger, int primaries, int recommended);
-
-        [LoggerMessage(EventId = 306, Level = LogLevel.Debug, Message = "A write to state topic {TopicId} found its document changed by another write (attempt {Attempt}); it is applied to the new document.")]
-        public static partial void StateWriteConflict(ILogger logger, long topicId, int attempt);
-    }
+    private string Endpoints => string.Join(",", (Volatile.Read(ref _connection)?.GetEndPoints() ?? ConfigurationOptions.Parse(_redisOptions.Configuration).EndPoints.ToArray())
+        .Select(endpoint => endpoint.ToString()));
 }

@@ -1,3 +1,4 @@
+using Microsoft.Extensions.DependencyInjection;
 using System.Net;
 using Laharsub.Server.Endpoints;
 using Laharsub.Server.Hosting;

@@ -1,3 +1,4 @@
+using Microsoft.Extensions.DependencyInjection;
 using System.Xml.Linq;
 
 namespace Laharsub.Packaging.Tests;
@@ -89,7 +90,6 @@ public sealed class SpecificationTests(PackedPackages packages) : IDisposable
             ("xunit.runner.visualstudio", pinned["xunit.runner.visualstudio"]),
         ]);
         File.WriteAllText(Path.Combine(_project.FullName, "NeverSignallingStoreTests.cs"), """
-            using Laharsub.Server.Hosting;
             using Laharsub.Server.Specification;
             using Laharsub.Server.Storage;
             using Microsoft.Extensions.DependencyInjection;

@@ -1,6 +1,7 @@
 using Laharsub.Server.Specification;
 using Laharsub.Server.Storage;
 using Laharsub.Testing;
+using Microsoft.Extensions.DependencyInjection;
 
 namespace Laharsub.Server.Redis.Tests;
 

@@ -94,7 +94,7 @@ public sealed class MalformedBodyTests : IAsyncLifetime
         var entry = Assert.Single(_logs.Entries, e => e.Category.Contains("BadRequestExceptionHandler", StringComparison.Ordinal));
         Assert.DoesNotContain(_logs.Entries, e => e.Level >= LogLevel.Error);
         Assert.All(_logs.Entries.Where(e => e.Level == LogLevel.Warning && e != entry),
-            e => Assert.Equal("Laharsub.Server.Access.LaharsubAccess", e.Category));
+            e => Assert.Equal("Laharsub.Server.LaharsubAccess", e.Category));
         Assert.Equal(LogLevel.Warning, entry.Level);
         Assert.Null(entry.Exception);
         Assert.DoesNotContain("\n", entry.Message);

@@ -7,7 +7,7 @@ namespace Laharsub.Server.Tests;
 
 public sealed class RetentionTests
 {
-    private static Task<LaharsubTestServer> StartWithClockAsync(FakeTimeProvider clock, Action<Laharsub.Server.Hosting.LaharsubOptions>? configure = null) =>
+    private static Task<LaharsubTestServer> StartWithClockAsync(FakeTimeProvider clock, Action<Laharsub.Server.LaharsubOptions>? configure = null) =>
         LaharsubTestServer.StartAsync(o => { o.MessageTimeToLive = TimeSpan.FromSeconds(15); configure?.Invoke(o); },
             services => services.AddSingleton<TimeProvider>(clock));
 

@@ -2,6 +2,7 @@ using Laharsub.Server.Delivery;
 using Laharsub.Server.Host.Composition;
 using Laharsub.Server.Hosting;
 using Laharsub.Server.Storage;
+using Laharsub.Server;
 using Microsoft.AspNetCore.Builder;
 using Microsoft.AspNetCore.Hosting.Server.Features;
 using Microsoft.AspNetCore.Hosting.Server;

@@ -268,6 +268,8 @@ def analyse(root):
     for layer, shown, code in files:
         for match in USING.finditer(code):
             namespace = match.group(1)
+            if namespace == NAMESPACE:
+                continue  # the public types' namespace spans folders: their names are the arrows
             target = namespace_folder(namespace, qualifier, declared)
             if target is not None and target != layer:
                 uses[(layer, target)][shown].add("using " + namespace)

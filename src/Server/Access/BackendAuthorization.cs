@@ -148,10 +148,6 @@ internal sealed partial class BackendAuthorization : IDisposable
     }
 
     private readonly record struct AnswerKey(string Credentials, LaharsubOperation Operation, long? TopicId, string? Label);
-
-    [LoggerMessage(EventId = 24, Level = LogLevel.Warning,
-        Message = "The authorization backend {Url} gave no valid answer, so the request was refused (Laharsub:Auth:Mode=Backend fails closed): {Reason}.")]
-    private static partial void Failed(ILogger logger, string? url, string reason);
 }
 
 /// <summary>What Backend mode forwards of a caller: its <c>Authorization</c> and <c>Cookie</c> headers (either may be absent).</summary>

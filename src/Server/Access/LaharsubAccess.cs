@@ -1,3 +1,4 @@
+using Laharsub.Server.Access;
 using Microsoft.AspNetCore.Authorization;
 using Microsoft.AspNetCore.Authentication.JwtBearer;
 using Microsoft.AspNetCore.Authentication;
@@ -9,7 +10,7 @@ using Microsoft.Extensions.DependencyInjection;
 using Microsoft.Extensions.Logging;
 using Microsoft.Extensions.Options;
 
-namespace Laharsub.Server.Access;
+namespace Laharsub.Server;
 
 /// <summary>
 /// Wires access control into Laharsub: services (always registered; they cost nothing until used), the
@@ -149,28 +150,4 @@ public static partial class LaharsubAccess
 
     /// <summary>The key of ASP.NET Core's <c>AuthAppBuilderExtensions</c> (internal), checked by <c>InOpenModeNoRequestPassesTheAuthenticationMiddleware</c>.</summary>
     private const string AuthenticationMiddlewareSetKey = "__AuthenticationMiddlewareSet";
-
-    private static partial class Log
-    {
-        [LoggerMessage(EventId = 20, Level = LogLevel.Warning,
-            Message = "Laharsub:Auth:Mode is Open: anyone who can reach this server may create, publish to, read, list and delete any topic. " +
-                "To lock it down set Laharsub:Auth:Mode=Jwt with Laharsub:Auth:Jwt:SigningKey, Issuer and Audience (README, 'Lock it down'; docs/access-control.md).")]
-        public static partial void OpenMode(ILogger logger);
-
-        [LoggerMessage(EventId = 21, Level = LogLevel.Information,
-            Message = "Laharsub:Auth:Mode is Jwt: requests need a bearer token; without one they may do: {Anonymous}.")]
-        public static partial void JwtMode(ILogger logger, string anonymous);
-
-        [LoggerMessage(EventId = 23, Level = LogLevel.Information,
-            Message = "Laharsub:Auth:Mode is Host: the application's authorization decides each operation on each topic (AuthorizationHandler<LaharsubRequirement, LaharsubTopic>); every request takes the application's pipeline.")]
-        public static partial void HostMode(ILogger logger);
-
-        [LoggerMessage(EventId = 25, Level = LogLevel.Information,
-            Message = "Laharsub:Auth:Mode is Backend: {Url} decides each operation on each topic, from the caller's Authorization and Cookie headers; no answer in time refuses. Every request takes the pipeline.")]
-        public static partial void BackendMode(ILogger logger, string? url);
-
-        [LoggerMessage(EventId = 22, Level = LogLevel.Error,
-            Message = "Endpoint {Endpoint} has no access rule, so Jwt mode refuses every request to it with 403. Give it one in Access/LaharsubAccess.Classify.")]
-        public static partial void EndpointWithoutRule(ILogger logger, string? endpoint);
-    }
 }

@@ -1,4 +1,4 @@
-namespace Laharsub.Server.Access;
+namespace Laharsub.Server;
 
 /// <summary>Whether Laharsub checks who calls it (<c>Laharsub:Auth:Mode</c>).</summary>
 public enum LaharsubAuthMode

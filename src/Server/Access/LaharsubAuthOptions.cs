@@ -1,4 +1,4 @@
-namespace Laharsub.Server.Access;
+namespace Laharsub.Server;
 
 /// <summary>
 /// Who may create, publish, subscribe, list and delete, bound from <c>Laharsub:Auth</c> and validated

@@ -1,4 +1,4 @@
-namespace Laharsub.Server.Access;
+namespace Laharsub.Server;
 
 /// <summary>
 /// Backend mode (<c>Laharsub:Auth:Backend</c>): Laharsub asks the application's own HTTP endpoint whether a caller

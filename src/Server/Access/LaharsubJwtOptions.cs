@@ -1,4 +1,4 @@
-namespace Laharsub.Server.Access;
+namespace Laharsub.Server;
 
 /// <summary>
 /// How bearer tokens are validated (<c>Laharsub:Auth:Jwt</c>): signed with <see cref="SigningKey"/>

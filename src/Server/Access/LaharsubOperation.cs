@@ -1,4 +1,4 @@
-namespace Laharsub.Server.Access;
+namespace Laharsub.Server;
 
 /// <summary>
 /// What a request does to topics: as a <c>laharsub</c> claim or <c>Laharsub:Auth:Anonymous</c> names it (Jwt mode), and as

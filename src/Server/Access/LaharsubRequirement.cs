@@ -1,6 +1,6 @@
 using Microsoft.AspNetCore.Authorization;
 
-namespace Laharsub.Server.Access;
+namespace Laharsub.Server;
 
 /// <summary>
 /// In Host mode (<see cref="LaharsubAuthMode.Host"/>), what Laharsub asks the application's authorization

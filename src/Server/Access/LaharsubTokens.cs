@@ -1,6 +1,8 @@
+using Laharsub.Server.Access;
+using Microsoft.Extensions.DependencyInjection;
 using Microsoft.Extensions.Options;
 
-namespace Laharsub.Server.Access;
+namespace Laharsub.Server;
 
 /// <summary>
 /// Mints Jwt mode's tokens in an application that hosts Laharsub or sits beside it with the same settings: after its

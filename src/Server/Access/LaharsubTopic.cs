@@ -1,4 +1,4 @@
-namespace Laharsub.Server.Access;
+namespace Laharsub.Server;
 
 /// <summary>
 /// The resource of a <see cref="LaharsubRequirement"/>: the topic an operation is on, by id and label. Creating a

@@ -8,7 +8,7 @@ namespace Laharsub.Server.Delivery;
 /// <remarks>
 /// A struct, so that it travels in the runner's state machine: a transport that awaited the runner
 /// instead would keep a second state machine for a held poll's whole wait, which the GC copies
-/// (docs/performance.md, "What a collection finds young, and fewer collections").
+/// (docs/performance-history.md, "What a collection finds young, and fewer collections").
 /// </remarks>
 internal interface ISubscriptionSink
 {

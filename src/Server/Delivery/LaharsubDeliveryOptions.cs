@@ -1,6 +1,6 @@
 using System.ComponentModel.DataAnnotations;
 
-namespace Laharsub.Server.Delivery;
+namespace Laharsub.Server;
 
 /// <summary>
 /// How much one subscription may ask for and receive at once, and how long a poll waits: the settings the

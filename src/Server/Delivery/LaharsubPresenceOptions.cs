@@ -1,6 +1,6 @@
 using System.ComponentModel.DataAnnotations;
 
-namespace Laharsub.Server.Delivery;
+namespace Laharsub.Server;
 
 /// <summary>
 /// Presence (docs/protocol.md, "Presence"), bound from <c>Laharsub:Presence</c>: how long a member stays

@@ -11,7 +11,7 @@ namespace Laharsub.Server.Delivery;
 /// Reused from one wait to the next, and from one poll to the next (the runner pools it with the
 /// poll's state): a waiting poll lives seconds, longer than the GC's youngest generation, so whatever it
 /// allocates for its wait is copied by the next collection, and at 19,500 held polls those copies are the
-/// server's longest pauses (docs/performance.md). A reused waiter is old and is not copied.
+/// server's longest pauses (docs/performance-history.md). A reused waiter is old and is not copied.
 /// </para>
 /// <para>
 /// Reuse means a cause meant for an earlier wait (a signal walking a list it detached, a timer that fired

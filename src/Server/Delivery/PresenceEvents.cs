@@ -77,10 +77,4 @@ internal sealed partial class PresenceEvents(ILaharsubStore store, PresenceWebho
         }
         return buffer.WrittenSpan.ToArray();
     }
-
-    private static partial class Log
-    {
-        [LoggerMessage(EventId = 2602, Level = LogLevel.Warning, Message = "The presence event {Type} of {Member} was not published to companion topic {CompanionId}: {Status}")]
-        public static partial void EventNotPublished(ILogger logger, string type, string member, long companionId, PublishStatus status);
-    }
 }

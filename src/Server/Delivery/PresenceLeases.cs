@@ -309,12 +309,6 @@ internal sealed partial class PresenceLeases
             }
         }
     }
-
-    private static partial class Log
-    {
-        [LoggerMessage(EventId = 2601, Level = LogLevel.Warning, Message = "Renewing a presence lease on topic {TopicId} failed; the next renewal tries again")]
-        public static partial void RenewalFailed(ILogger logger, Exception exception, long topicId);
-    }
 }
 
 /// <summary>When this instance last renewed a member's lease on a topic: one per member and topic, shared by its runs.</summary>

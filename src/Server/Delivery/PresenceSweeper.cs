@@ -58,10 +58,4 @@ internal sealed partial class PresenceSweeper(ILaharsubStore store, PresenceEven
             Log.SweepFailed(logger, exception);
         }
     }
-
-    private static partial class Log
-    {
-        [LoggerMessage(EventId = 2603, Level = LogLevel.Warning, Message = "Sweeping expired presence leases failed; the next sweep tries again")]
-        public static partial void SweepFailed(ILogger logger, Exception exception);
-    }
 }

@@ -123,17 +123,4 @@ internal sealed partial class PresenceWebhook : BackgroundService
             delay *= 2;
         }
     }
-
-    private static partial class Log
-    {
-        [LoggerMessage(EventId = 2604, Level = LogLevel.Warning,
-            Message = "Presence webhook call {Type} of topic {TopicId} dropped: {MaxOutstanding} calls already wait (Laharsub:Presence:Webhook:MaxOutstanding)")]
-        public static partial void DroppedFull(ILogger logger, string type, long topicId, int maxOutstanding);
-
-        [LoggerMessage(EventId = 2605, Level = LogLevel.Warning, Message = "Presence webhook call dropped after {Attempts} attempts; the last failed with {Failure}")]
-        public static partial void DroppedFailed(ILogger logger, int attempts, string failure);
-
-        [LoggerMessage(EventId = 2606, Level = LogLevel.Information, Message = "Presence webhook attempt {Attempt} failed with {Failure}; retrying in {Delay}")]
-        public static partial void Retrying(ILogger logger, int attempt, string failure, TimeSpan delay);
-    }
 }

@@ -15,11 +15,11 @@ internal sealed partial class SubscriptionRunner
     /// <remarks>
     /// A waiting poll lives seconds, longer than the GC's youngest generation, so whatever it allocates for
     /// its wait is copied by the next collection; at 19,500 held polls those collections are the server's
-    /// longest pauses (docs/performance.md). So the state is pooled (<see cref="RunStatePool"/>): a reused
+    /// longest pauses (docs/performance-history.md). So the state is pooled (<see cref="RunStatePool"/>): a reused
     /// state is old and is not copied. It also keeps no reference to a young object while the poll waits
     /// (it copies the subscriptions, drops the request's epoch strings after the first read, and answers
     /// with a copy of its message list): the GC finds young objects that old ones refer to by scanning the
-    /// old ones, and that scan, not the copying, was most of a pause (docs/performance.md, "What pauses the
+    /// old ones, and that scan, not the copying, was most of a pause (docs/performance-history.md, "What pauses the
     /// server", has the measurements).
     /// </remarks>
     private sealed class RunState : IDisposable

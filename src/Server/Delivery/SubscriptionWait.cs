@@ -9,7 +9,7 @@ namespace Laharsub.Server.Delivery;
 /// Each cause wakes the poll's <see cref="PollWaiter"/> directly, as a publish does. The endpoint used
 /// to link the three into one cancellation source that the waiter then registered on: a source, its
 /// registration list and one more callback node per poll, which a waiting poll keeps for its whole wait
-/// and the GC copies (docs/performance.md, "What pauses the server"). PollTimeoutBenchmarks compares them.
+/// and the GC copies (docs/performance-history.md, "What pauses the server"). PollTimeoutBenchmarks compares them.
 /// </remarks>
 internal readonly struct SubscriptionWait
 {

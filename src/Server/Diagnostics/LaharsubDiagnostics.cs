@@ -1,4 +1,4 @@
-namespace Laharsub.Server.Diagnostics;
+namespace Laharsub.Server;
 
 /// <summary>
 /// The names under which Laharsub reports, for a host that wires its own telemetry, e.g.

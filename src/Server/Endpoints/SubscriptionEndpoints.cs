@@ -20,7 +20,7 @@ internal static partial class SubscriptionEndpoints
     {
         // The poll's services come from the application's services, not as handler parameters: minimal
         // APIs resolve those from the request's services, which opens a DI scope per request, and a held
-        // poll keeps that scope for its whole wait (docs/performance.md). All of them are singletons,
+        // poll keeps that scope for its whole wait (docs/performance-history.md). All of them are singletons,
         // resolved on the first poll rather than here so that mapping does not construct the store.
         var services = ((IEndpointRouteBuilder)group).ServiceProvider;
         SubscriptionServices? resolved = null;

@@ -1,4 +1,4 @@
-namespace Laharsub.Server.FastPath;
+namespace Laharsub.Server;
 
 /// <summary>
 /// The connection-level fast path (<c>Laharsub:FastPath</c>): long polls and publishes parsed and

@@ -57,10 +57,4 @@ internal sealed partial class BadRequestExceptionHandler(IProblemDetailsService 
         _ => ("Malformed request",
             "Send a well-formed HTTP/1.1 body: exactly Content-Length bytes, or valid chunked encoding (hex size, CRLF, data, CRLF, ending with a 0 chunk)."),
     };
-
-    private static partial class Log
-    {
-        [LoggerMessage(EventId = 5, Level = LogLevel.Warning, Message = "Refused a malformed request with {StatusCode}: {Method} {Path}: {Reason}")]
-        public static partial void BadRequest(ILogger logger, int statusCode, string method, PathString path, string reason);
-    }
 }

@@ -1,6 +1,6 @@
 using Microsoft.Extensions.Configuration;
 
-namespace Laharsub.Server.Hosting;
+namespace Laharsub.Server;
 
 /// <summary>Which web origins may call Laharsub from a browser.</summary>
 public sealed class LaharsubCorsOptions

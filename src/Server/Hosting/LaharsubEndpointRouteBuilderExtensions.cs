@@ -1,6 +1,8 @@
 using Laharsub.Server.Access;
 using Laharsub.Server.Endpoints;
 using Laharsub.Server.FastPath;
+using Laharsub.Server.Hosting;
+using Laharsub.Server;
 using Microsoft.AspNetCore.Builder;
 using Microsoft.AspNetCore.Cors.Infrastructure;
 using Microsoft.AspNetCore.Http.Metadata;
@@ -10,7 +12,7 @@ using Microsoft.AspNetCore.Routing;
 using Microsoft.Extensions.DependencyInjection;
 using Microsoft.Extensions.Options;
 
-namespace Laharsub.Server.Hosting;
+namespace Microsoft.AspNetCore.Builder;
 
 /// <summary>Maps Laharsub's endpoints into an ASP.NET Core application.</summary>
 public static class LaharsubEndpointRouteBuilderExtensions
@@ -26,13 +28,13 @@ public static class LaharsubEndpointRouteBuilderExtensions
     /// (with <c>UseExceptionHandler()</c>, a malformed or stalled request body is a 400 or 408, not a 500).
     /// A held poll keeps what these middlewares allocate for its whole wait; the standalone server runs
     /// <c>UseCors()</c> only for requests that carry <c>Origin</c>, and leaves endpoints with
-    /// <c>ISkipStatusCodePagesMetadata</c> (the poll) out of <c>UseStatusCodePages()</c>: about 0.7 KB less
-    /// per held poll (docs/performance.md).
+    /// <c>ISkipStatusCodePagesMetadata</c> (the poll) out of <c>UseStatusCodePages()</c>, so that a held poll
+    /// keeps less.
     /// </summary>
     public static RouteGroupBuilder MapLaharsub(this IEndpointRouteBuilder endpoints, string prefix = "/ps")
     {
         var group = endpoints.MapGroup(prefix)
-            .RequireCors(LaharsubServiceCollectionExtensions.CorsPolicyName)
+            .RequireCors(LaharsubServerServiceCollectionExtensions.CorsPolicyName)
             .WithTags("Laharsub")
             // Any request may find the store unreachable (StoreUnavailableHandler), and any client may be
             // over one of its caps (Laharsub:Limits connections and waiting polls, Laharsub:RateLimit).
@@ -71,7 +73,7 @@ public static class LaharsubEndpointRouteBuilderExtensions
             return;
         }
         app.UseWhen(static context => !context.Items.ContainsKey(CorsAppliedKey)
-            && context.GetEndpoint()?.Metadata.GetMetadata<IEnableCorsAttribute>()?.PolicyName == LaharsubServiceCollectionExtensions.CorsPolicyName,
+            && context.GetEndpoint()?.Metadata.GetMetadata<IEnableCorsAttribute>()?.PolicyName == LaharsubServerServiceCollectionExtensions.CorsPolicyName,
             static cors => cors.UseCors());
     }
 

@@ -5,7 +5,7 @@ using Laharsub.Server.Limits;
 using Laharsub.Server.Storage;
 using Laharsub.Server.Transport;
 
-namespace Laharsub.Server.Hosting;
+namespace Laharsub.Server;
 
 /// <summary>
 /// The <c>Laharsub</c> configuration section as operators and hosts write it, validated when the host

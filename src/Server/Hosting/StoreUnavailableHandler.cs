@@ -35,10 +35,4 @@ internal sealed partial class StoreUnavailableHandler(IProblemDetailsService pro
             },
         }).ConfigureAwait(false);
     }
-
-    private static partial class Log
-    {
-        [LoggerMessage(EventId = 11, Level = LogLevel.Warning, Message = "{Store} unavailable: {Method} {Path} answered 503. {Reason}")]
-        public static partial void StoreUnavailable(ILogger logger, string store, string method, PathString path, string reason);
-    }
 }

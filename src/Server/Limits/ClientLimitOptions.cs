@@ -1,6 +1,6 @@
 using System.ComponentModel.DataAnnotations;
 
-namespace Laharsub.Server.Limits;
+namespace Laharsub.Server;
 
 /// <summary>
 /// Caps on what one client address may hold at once, bound from <c>Laharsub:Limits</c> and validated at
@@ -25,7 +25,7 @@ public sealed class ClientLimitOptions
     /// connections are not limited. With an open-file limit of 20,000 that is about 9,400: a carrier's NAT
     /// or a company's proxy puts thousands of users behind one address, each browser holding its
     /// subscription and a keep-alive connection, while one client alone still cannot take more than half of
-    /// the server (README, "Limits per client address", has the numbers).
+    /// the server (docs/configuration.md, "Limits per client address", has the numbers).
     /// </summary>
     [Range(0, int.MaxValue, ErrorMessage = "Laharsub:Limits:MaxConnectionsPerClient must be 0 (no cap) or a positive number of connections.")]
     public int? MaxConnectionsPerClient { get; set; }

@@ -1,6 +1,6 @@
 using System.ComponentModel.DataAnnotations;
 
-namespace Laharsub.Server.Limits;
+namespace Laharsub.Server;
 
 /// <summary>
 /// A per-client limit on the requests that change state (publishing, creating and deleting topics),

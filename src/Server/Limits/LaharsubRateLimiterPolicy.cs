@@ -1,3 +1,4 @@
+using Microsoft.AspNetCore.Builder;
 using System.Globalization;
 using System.Threading.RateLimiting;
 using Microsoft.AspNetCore.Http;
@@ -72,9 +73,5 @@ internal sealed partial class LaharsubRateLimiterPolicy(ClientRateLimit limit, I
                 RateLimiterMissing(logger);
             }
         }
-
-        [LoggerMessage(EventId = 10, Level = LogLevel.Warning,
-            Message = "Laharsub:RateLimit is set, but requests reach Laharsub without passing the rate limiter: call app.UseRateLimiter() before app.MapLaharsub(). Until then only publishes on WebSockets are limited.")]
-        private static partial void RateLimiterMissing(ILogger logger);
     }
 }

@@ -1,6 +1,6 @@
 using Microsoft.Extensions.DependencyInjection;
 
-namespace Laharsub.Server.Storage;
+namespace Microsoft.Extensions.DependencyInjection;
 
 /// <summary>What <c>AddLaharsub</c> returns, for extensions that choose a store: <c>services.AddLaharsub().AddRedis(...)</c>.</summary>
 public interface ILaharsubBuilder

@@ -1,3 +1,5 @@
+using Microsoft.Extensions.DependencyInjection;
+
 namespace Laharsub.Server.Storage;
 
 /// <summary>

@@ -1,6 +1,6 @@
 using System.ComponentModel.DataAnnotations;
 
-namespace Laharsub.Server.Transport;
+namespace Laharsub.Server;
 
 /// <summary>
 /// The streaming transports' settings (Server-Sent Events and WebSocket), bound from <c>Laharsub:Streams</c>.

@@ -91,7 +91,7 @@ internal readonly struct SubscriptionQuery
     /// <remarks>
     /// Reads the raw string rather than <c>HttpRequest.Query</c>: the parsed collection would stay on the
     /// request, and a poll keeps its request for its whole wait, so every waiting poll would keep
-    /// about 0.5 KB of dictionary and strings for the GC to copy. Names compare as
+    /// a dictionary and its strings for the GC to copy. Names compare as
     /// <c>HttpRequest.Query</c> compares them: ignoring case, '+' and percent-escapes decoded.
     /// </remarks>
     /// <param name="queryString">The raw query string.</param>

@@ -14,7 +14,7 @@ namespace Laharsub.Server.Tests.Standalone;
 /// </summary>
 public sealed class RssBoundTests(Xunit.Abstractions.ITestOutputHelper output)
 {
-    /// <summary>The factor README.md states ("Memory"): RSS growth at most this times <c>MaxRetainedBytes</c>.</summary>
+    /// <summary>The factor docs/operations.md states ("Memory"): RSS growth at most this times <c>MaxRetainedBytes</c>.</summary>
     private const double StatedFactor = 2.5;
 
     private const long MaxRetained = 40_000_000;
@@ -39,7 +39,7 @@ public sealed class RssBoundTests(Xunit.Abstractions.ITestOutputHelper output)
     [MemberData(nameof(WorstCases))]
     public async Task FilledWithWorstCaseMessagesAndReadInBothFormatsTheProcessGrowsWithinTheStatedFactor(string name, int bodyBytes, int contentTypeChars, int keyChars)
     {
-        // The standalone server's default, whatever the environment says: the bound is the fast path's (README,
+        // The standalone server's default, whatever the environment says: the bound is the fast path's (docs/operations.md,
         // "Memory": requests the pipeline serves leave garbage that the collector's budget, not the count, bounds).
         await using var server = await HostProcess.StartAsync(
             $"Laharsub:MaxRetainedBytes={MaxRetained}", "Laharsub:MaxMessagesPerTopic=1000000", "Laharsub:MessageTimeToLive=01:00:00",

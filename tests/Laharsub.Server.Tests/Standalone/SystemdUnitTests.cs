@@ -100,7 +100,7 @@ public sealed partial class SystemdUnitTests : IDisposable
         Assert.Contains("READY=1", ready, StringComparison.Ordinal);
         Assert.Contains("STOPPING=1", stopping, StringComparison.Ordinal);
         // <4> is the journal's warning priority: the Open mode warning, in the systemd console format.
-        Assert.Contains("<4>Laharsub.Server.Access.LaharsubAccess", server.Output, StringComparison.Ordinal);
+        Assert.Contains("<4>Laharsub.Server.LaharsubAccess", server.Output, StringComparison.Ordinal);
     }
 
     /// <summary>

@@ -2,6 +2,7 @@ using Laharsub.Server.Delivery;
 using Laharsub.Server.Hosting;
 using Laharsub.Server.Storage;
 using Laharsub.Testing;
+using Microsoft.Extensions.DependencyInjection;
 
 namespace Laharsub.Server.Tests.Storage;
 

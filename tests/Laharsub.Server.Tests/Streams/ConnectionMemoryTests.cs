@@ -7,7 +7,7 @@ namespace Laharsub.Server.Tests.Streams;
 
 /// <summary>
 /// What a connection holds on the server, by kind, for a client that reads and one that does not
-/// (README.md, "Memory"; docs/protocol.md, "Streams"): 200 connections each behind 4 MiB of retained 64 KiB
+/// (docs/operations.md, "Memory"; docs/protocol.md, "Streams"): 200 connections each behind 4 MiB of retained 64 KiB
 /// messages, the managed heap of the test process (in which the server runs) measured after a full
 /// collection. Runs alone, in <see cref="MemoryBoundTests"/>' collection, since other tests would disturb the heap.
 /// </summary>

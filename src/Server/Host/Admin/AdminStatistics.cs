@@ -135,12 +135,6 @@ internal sealed partial class AdminStatistics : BackgroundService
             return null;
         }
     }
-
-    private static partial class Log
-    {
-        [LoggerMessage(EventId = 70, Level = LogLevel.Debug, Message = "Admin statistics without the store's counts: {Reason}")]
-        public static partial void StoreUnavailable(ILogger logger, string reason);
-    }
 }
 
 /// <summary>One sample of the admin chart.</summary>

@@ -57,8 +57,8 @@ internal static class StandaloneHost
         // - Microsoft.AspNetCore at Warning: per-request framework logs cost more than a poll itself, and
         //   appsettings.json may not be in the working directory.
         // - Request diagnostics off: ASP.NET Core starts an Activity and a log scope for every request
-        //   whenever that category logs at any level, tracing or not: about 0.5 KB that a held poll keeps for
-        //   its whole wait, and that the GC copies once per poll (docs/performance.md, "What pauses the
+        //   whenever that category logs at any level, tracing or not: objects that a held poll keeps for its
+        //   whole wait, and that the GC copies once per poll (docs/performance-history.md, "What pauses the
         //   server"). It logs nothing at Warning or above that the host does not report otherwise (a failed
         //   start still throws). A configured tracer (OpenTelemetry) still gets its activities: it listens
         //   to the source.
@@ -75,9 +75,9 @@ internal static class StandaloneHost
             }
         });
         // A held poll keeps whatever its request allocated for its whole wait, and the GC copies it
-        // (docs/performance.md). UseCors resolves its policy provider from the request's services, which
-        // opens a DI scope, and marks HttpContext.Items for EndpointMiddleware's check that CORS middleware
-        // ran, which creates the items dictionary: about 0.65 KB per request, cross-origin or not. Only
+        // (docs/performance-history.md). UseCors resolves its policy provider from the request's services,
+        // which opens a DI scope, and marks HttpContext.Items for EndpointMiddleware's check that CORS
+        // middleware ran, which creates the items dictionary, for every request, cross-origin or not. Only
         // requests that carry Origin go through it (below); the check would catch CORS middleware left out
         // of the pipeline, and this host puts it in.
         builder.Services.Configure<RouteOptions>(routes => routes.SuppressCheckForUnhandledSecurityMetadata = true);
@@ -167,7 +167,7 @@ internal static class StandaloneHost
     /// The standalone server answers polls and publishes on the connection-level fast path
     /// (<c>Laharsub:FastPath:Enabled</c>, true unless set), with Kestrel's socket transport running its
     /// continuations inline (<c>Kestrel:Sockets:UnsafePreferInlineScheduling</c>, true unless set): each
-    /// took a fifth to a quarter off the CPU per delivery on one core (docs/performance.md). Inline
+    /// saves CPU per delivery (docs/performance.md). Inline
     /// scheduling is safe here because nothing in this server blocks a socket thread. The library's own
     /// default stays off: an application that embeds it has middleware the fast path would go around.
     /// <c>Kestrel:Sockets</c> binds the rest of the transport's settings too.

@@ -3,11 +3,13 @@ using Laharsub.Server.Delivery;
 using Laharsub.Server.Diagnostics;
 using Laharsub.Server.Endpoints;
 using Laharsub.Server.FastPath;
+using Laharsub.Server.Hosting;
 using Laharsub.Server.Limits;
 using Laharsub.Server.Storage;
 using Laharsub.Server.Storage.InMemory;
 using Laharsub.Server.Transport;
 using Laharsub.Server.Wire;
+using Laharsub.Server;
 using Microsoft.AspNetCore.Builder;
 using Microsoft.AspNetCore.Cors.Infrastructure;
 using Microsoft.AspNetCore.Diagnostics;
@@ -18,10 +20,10 @@ using Microsoft.Extensions.DependencyInjection.Extensions;
 using Microsoft.Extensions.DependencyInjection;
 using Microsoft.Extensions.Options;
 
-namespace Laharsub.Server.Hosting;
+namespace Microsoft.Extensions.DependencyInjection;
 
 /// <summary>Registers Laharsub in an ASP.NET Core application.</summary>
-public static class LaharsubServiceCollectionExtensions
+public static class LaharsubServerServiceCollectionExtensions
 {
     /// <summary>The CORS policy that <c>MapLaharsub</c> requires; built from <c>Laharsub:Cors</c>.</summary>
     public const string CorsPolicyName = "Laharsub";
@@ -99,7 +101,7 @@ public static class LaharsubServiceCollectionExtensions
     }
 
     private static IOptions<TPart> Part<TPart>(IServiceProvider services, Func<LaharsubOptions, TPart> part) where TPart : class =>
-        Options.Create(part(services.GetRequiredService<IOptions<LaharsubOptions>>().Value));
+        Microsoft.Extensions.Options.Options.Create(part(services.GetRequiredService<IOptions<LaharsubOptions>>().Value));
 
     private sealed class LaharsubBuilder(IServiceCollection services) : ILaharsubBuilder
     {
