@@ -1,6 +1,7 @@
 using System.Buffers;
 using System.Text;
 using Laharsub.Server.Diagnostics;
+using Laharsub.Server.Storage;
 using Laharsub.Server.Transport;
 using Laharsub.Server.Wire;
 using Microsoft.AspNetCore.Server.Kestrel.Core.Internal.Http;
@@ -105,7 +106,7 @@ internal sealed partial class FastPathConnection : IHttpRequestLineHandler, IHtt
                     : _contentLength > 0 && _contentLength <= _state.StoreOptions.MaxMessageBytes
                         && MessageContentType.Validate(_contentType ??= MessageContentType.Default) is null
                         // A merge patch's answer names the version it made (a state topic's ETag): the pipeline's to write.
-                        ? (Storage.MergePatch.IsMergePatch(_contentType) ? "merge_patch" : null)
+                        ? (MergePatch.IsMergePatch(_contentType) ? "merge_patch" : null)
                         : "publish_form",
                 _ => "route",
             };
