@@ -19,6 +19,7 @@ public sealed class SpecificationTests(PackedPackages packages) : IDisposable
         "APublishToSeveralTopicsSignalsEachTopic",
         "DeletingATopicSignalsIt",
         "ATopicUnusedForTopicIdleTimeToLiveIsDeletedAndSignalled",
+        "AReplacementIsTheWholeDocumentStoredAsTheNextMessage",
     ];
 
     private readonly DirectoryInfo _project = Directory.CreateTempSubdirectory("laharsub-specification-");
