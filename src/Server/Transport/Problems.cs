@@ -62,7 +62,7 @@ internal static class Problems
         extensions: new Dictionary<string, object?> { ["topicId"] = topicId });
 
     /// <summary>The problem type of <see cref="NotAStateTopic"/>, which tells it from an unknown topic's 404.</summary>
-    public const string NotAStateTopicType = "https://laharsub.dev/problems/not-a-state-topic";
+    public const string NotAStateTopicType = "urn:laharsub:problem:not-a-state-topic";
 
     /// <summary>A write to a state topic in another content type than its kind takes (a patch, or a whole document for PUT).</summary>
     public static ProblemHttpResult UnsupportedStateContentType(string? contentType, bool put) => FieldProblem(StatusCodes.Status415UnsupportedMediaType,

@@ -64,12 +64,12 @@ public sealed class StateTopicTests
         var (putStatus, put) = await client.SendForProblemAsync(Request(HttpMethod.Put, $"topics/{plain}/state", """{"a":1}""", "application/json"));
 
         Assert.Equal(HttpStatusCode.NotFound, status);
-        Assert.EndsWith("/not-a-state-topic", problem.GetProperty("type").GetString());
+        Assert.EndsWith(":not-a-state-topic", problem.GetProperty("type").GetString());
         Assert.Contains("exists but holds no state", problem.GetProperty("detail").GetString());
         Assert.Equal(HttpStatusCode.NotFound, unknownStatus);
         Assert.DoesNotContain("not-a-state-topic", unknown.GetProperty("type").GetString() ?? "");
         Assert.Equal(HttpStatusCode.NotFound, putStatus);
-        Assert.EndsWith("/not-a-state-topic", put.GetProperty("type").GetString());
+        Assert.EndsWith(":not-a-state-topic", put.GetProperty("type").GetString());
     }
 
     public static TheoryData<string, string, HttpStatusCode, string> Refusals => new()
