@@ -1,3 +1,4 @@
+using Laharsub.Testing;
 using System.Net;
 using System.Text;
 using System.Text.Json;
@@ -54,26 +55,6 @@ internal static class PresenceClient
         Assert.Equal("application/json", message.ContentType);
         var json = JsonDocument.Parse(message.Text).RootElement;
         return (json.GetProperty("type").GetString()!, json.GetProperty("member").GetString()!, json.GetProperty("occupancy").GetInt32());
-    }
-
-    /// <summary>
-    /// Moves <paramref name="clock"/> on by <paramref name="step"/> until <paramref name="condition"/> holds,
-    /// giving the server real time to act after each step; fails after a bound.
-    /// </summary>
-    public static async Task<TimeSpan> AdvanceUntilAsync(this FakeTimeProvider clock, Func<Task<bool>> condition, TimeSpan step, string because)
-    {
-        var advanced = TimeSpan.Zero;
-        for (var round = 0; round < 400; round++)
-        {
-            if (await condition())
-            {
-                return advanced;
-            }
-            clock.Advance(step);
-            advanced += step;
-            await Task.Delay(10);
-        }
-        throw new TimeoutException($"Not {because} after {advanced} of the server's clock.");
     }
 
     /// <summary>Moves the clock on by <paramref name="total"/> in steps, giving the server time to act after each (timers, renewals).</summary>
