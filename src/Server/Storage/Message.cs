@@ -80,6 +80,9 @@ public sealed class Message(long topicId, string epoch, long messageId, DateTime
 
     private IRetentionBudget? _budget;
 
+    /// <summary>Whether a store retains the message (and counts it against its budget), rather than it being built for one answer.</summary>
+    internal bool IsRetained => _budget is not null;
+
     /// <summary>
     /// Makes <paramref name="budget"/> count what the message costs later: its wire encodings beyond
     /// <see cref="RetainedCost.Of(Message)"/>'s estimate, charged as they are made. A store calls it once,

@@ -1,6 +1,8 @@
 using System.Buffers;
+using System.Globalization;
 using System.Security.Cryptography;
 using System.Text;
+using System.Text.Unicode;
 using Laharsub.Server.Storage;
 using Microsoft.AspNetCore.Http;
 
@@ -79,18 +81,32 @@ internal static class IdempotencyKeyHeader
     /// </summary>
     public static IdempotencyKey Fingerprinted(string key, ReadOnlySpan<PublishTarget> targets, string contentType, ReadOnlySpan<byte> body)
     {
-        using var hash = IncrementalHash.CreateHash(HashAlgorithmName.SHA256);
-        var text = new StringBuilder();
+        // One contiguous input and a one-shot hash: no hash object, builder or intermediate strings per publish.
+        var capacity = body.Length + 2 + Encoding.UTF8.GetMaxByteCount(contentType.Length);
         foreach (var target in targets)
         {
-            text.Append(target.TopicId).Append('~').Append(target.IfEpoch).Append(',');
+            capacity += 22 + Encoding.UTF8.GetMaxByteCount(target.IfEpoch?.Length ?? 0);
         }
-        text.Append('\n').Append(contentType).Append('\n');
-        var prefix = Encoding.UTF8.GetBytes(text.ToString());
-        hash.AppendData(prefix);
-        hash.AppendData(body);
-        Span<byte> digest = stackalloc byte[32];
-        hash.GetHashAndReset(digest);
-        return new IdempotencyKey(key, Convert.ToHexStringLower(digest));
+        var rented = ArrayPool<byte>.Shared.Rent(capacity);
+        try
+        {
+            var written = 0;
+            foreach (var target in targets)
+            {
+                Utf8.TryWrite(rented.AsSpan(written), CultureInfo.InvariantCulture, $"{target.TopicId}~{target.IfEpoch},", out var length);
+                written += length;
+            }
+            Utf8.TryWrite(rented.AsSpan(written), CultureInfo.InvariantCulture, $"\n{contentType}\n", out var tail);
+            written += tail;
+            body.CopyTo(rented.AsSpan(written));
+            written += body.Length;
+            Span<byte> digest = stackalloc byte[SHA256.HashSizeInBytes];
+            SHA256.HashData(rented.AsSpan(0, written), digest);
+            return new IdempotencyKey(key, Convert.ToHexStringLower(digest));
+        }
+        finally
+        {
+            ArrayPool<byte>.Shared.Return(rented);
+        }
     }
 }

@@ -100,7 +100,7 @@ internal sealed class WireFormat
         if (part is null)
         {
             // Racing encoders as for JSON; the first result is kept.
-            var encoded = message.Body.Span.IndexOf(DelimiterBytes.AsSpan(2)) >= 0 ? BodyContainsBoundary : EncodeMultipartPart(message, Boundary);
+            var encoded = message.Body.Span.IndexOf(DelimiterBytes.AsSpan(2)) >= 0 ? BodyContainsBoundary : EncodeMultipartPart(message, Boundary, cached: true);
             part = Keep(ref cache.Multipart, encoded, message, RetainedCost.MultipartEstimate(message.Body.Length, message.ContentType.Length));
         }
         return ReferenceEquals(part, BodyContainsBoundary) ? null : part;
@@ -129,7 +129,7 @@ internal sealed class WireFormat
     }
 
     /// <summary>Encodes a message's multipart part with <paramref name="boundary"/>.</summary>
-    internal static byte[] EncodeMultipartPart(Message message, string boundary)
+    internal static byte[] EncodeMultipartPart(Message message, string boundary, bool cached = false)
     {
         var contentType = message.ContentType;
         // Fixed text, the boundary, three numbers, the epoch, a timestamp and the content type (up to 3 UTF-8 bytes a char).
@@ -145,7 +145,7 @@ internal sealed class WireFormat
                 throw new InvalidOperationException("The multipart header outgrew its computed capacity.");
             }
             var body = message.Body.Span;
-            var part = new byte[headerLength + body.Length + 2];
+            var part = NewArray(headerLength + body.Length + 2, cached && message.IsRetained);
             header[..headerLength].CopyTo(part);
             body.CopyTo(part.AsSpan(headerLength));
             part[^2] = (byte)'\r';
@@ -160,6 +160,9 @@ internal sealed class WireFormat
             }
         }
     }
+
+    /// <summary>An encoding's array: one cached on a message its store retains lives as long as the message does.</summary>
+    private static byte[] NewArray(int length, bool retained) => retained ? RetainedArray.Allocate(length) : new byte[length];
 
     private static EncodedMessage CacheOf(Message message) =>
         message.WireCache as EncodedMessage
@@ -207,7 +210,8 @@ internal sealed class WireFormat
         }
         writer.WriteEndObject();
         writer.Flush();
-        var element = buffer.WrittenSpan.ToArray();
+        var element = NewArray(buffer.WrittenCount, message.IsRetained);
+        buffer.WrittenSpan.CopyTo(element);
 
         // Do not keep a large message's buffer alive on the thread after it.
         if (buffer.Capacity > 64 * 1024)

@@ -148,7 +148,7 @@ internal sealed partial class InMemoryStore : ILaharsubStore, IPresenceStore, IR
         {
             return new PublishResult(PublishStatus.StorageFull, RetryAfter: UntilOldestExpires());
         }
-        var result = AppendOne(topic, WriteOf(contentType), ifVersion: null, StoredContentType(topic, contentType), body.ToArray(), traceContext);
+        var result = AppendOne(topic, WriteOf(contentType), ifVersion: null, StoredContentType(topic, contentType), RetainedArray.Copy(body.Span), traceContext);
         if (result.Status != PublishStatus.Published)
         {
             Interlocked.Add(ref _retainedBytes, -cost);
@@ -295,7 +295,8 @@ internal sealed partial class InMemoryStore : ILaharsubStore, IPresenceStore, IR
             return publish(state, 0);
         }
         var now = _timeProvider.GetUtcNow().UtcTicks;
-        switch (_idempotencyKeys.TryBegin(idempotencyKey, now, ref _retainedBytes, out var recorded))
+        var key = IdempotencyRecords.Digest(idempotencyKey);
+        switch (_idempotencyKeys.TryBegin(key, now, ref _retainedBytes, out var recorded))
         {
             case IdempotencyRecords.Claim.Replay:
                 return new MultiPublishResult(PublishStatus.Published, recorded!, Replayed: true);
@@ -314,16 +315,16 @@ internal sealed partial class InMemoryStore : ILaharsubStore, IPresenceStore, IR
         }
         catch
         {
-            _idempotencyKeys.Abandon(idempotencyKey);
+            _idempotencyKeys.Abandon(key);
             throw;
         }
         if (result.Status == PublishStatus.Published)
         {
-            _idempotencyKeys.Complete(idempotencyKey, result.Topics, _timeProvider.GetUtcNow().UtcTicks, keyCost);
+            _idempotencyKeys.Complete(key, result.Topics, _timeProvider.GetUtcNow().UtcTicks, keyCost);
         }
         else
         {
-            _idempotencyKeys.Abandon(idempotencyKey);
+            _idempotencyKeys.Abandon(key);
         }
         return result;
     }
@@ -382,7 +383,7 @@ internal sealed partial class InMemoryStore : ILaharsubStore, IPresenceStore, IR
                 return refusal;
             }
             // One copy of the body for every topic: the messages never change it.
-            var copy = body.ToArray();
+            var copy = RetainedArray.Copy(body.Span);
             var write = WriteOf(contentType);
             var documents = new ReadOnlyMemory<byte>?[count];
             var refused = PublishStatus.Published;
