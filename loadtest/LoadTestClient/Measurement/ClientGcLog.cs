@@ -64,7 +64,7 @@ internal sealed class ClientGcLog(string path) : EventListener
         }
     }
 
-    private static object? Value(EventWrittenEventArgs eventData, IReadOnlyList<object?> payload, string name)
+    private static object? Value(EventWrittenEventArgs eventData, System.Collections.ObjectModel.ReadOnlyCollection<object?> payload, string name)
     {
         var index = eventData.PayloadNames?.IndexOf(name) ?? -1;
         return index >= 0 && index < payload.Count ? payload[index] : null;

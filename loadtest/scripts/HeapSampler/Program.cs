@@ -66,7 +66,7 @@ switch (args[0])
     case "allocs" when args.Length >= 3 && int.TryParse(args[2], CultureInfo.InvariantCulture, out var allocSeconds) && allocSeconds > 0:
         return RecordAllocations(client, TimeSpan.FromSeconds(allocSeconds), args.Length > 3 && int.TryParse(args[3], CultureInfo.InvariantCulture, out var allocTop) ? allocTop : 40);
     case "pauses" when args.Length >= 3 && int.TryParse(args[2], CultureInfo.InvariantCulture, out var seconds) && seconds > 0
-        && PauseFiles.TryParse(args[3..]) is { } files:
+        && PauseFiles.TryParse(args.AsSpan(3)) is { } files:
         return RecordPauses(client, TimeSpan.FromSeconds(seconds), files);
     default:
         Console.Error.WriteLine(Usage);
@@ -164,13 +164,13 @@ static int RecordPauses(DiagnosticsClient client, TimeSpan duration, PauseFiles 
     }
     using var session = client.StartEventPipeSession(providers, requestRundown: false);
     using var source = new EventPipeEventSource(session.EventStream);
-    var clock = new TraceClock(source);
+    var clock = new TraceClock();
     var tracker = new GcPauseTracker();
     using var pauseCsv = files.Csv is null ? null : new GcPauseCsv(files.Csv);
     using var counterCsv = files.Counters is null ? null : new StreamWriter(files.Counters, append: false) { AutoFlush = true };
     counterCsv?.WriteLine("sample_utc_us,interval_us," + string.Join(',', counterColumns));
     var counterRows = counterCsv is null ? null : new CounterRows(source, row =>
-        counterCsv.WriteLine(string.Create(CultureInfo.InvariantCulture, $"{clock.UtcMicroseconds(row.At)},{row.IntervalSeconds * 1e6:0}," + row.Cells(counterColumns))));
+        counterCsv.WriteLine(string.Create(CultureInfo.InvariantCulture, $"{clock.UtcMicroseconds(row.At)},{row.IntervalSeconds * 1e6:0},{row.Cells(counterColumns)}")));
     // A pause runs from SuspendEEStart to RestartEEStop; the GCs inside it name its generation. A
     // background gen-2 GC has pauses of its own (start and end), reported as "gen2 background".
     // Each pause is split into what it spent: suspending the threads, the GC itself (GCStart to GCEnd),
@@ -452,15 +452,17 @@ internal sealed record PauseFiles(string? Csv, string? Counters, double Interval
 /// clock rather than on the trace's millisecond start time; a trace whose stamps are not that clock (far
 /// from now) falls back to TraceEvent's own conversion, with a warning.
 /// </summary>
-internal sealed class TraceClock(TraceEventSource source)
+internal sealed class TraceClock
 {
     private static readonly long Tolerance = (long)TimeSpan.FromMinutes(1).TotalMicroseconds;
     private bool? _monotonic;
 
     public long UtcMicroseconds(TraceEvent e)
     {
-        var frequency = source.QPCFreq;
-        var monotonic = frequency == 1_000_000_000 ? e.TimeStampQPC / 1000 : (long)(e.TimeStampQPC * (1e6 / frequency));
+        // The raw stamp is what is wanted here: on Linux it is CLOCK_MONOTONIC in nanoseconds (Check says when it is not).
+#pragma warning disable CS0618
+        var monotonic = e.TimeStampQPC / 1000;
+#pragma warning restore CS0618
         _monotonic ??= Check(monotonic);
         return _monotonic.Value ? MonotonicClock.ToUnixMicroseconds(monotonic) : (e.TimeStamp.ToUniversalTime() - DateTime.UnixEpoch).Ticks / 10;
     }
