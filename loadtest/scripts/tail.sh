@@ -7,7 +7,7 @@
 # on core CLIENT_CPUS (default 1) with --slow-log; stops the server and prints the attribution
 # (loadtest/scripts/tail_attribution.py; TAIL_ARGS adds to its options, e.g. TAIL_ARGS="--queue-threshold 4").
 # SERVER_ARGS adds to the server's arguments (words), SERVER_ENV sets environment variables for it alone, e.g.
-# SERVER_ENV=DOTNET_GCgen0size=4000000; SERVER_DLL names another build. LOADTEST_ARGS may carry --slow-ms N.
+# SERVER_ENV=DOTNET_GCGen0MaxBudget=400000 (names case-sensitive, values hex); SERVER_DLL names another build. LOADTEST_ARGS may carry --slow-ms N.
 # Output in OUT_DIR: slow.csv, slow.client-gc.csv, server-gc.csv, server-counters.csv, attributed.csv,
 # attribution.txt, run/ (the LoadTestClient's reports) and the logs.
 # Build first: dotnet build Laharsub.sln -c Release.
