@@ -55,7 +55,7 @@ internal sealed class LoadTestCommandLine
             Preset, FeedRuns, Topics, Sweep, ClientsPerTopic, PublishersPerTopic, Interval, TopicsPerClient, MessageSize, Conflate, Format, Transport, LongPollPercent, Presence,
             Warmup, Duration, PollTimeout, Processes, SourceAddresses, PublishConnections, MaxScheduleLag, Target, Compare,
             JwtKey, JwtIssuer, JwtAudience, Origin, KeyedPublishes,
-            FindMax, FindMaxSteps, FindMaxFactor, Url, Servers, Redis, NoBuild, ServerPid, ServerSetting, ServerEnv, ServerCpus, ClientCpus, Out, Worker,
+            FindMax, FindMaxSteps, FindMaxFactor, Url, Servers, Redis, NoBuild, ServerPid, ServerSetting, ServerEnv, ServerCpus, ClientCpus, Out, SlowLog, SlowMs, Worker,
         ];
         foreach (var option in all)
         {
@@ -320,6 +320,20 @@ internal sealed class LoadTestCommandLine
         Description = "Write JSON and CSV per run, summary.csv and report.html to DIR.",
     };
 
+    public Option<string> SlowLog { get; } = new("--slow-log")
+    {
+        HelpName = "PATH",
+        Description = "Write the measured window's slow deliveries to PATH as CSV (wall-clock UTC µs of the message's creation and "
+            + "receipt, latency, topic, transport, client), and this tool's own GC pauses, as they happen, to PATH with .client-gc.csv "
+            + "for .csv: loadtest/scripts/tail_attribution.py sets both against the server's (loadtest/scripts/tail.sh runs it all). "
+            + "One run, one process.",
+        CustomParser = result => result.Tokens[0].Value is { Length: > 0 } path && !Directory.Exists(path) ? path
+            : Refuse<string>(result, $"--slow-log '{result.Tokens[0].Value}' is not a file name: give the CSV to write, e.g. --slow-log out/slow.csv."),
+    };
+
+    public Option<double> SlowMs { get; } = Number("--slow-ms", "MS", 0.001,
+        "With --slow-log: a delivery is slow from MS milliseconds on (default: the window's 99th percentile).");
+
     /// <summary>Only for the child processes this tool starts itself (--processes): the file holding a worker's plan.</summary>
     public Option<string> Worker { get; } = new("--worker") { Hidden = true };
 
@@ -500,6 +514,7 @@ internal sealed class LoadTestCommandLine
         "--jwt-issuer" => "https://login.example.com",
         "--jwt-audience" => "laharsub",
         "--origin" => "https://app.example.com",
+        "--slow-log" => "out/slow.csv",
         _ => "10",
     };
 

@@ -120,6 +120,17 @@ internal sealed record LoadTestOptions
     /// <summary>The cores this tool runs on; null: any.</summary>
     public IReadOnlyList<int>? ClientCpus { get; init; }
     public string? OutputDirectory { get; init; }
+
+    /// <summary>With --slow-log: the CSV of the window's slow deliveries; null: none is written.</summary>
+    public string? SlowLogPath { get; init; }
+
+    /// <summary>With --slow-ms: the fixed threshold of a slow delivery; null: the window's 99th percentile.</summary>
+    public TimeSpan? SlowThreshold { get; init; }
+
+    /// <summary>Where the generator's own GC pauses go beside the slow log: PATH with .client-gc.csv for its .csv.</summary>
+    public string? ClientGcLogPath => SlowLogPath is { } path
+        ? (path.EndsWith(".csv", StringComparison.OrdinalIgnoreCase) ? path[..^4] : path) + ".client-gc.csv"
+        : null;
     public bool NoBuild { get; init; }
 
     /// <summary>With <c>--preset liberator</c>: the state feed's shape; its runs replace <see cref="Runs"/>.</summary>
@@ -189,6 +200,8 @@ internal sealed record LoadTestOptions
             ServerCpus = Given(line.ServerCpus) ? parsed.GetValue(line.ServerCpus) : null,
             ClientCpus = Given(line.ClientCpus) ? parsed.GetValue(line.ClientCpus) : null,
             OutputDirectory = parsed.GetValue(line.Out),
+            SlowLogPath = parsed.GetValue(line.SlowLog),
+            SlowThreshold = Given(line.SlowMs) ? TimeSpan.FromMilliseconds(parsed.GetValue(line.SlowMs)) : null,
             WorkerPlanFile = parsed.GetValue(line.Worker),
             Feed = ParseFeed(parsed, line),
         };
@@ -213,6 +226,7 @@ internal sealed record LoadTestOptions
             throw new UsageException("The same --url is given twice; give each instance once (a client is placed on instance i mod N).");
         }
         CheckServers(options);
+        CheckSlowLog(options, Given(line.SlowMs));
         var deployment = options.Servers is { } servers ? $"redis{servers}" : urls.Length > 1 ? $"{urls.Length}urls" : null;
         // Named for it, so that a run in production's configuration is never taken for one without it.
         string[] production = [.. new[] { options.Jwt is null ? null : "jwt", options.Origin is null ? null : "origin", options.KeyedPublishes ? "keyed" : null }.OfType<string>()];
@@ -254,6 +268,29 @@ internal sealed record LoadTestOptions
 
     /// <summary>Far above what one machine's file limits allow; it only keeps the arithmetic honest.</summary>
     private const long MaxClients = 10_000_000;
+
+    /// <summary>A slow log is one run's deliveries in one process, joined with one server's GC pauses by time.</summary>
+    private static void CheckSlowLog(LoadTestOptions options, bool thresholdGiven)
+    {
+        if (options.SlowLogPath is null)
+        {
+            if (thresholdGiven)
+            {
+                throw new UsageException("--slow-ms sets the threshold of --slow-log; add --slow-log PATH.");
+            }
+            return;
+        }
+        var refused = options.Feed is not null ? "--preset liberator"
+            : options.FindMax ? "--find-max"
+            : options.Processes > 1 ? $"--processes {options.Processes}"
+            : options.Runs.Count > 1 ? $"{options.Runs.Count} runs (--sweep, --compare or a preset's topic counts)"
+            : null;
+        if (refused is not null)
+        {
+            throw new UsageException($"--slow-log records the deliveries of one run in one process, to join them with one server's GC pauses; "
+                + $"it cannot be combined with {refused}: give --topics N, one target and one process.");
+        }
+    }
 
     /// <summary>What --servers and --redis can be combined with.</summary>
     private static void CheckServers(LoadTestOptions options)

@@ -201,7 +201,11 @@ internal sealed class RunExecutor(LoadTestOptions options, TextWriter output, st
         ProcessResult result;
         if (options.Processes == 1)
         {
-            using var engine = new LoadEngine(plan);
+            using var clientGc = options.ClientGcLogPath is { } gcLog ? new ClientGcLog(CreateDirectoryOf(gcLog)) : null;
+            using var engine = new LoadEngine(plan)
+            {
+                SlowLog = options.SlowLogPath is null ? null : new SlowLog((long?)options.SlowThreshold?.TotalMicroseconds),
+            };
             output.WriteLine($"connecting {engine.ClientCount} clients...");
             result = await EngineSession.RunAsync(engine, _ =>
             {
@@ -209,6 +213,10 @@ internal sealed class RunExecutor(LoadTestOptions options, TextWriter output, st
                 StartProgress(() => EngineSession.Progress(engine), start);
                 return Task.FromResult(start);
             }, stop).ConfigureAwait(false);
+            if (engine.SlowLog is { } slow && clientGc is not null)
+            {
+                WriteSlowLog(slow, engine.Latency, options.SlowLogPath!, clientGc);
+            }
         }
         else
         {
@@ -235,6 +243,32 @@ internal sealed class RunExecutor(LoadTestOptions options, TextWriter output, st
         }
         var windowStart = start + warmupMicroseconds;
         return (result, (windowStart, windowStart + (long)(result.WindowSeconds * 1e6)));
+    }
+
+    private void WriteSlowLog(SlowLog slow, LatencyHistogram window, string path, ClientGcLog clientGc)
+    {
+        var threshold = slow.ThresholdMicroseconds(window);
+        int written;
+        using (var writer = new StreamWriter(CreateDirectoryOf(path)))
+        {
+            written = slow.Write(writer, threshold);
+        }
+        output.WriteLine(string.Create(CultureInfo.InvariantCulture,
+            $"slow log: {written} deliveries at or above {threshold / 1000.0:0.###} ms ({(slow.ByPercentile ? "the window's 99th percentile" : "--slow-ms")}) in {path}; ")
+            + $"this tool's {clientGc.Pauses} GC pauses in {clientGc.Path}");
+        if (slow.Dropped > 0)
+        {
+            output.WriteLine($"slow log: {slow.Dropped} more slow deliveries were not kept (at most a million are): raise --slow-ms.");
+        }
+    }
+
+    private static string CreateDirectoryOf(string path)
+    {
+        if (Path.GetDirectoryName(Path.GetFullPath(path)) is { } directory)
+        {
+            Directory.CreateDirectory(directory);
+        }
+        return path;
     }
 
     private async Task ReportProgressAsync(RunSpec spec, Func<ProgressSnapshot> snapshot, IReadOnlyList<SampledProcess> sampled, long start,

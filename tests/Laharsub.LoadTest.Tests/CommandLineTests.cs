@@ -75,12 +75,29 @@ public sealed class CommandLineTests
     [InlineData("--long-poll-percent 20", "--long-poll-percent mixes long polls into a run of streams; add --transport sse or --transport websocket")]
     [InlineData("--transport sse --long-poll-percent 101", "--long-poll-percent '101' is out of range")]
     [InlineData("--target nchan --presence", "nchan has none, so run --presence with --target laharsub")]
+    [InlineData("--slow-ms 5", "--slow-ms sets the threshold of --slow-log; add --slow-log PATH")]
+    [InlineData("--slow-log slow.csv --slow-ms 0", "--slow-ms '0' is out of range")]
+    [InlineData("--slow-log slow.csv --sweep 10,20", "it cannot be combined with 2 runs (--sweep, --compare or a preset's topic counts)")]
+    [InlineData("--slow-log slow.csv --topics 10 --processes 2", "it cannot be combined with --processes 2")]
+    [InlineData("--slow-log slow.csv --find-max", "it cannot be combined with --find-max")]
+    [InlineData("--slow-log slow.csv --preset liberator", "it cannot be combined with --preset liberator")]
+    [InlineData("--slow-log /", "--slow-log '/' is not a file name")]
     public async Task ABadOptionIsRefusedWithAClearMessage(string arguments, string message)
     {
         var (exit, _, error) = await RunAsync(arguments.Split(' '));
 
         Assert.Equal(2, exit);
         Assert.Contains(message, error);
+    }
+
+    [Fact]
+    public void TheGeneratorsGcPausesAreWrittenBesideTheSlowLog()
+    {
+        var options = LoadTestOptions.Parse(["--topics", "10", "--slow-log", "out/slow.csv", "--slow-ms", "2.5"]);
+
+        Assert.Equal(("out/slow.csv", "out/slow.client-gc.csv", TimeSpan.FromMilliseconds(2.5)), (options.SlowLogPath, options.ClientGcLogPath, options.SlowThreshold));
+        Assert.Null(LoadTestOptions.Parse(["--topics", "10", "--slow-log", "slow"]).SlowThreshold);
+        Assert.Equal("slow.client-gc.csv", LoadTestOptions.Parse(["--topics", "10", "--slow-log", "slow"]).ClientGcLogPath);
     }
 
     [Fact]

@@ -81,6 +81,9 @@ internal sealed class LoadEngine : IDisposable
     /// <summary>Publish round trips (201 received; on a Laharsub WebSocket, the publish frame's <c>published</c> answer).</summary>
     public LatencyHistogram PublishRoundTrip { get; } = new();
 
+    /// <summary>With --slow-log: where the window's deliveries are offered; null: none are kept.</summary>
+    public SlowLog? SlowLog { get; init; }
+
     public int ClientCount => _clients.Length;
     public int PollsWaiting => Volatile.Read(ref Http.PollsWaiting);
     public long PublishesAccepted => Volatile.Read(ref _publishesAccepted);
@@ -192,7 +195,7 @@ internal sealed class LoadEngine : IDisposable
         return true;
     }
 
-    internal void RecordDelivery(long intended, long created, long receivedAt)
+    internal void RecordDelivery(SimulatedClient client, long topicId, long intended, long created, long receivedAt)
     {
         Interlocked.Increment(ref _deliveriesTotal);
         Volatile.Write(ref _lastDeliveryAt, receivedAt);
@@ -201,6 +204,7 @@ internal sealed class LoadEngine : IDisposable
             Interlocked.Increment(ref _deliveriesMeasured);
             Latency.Record(receivedAt - created);
             LatencyFromSchedule.Record(receivedAt - intended);
+            SlowLog?.Offer(new SlowDelivery(created, receivedAt, topicId, client.Transport, client.Index), Latency);
         }
         else if (intended < MeasureStart)
         {

@@ -26,6 +26,7 @@ internal sealed class SimulatedClient : IPollResponseSink, IRawPollHandler, IEve
     public SimulatedClient(LoadEngine engine, int client, Uri apiAddress, long homeTopicId, IReadOnlyList<long> subscribedTopicIds, long phaseMicroseconds, bool publishes = true)
     {
         _engine = engine;
+        Index = client;
         HomeTopicId = homeTopicId;
         // Absolute and parsed once: with several instances each client publishes to its own.
         PublishUri = new Uri(apiAddress, engine.Protocol.PublishPath(homeTopicId));
@@ -57,6 +58,9 @@ internal sealed class SimulatedClient : IPollResponseSink, IRawPollHandler, IEve
 
     /// <summary>How this client receives (the run's transport, or long poll for its share of long pollers).</summary>
     public TransportKind Transport { get; }
+
+    /// <summary>The client's number in the run (across all its processes).</summary>
+    public int Index { get; }
 
     public long HomeTopicId { get; }
     public Uri PublishUri { get; }
@@ -182,7 +186,7 @@ internal sealed class SimulatedClient : IPollResponseSink, IRawPollHandler, IEve
         var kind = verifier.Observe(messageId, _engine.Counters);
         if (kind != DeliveryKind.Duplicate && MessageStamp.TryRead(body, out var intended, out var created))
         {
-            _engine.RecordDelivery(intended, created, _receivedAt);
+            _engine.RecordDelivery(this, topicId, intended, created, _receivedAt);
         }
     }
 

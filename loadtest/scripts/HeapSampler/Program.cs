@@ -1,5 +1,7 @@
+using System.Diagnostics;
 using System.Diagnostics.Tracing;
 using System.Globalization;
+using Laharsub.LoadTestClient.Measurement;
 using Microsoft.Diagnostics.NETCore.Client;
 using Microsoft.Diagnostics.Tracing;
 using Microsoft.Diagnostics.Tracing.Parsers.Clr;
@@ -13,10 +15,15 @@ const string Usage = """
           Append one row per garbage collection in the process to OUT.csv (time, number, generation, reason,
           heap size after it by generation) until the process exits or Ctrl+C: the heap a leak would raise
           is the one left after gen-2 collections.
-      Laharsub.HeapSampler pauses PID SECONDS
-          Watch the process for SECONDS and print every garbage collection's pause (execution engine
-          suspended to restarted) by generation and kind, then the count, total, p50, p99 and longest
+      Laharsub.HeapSampler pauses PID SECONDS [--csv PAUSES.csv] [--counters COUNTERS.csv [--interval-ms MS]]
+          Watch the process for SECONDS (or until it exits) and print every garbage collection's pause (execution
+          engine suspended to restarted) by generation and kind, then the count, total, p50, p99 and longest
           pause of each generation: what a latency tail of the server has to be checked against.
+          --csv also writes each pause with its wall-clock UTC start and end (µs), generation, type and bytes
+          promoted; --counters samples the process's runtime counters (thread-pool queue length and completed
+          items, threads, timers, allocation, GC heap) every MS (default 100) over the same session, with the
+          wall-clock UTC time of each sample. loadtest/scripts/tail_attribution.py joins both with the
+          LoadTestClient's --slow-log.
       Laharsub.HeapSampler allocs PID SECONDS [TOP]
           Watch the process for SECONDS and print what it allocated by type, from the runtime's allocation
           ticks (one event per ~100 KB allocated, naming the type of the object that crossed it): the TOP (40)
@@ -58,8 +65,9 @@ switch (args[0])
         return RecordCollections(client, args[2]);
     case "allocs" when args.Length >= 3 && int.TryParse(args[2], CultureInfo.InvariantCulture, out var allocSeconds) && allocSeconds > 0:
         return RecordAllocations(client, TimeSpan.FromSeconds(allocSeconds), args.Length > 3 && int.TryParse(args[3], CultureInfo.InvariantCulture, out var allocTop) ? allocTop : 40);
-    case "pauses" when args.Length == 3 && int.TryParse(args[2], CultureInfo.InvariantCulture, out var seconds) && seconds > 0:
-        return RecordPauses(client, TimeSpan.FromSeconds(seconds));
+    case "pauses" when args.Length >= 3 && int.TryParse(args[2], CultureInfo.InvariantCulture, out var seconds) && seconds > 0
+        && PauseFiles.TryParse(args.AsSpan(3)) is { } files:
+        return RecordPauses(client, TimeSpan.FromSeconds(seconds), files);
     default:
         Console.Error.WriteLine(Usage);
         return 2;
@@ -79,38 +87,12 @@ static int SampleCounters(DiagnosticsClient client, int intervalSeconds, string 
     {
         writer.WriteLine("unix_time," + string.Join(',', columns));
     }
-    var row = new Dictionary<string, double>();
     using var source = new EventPipeEventSource(session.EventStream);
-    source.Dynamic.All += e =>
-    {
-        if (e.EventName != "EventCounters" || e.PayloadValue(0) is not IDictionary<string, object> outer
-            || outer["Payload"] is not IDictionary<string, object> payload)
-        {
-            return;
-        }
-        var name = (string)payload["Name"];
-        var value = Convert.ToDouble(payload.TryGetValue("Mean", out var mean) ? mean : payload["Increment"], CultureInfo.InvariantCulture);
-        // Counters of one interval arrive one by one; a repeated name starts the next interval's row.
-        if (row.ContainsKey(name))
-        {
-            Flush();
-        }
-        row[name] = value;
-    };
+    var rows = new CounterRows(source, row =>
+        writer.WriteLine(DateTimeOffset.UtcNow.ToUnixTimeSeconds().ToString(CultureInfo.InvariantCulture) + "," + row.Cells(columns)));
     source.Process();
-    Flush();
+    rows.Flush();
     return 0;
-
-    void Flush()
-    {
-        if (row.Count == 0)
-        {
-            return;
-        }
-        var cells = columns.Select(c => row.TryGetValue(c, out var v) ? v.ToString("0.###", CultureInfo.InvariantCulture) : "");
-        writer.WriteLine(DateTimeOffset.UtcNow.ToUnixTimeSeconds().ToString(CultureInfo.InvariantCulture) + "," + string.Join(',', cells));
-        row.Clear();
-    }
 }
 
 static int RecordCollections(DiagnosticsClient client, string outPath)
@@ -169,11 +151,26 @@ static int RecordAllocations(DiagnosticsClient client, TimeSpan duration, int to
     return 0;
 }
 
-static int RecordPauses(DiagnosticsClient client, TimeSpan duration)
+static int RecordPauses(DiagnosticsClient client, TimeSpan duration, PauseFiles files)
 {
-    var provider = new EventPipeProvider("Microsoft-Windows-DotNETRuntime", EventLevel.Informational, 0x1);
-    using var session = client.StartEventPipeSession([provider], requestRundown: false);
+    // Thread-pool queue length is polled: each sample is the queue at that moment, not its peak since the last.
+    string[] counterColumns = ["threadpool-queue-length", "threadpool-completed-items-count", "threadpool-thread-count", "active-timer-count",
+        "alloc-rate", "gc-heap-size", "monitor-lock-contention-count"];
+    List<EventPipeProvider> providers = [new("Microsoft-Windows-DotNETRuntime", EventLevel.Informational, 0x1)];
+    if (files.Counters is not null)
+    {
+        providers.Add(new EventPipeProvider("System.Runtime", EventLevel.Informational, 0xffffffff,
+            new Dictionary<string, string> { ["EventCounterIntervalSec"] = (files.IntervalMs / 1000).ToString(CultureInfo.InvariantCulture) }));
+    }
+    using var session = client.StartEventPipeSession(providers, requestRundown: false);
     using var source = new EventPipeEventSource(session.EventStream);
+    var clock = new TraceClock();
+    var tracker = new GcPauseTracker();
+    using var pauseCsv = files.Csv is null ? null : new GcPauseCsv(files.Csv);
+    using var counterCsv = files.Counters is null ? null : new StreamWriter(files.Counters, append: false) { AutoFlush = true };
+    counterCsv?.WriteLine("sample_utc_us,interval_us," + string.Join(',', counterColumns));
+    var counterRows = counterCsv is null ? null : new CounterRows(source, row =>
+        counterCsv.WriteLine(string.Create(CultureInfo.InvariantCulture, $"{clock.UtcMicroseconds(row.At)},{row.IntervalSeconds * 1e6:0},{row.Cells(counterColumns)}")));
     // A pause runs from SuspendEEStart to RestartEEStop; the GCs inside it name its generation. A
     // background gen-2 GC has pauses of its own (start and end), reported as "gen2 background".
     // Each pause is split into what it spent: suspending the threads, the GC itself (GCStart to GCEnd),
@@ -187,6 +184,7 @@ static int RecordPauses(DiagnosticsClient client, TimeSpan duration)
     var pauses = new List<(string Kind, double Milliseconds)>();
     source.Clr.GCSuspendEEStart += e =>
     {
+        tracker.Suspending(clock.UtcMicroseconds(e));
         suspendedAt = e.TimeStampRelativeMSec;
         suspendDone = gcStartedAt = gcMs = null;
         kind = null;
@@ -196,6 +194,7 @@ static int RecordPauses(DiagnosticsClient client, TimeSpan duration)
     source.Clr.GCSuspendEEStop += e => suspendDone ??= e.TimeStampRelativeMSec;
     source.Clr.GCStart += (GCStartTraceData e) =>
     {
+        tracker.Collecting(e.Depth, (int)e.Type);
         kind ??= $"gen{e.Depth}{(e.Type == GCType.BackgroundGC ? " background" : e.Type == GCType.ForegroundGC ? " foreground" : "")}";
         gcStartedAt = e.TimeStampRelativeMSec;
         lastMarkByHeap.Clear();
@@ -220,9 +219,17 @@ static int RecordPauses(DiagnosticsClient client, TimeSpan duration)
             gcMs = (gcMs ?? 0) + e.TimeStampRelativeMSec - gcStart;
         }
     };
-    source.Clr.GCHeapStats += e => heapStats = (GCHeapStatsTraceData)e.Clone();
+    source.Clr.GCHeapStats += e =>
+    {
+        heapStats = (GCHeapStatsTraceData)e.Clone();
+        tracker.Promoted([e.TotalPromotedSize0, e.TotalPromotedSize1, e.TotalPromotedSize2, e.TotalPromotedSize3, e.TotalPromotedSize4]);
+    };
     source.Clr.GCRestartEEStop += e =>
     {
+        if (tracker.Restarted(clock.UtcMicroseconds(e)) is { } ended)
+        {
+            pauseCsv?.Write(ended);
+        }
         if (suspendedAt is { } start)
         {
             var pause = e.TimeStampRelativeMSec - start;
@@ -246,8 +253,12 @@ static int RecordPauses(DiagnosticsClient client, TimeSpan duration)
         suspendedAt = null;
     };
     var stop = Task.Delay(duration).ContinueWith(_ => session.Stop(), TaskScheduler.Default);
+    var watching = Stopwatch.StartNew();
     source.Process();
-    Console.WriteLine($"{pauses.Count} pauses in {duration.TotalSeconds:0} s, {pauses.Sum(p => p.Milliseconds):0.0} ms in all");
+    counterRows?.Flush();
+    // The session ends early when the process exits (loadtest/scripts/tail.sh stops the server after the load).
+    var watched = TimeSpan.FromTicks(Math.Min(duration.Ticks, watching.Elapsed.Ticks));
+    Console.WriteLine($"{pauses.Count} pauses in {watched.TotalSeconds:0} s, {pauses.Sum(p => p.Milliseconds):0.0} ms in all");
     foreach (var group in pauses.GroupBy(p => p.Kind).OrderBy(g => g.Key, StringComparer.Ordinal))
     {
         var sorted = group.Select(p => p.Milliseconds).Order().ToArray();
@@ -404,4 +415,109 @@ static int InduceGc(DiagnosticsClient client)
         return 1;
     }
     return 0;
+}
+
+/// <summary>The files of <c>pauses</c> beside its printed summary: <c>--csv</c>, <c>--counters</c> and their <c>--interval-ms</c>.</summary>
+internal sealed record PauseFiles(string? Csv, string? Counters, double IntervalMs)
+{
+    /// <summary>The options after <c>pauses PID SECONDS</c>; null when one is unknown or lacks its value.</summary>
+    public static PauseFiles? TryParse(ReadOnlySpan<string> options)
+    {
+        var files = new PauseFiles(null, null, 100);
+        for (var i = 0; i + 1 < options.Length; i += 2)
+        {
+            var value = options[i + 1];
+            switch (options[i])
+            {
+                case "--csv":
+                    files = files with { Csv = value };
+                    break;
+                case "--counters":
+                    files = files with { Counters = value };
+                    break;
+                case "--interval-ms" when double.TryParse(value, NumberStyles.AllowDecimalPoint, CultureInfo.InvariantCulture, out var ms) && ms >= 1:
+                    files = files with { IntervalMs = ms };
+                    break;
+                default:
+                    return null;
+            }
+        }
+        return options.Length % 2 == 0 ? files : null;
+    }
+}
+
+/// <summary>
+/// Where an event of the traced process happened, in wall-clock UTC µs. On Linux the runtime stamps events
+/// with CLOCK_MONOTONIC, the clock the LoadTestClient stamps messages with, so the two are set on one
+/// clock rather than on the trace's millisecond start time; a trace whose stamps are not that clock (far
+/// from now) falls back to TraceEvent's own conversion, with a warning.
+/// </summary>
+internal sealed class TraceClock
+{
+    private static readonly long Tolerance = (long)TimeSpan.FromMinutes(1).TotalMicroseconds;
+    private bool? _monotonic;
+
+    public long UtcMicroseconds(TraceEvent e)
+    {
+        // The raw stamp is what is wanted here: on Linux it is CLOCK_MONOTONIC in nanoseconds (Check says when it is not).
+#pragma warning disable CS0618
+        var monotonic = e.TimeStampQPC / 1000;
+#pragma warning restore CS0618
+        _monotonic ??= Check(monotonic);
+        return _monotonic.Value ? MonotonicClock.ToUnixMicroseconds(monotonic) : (e.TimeStamp.ToUniversalTime() - DateTime.UnixEpoch).Ticks / 10;
+    }
+
+    private static bool Check(long monotonic)
+    {
+        if (Math.Abs(monotonic - MonotonicClock.NowMicroseconds) < Tolerance)
+        {
+            return true;
+        }
+        Console.Error.WriteLine("warning: the trace's timestamps are not this machine's monotonic clock; wall-clock times come from the trace's start time (millisecond precision).");
+        return false;
+    }
+}
+
+/// <summary>One interval's counters (System.Runtime's EventCounters), by name, with the event that brought the first of them.</summary>
+internal sealed record CounterRow(Dictionary<string, double> Values, TraceEvent At, double IntervalSeconds)
+{
+    public string Cells(IEnumerable<string> columns) =>
+        string.Join(',', columns.Select(c => Values.TryGetValue(c, out var v) ? v.ToString("0.###", CultureInfo.InvariantCulture) : ""));
+}
+
+/// <summary>Gathers the counters of each interval into a row: they arrive one by one, and a repeated name starts the next interval's row.</summary>
+internal sealed class CounterRows
+{
+    private readonly Action<CounterRow> _write;
+    private CounterRow? _row;
+
+    public CounterRows(TraceEventSource source, Action<CounterRow> write)
+    {
+        _write = write;
+        source.Dynamic.All += e =>
+        {
+            if (e.EventName != "EventCounters" || e.PayloadValue(0) is not IDictionary<string, object> outer
+                || outer["Payload"] is not IDictionary<string, object> payload)
+            {
+                return;
+            }
+            var name = (string)payload["Name"];
+            var value = Convert.ToDouble(payload.TryGetValue("Mean", out var mean) ? mean : payload["Increment"], CultureInfo.InvariantCulture);
+            if (_row is not null && _row.Values.ContainsKey(name))
+            {
+                Flush();
+            }
+            _row ??= new CounterRow(new Dictionary<string, double>(StringComparer.Ordinal), e.Clone(), payload.TryGetValue("IntervalSec", out var interval) ? Convert.ToDouble(interval, CultureInfo.InvariantCulture) : double.NaN);
+            _row.Values[name] = value;
+        };
+    }
+
+    public void Flush()
+    {
+        if (_row is { Values.Count: > 0 } row)
+        {
+            _write(row);
+        }
+        _row = null;
+    }
 }
