@@ -72,11 +72,15 @@ public sealed class Message(long topicId, string epoch, long messageId, DateTime
     }
 
     /// <summary>
-    /// This server instance's wire encodings of the message, made once on first delivery and then sent
-    /// to every subscriber. Typed as object so that storage does not depend on the wire layer; a store
-    /// that hands out the same <see cref="Message"/> object for the same message gets encode-once for free.
+    /// This server instance's JSON encoding of the message, made once on first delivery and then sent to every
+    /// subscriber (the wire layer fills it); a store that hands out the same <see cref="Message"/> object for the
+    /// same message gets encode-once for free. Fields of the message itself, not an object beside it: a retained
+    /// message is copied by the collections that promote it, one object fewer each.
     /// </summary>
-    internal object? WireCache;
+    internal byte[]? JsonEncoding;
+
+    /// <summary>The multipart part, as <see cref="JsonEncoding"/>; the wire layer may store a marker of its own.</summary>
+    internal byte[]? MultipartEncoding;
 
     private IRetentionBudget? _budget;
 

@@ -58,15 +58,14 @@ internal sealed class WireFormat
     /// <summary>The message as one element of the JSON <c>messages</c> array, encoded on first use and then cached on the message (while its store's budget allows).</summary>
     internal static byte[] JsonElement(Message message)
     {
-        var cache = CacheOf(message);
         // The polls that a publish wakes together may race to encode it: each encodes, the first result
         // is kept. A lock would make the others wait, and on a thread-pool thread waiting costs more than
         // a second encoding of a small message.
-        if (cache.Json is { } json)
+        if (message.JsonEncoding is { } json)
         {
             return json;
         }
-        return Keep(ref cache.Json, EncodeJsonElement(message), message, RetainedCost.JsonEstimate(message.Body.Length, message.ContentType.Length));
+        return Keep(ref message.JsonEncoding, EncodeJsonElement(message), message, RetainedCost.JsonEstimate(message.Body.Length, message.ContentType.Length));
     }
 
     /// <summary>
@@ -95,13 +94,12 @@ internal sealed class WireFormat
     /// </summary>
     internal byte[]? MultipartPart(Message message)
     {
-        var cache = CacheOf(message);
-        var part = cache.Multipart;
+        var part = message.MultipartEncoding;
         if (part is null)
         {
             // Racing encoders as for JSON; the first result is kept.
             var encoded = message.Body.Span.IndexOf(DelimiterBytes.AsSpan(2)) >= 0 ? BodyContainsBoundary : EncodeMultipartPart(message, Boundary, cached: true);
-            part = Keep(ref cache.Multipart, encoded, message, RetainedCost.MultipartEstimate(message.Body.Length, message.ContentType.Length));
+            part = Keep(ref message.MultipartEncoding, encoded, message, RetainedCost.MultipartEstimate(message.Body.Length, message.ContentType.Length));
         }
         return ReferenceEquals(part, BodyContainsBoundary) ? null : part;
     }
@@ -163,19 +161,6 @@ internal sealed class WireFormat
 
     /// <summary>An encoding's array: one cached on a message its store retains lives as long as the message does.</summary>
     private static byte[] NewArray(int length, bool retained) => retained ? RetainedArray.Allocate(length) : new byte[length];
-
-    private static EncodedMessage CacheOf(Message message) =>
-        message.WireCache as EncodedMessage
-        ?? (EncodedMessage)(Interlocked.CompareExchange(ref message.WireCache, new EncodedMessage(), null) ?? message.WireCache!);
-
-    /// <summary>A message's wire forms on this instance.</summary>
-    private sealed class EncodedMessage
-    {
-        public byte[]? Json;
-
-        /// <summary>The part, or <see cref="BodyContainsBoundary"/>; null until encoded.</summary>
-        public byte[]? Multipart;
-    }
 
     // One writer and buffer per thread, reused: encoding never awaits, so nothing else can use them meanwhile.
     [ThreadStatic] private static ArrayBufferWriter<byte>? t_jsonBuffer;
