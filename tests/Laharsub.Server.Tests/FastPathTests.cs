@@ -62,13 +62,15 @@ public sealed partial class FastPathTests
     }
 
     /// <summary>
-    /// X-Forwarded-For changes whose waiting polls a poll counts against only where the server believes it
-    /// (KnownProxies): there the pipeline answers; elsewhere the header changes nothing and the fast path does.
+    /// A poll with X-Forwarded-For is the fast path's whether or not its peer is a trusted proxy (KnownProxies: then the
+    /// pipeline's own rule finds the client it counts against, TheWaitingPollCapCountsTheClientATrustedProxyForwardsFor);
+    /// the header sent twice, whose values the pipeline joins, is the pipeline's.
     /// </summary>
     [Theory]
-    [InlineData(false, "poll")]
-    [InlineData(true, "pipeline")]
-    public async Task AForwardedPollTakesThePipelineOnlyWhereItsProxyIsTrusted(bool proxyTrusted, string servedBy)
+    [InlineData(false, "X-Forwarded-For: 203.0.113.7", "poll", null)]
+    [InlineData(true, "X-Forwarded-For: 203.0.113.7", "poll", null)]
+    [InlineData(true, "X-Forwarded-For: 198.51.100.9\r\nX-Forwarded-For: 203.0.113.7", "pipeline", "forwarded_for")]
+    public async Task AForwardedPollIsTheFastPathsUnlessTheHeaderIsRepeated(bool proxyTrusted, string headers, string servedBy, string? reason)
     {
         await using var server = await StartFastAsync(proxyTrusted ? new() { ["Laharsub:ForwardedHeaders:KnownProxies:0"] = "127.0.0.1" } : null);
         using var client = server.CreateClient();
@@ -79,11 +81,15 @@ public sealed partial class FastPathTests
         using var connection = await RawConnection.OpenAsync(server.BaseAddress, timeout.Token);
 
         var polled = await ExchangeAsync(connection,
-            $"GET /ps/subscriptions?topics={topic}:1 HTTP/1.1\r\nHost: test\r\nX-Forwarded-For: 203.0.113.7\r\nX-Forwarded-Proto: https\r\n\r\n", timeout.Token);
+            $"GET /ps/subscriptions?topics={topic}:1 HTTP/1.1\r\nHost: test\r\n{headers}\r\nX-Forwarded-Proto: https\r\n\r\n", timeout.Token);
 
         Assert.Equal(200, polled.Status);
         Assert.Contains("\"body\":\"forwarded\"", polled.BodyText);
         Assert.Equal(1, requests.Count(servedBy));
+        if (reason is not null)
+        {
+            Assert.Equal(1, requests.Count(servedBy, reason));
+        }
     }
 
     /// <summary>
@@ -458,8 +464,11 @@ public sealed partial class FastPathTests
     private static string Get(string target, string? accept = null) =>
         $"GET {target} HTTP/1.1\r\nHost: test\r\n" + (accept is null ? "" : $"Accept: {accept}\r\n") + "\r\n";
 
-    private static string Keyed(string request, string key) =>
-        request.Replace("Host: test\r\n", $"Host: test\r\nIdempotency-Key: {key}\r\n", StringComparison.Ordinal);
+    private static string Keyed(string request, string key) => WithHeader(request, "Idempotency-Key", key);
+
+    /// <summary>The request with one header more, after its Host.</summary>
+    private static string WithHeader(string request, string name, string value) =>
+        request.Replace("Host: test\r\n", $"Host: test\r\n{name}: {value}\r\n", StringComparison.Ordinal);
 
     private static string Post(string target, string contentType, string body) =>
         $"POST {target} HTTP/1.1\r\nHost: test\r\nContent-Type: {contentType}\r\nContent-Length: {body.Length}\r\n\r\n{body}";

@@ -30,7 +30,8 @@ internal sealed partial class FastPathConnection
             _permissions = tokens.Anonymous;
             return null;
         }
-        _identity = tokens.Validated(_token);
+        _caller = tokens.Validated(_token);
+        _identity = (LaharsubIdentity?)_caller?.Identity;
         _permissions = _identity?.Permissions;
         return _identity is null ? "token_unvalidated" : null;
     }

@@ -39,7 +39,11 @@ internal sealed partial class FastPathConnection : IHttpRequestLineHandler, IHtt
         _origin = false;
         _token = null;
         _permissions = null;
+        _caller = null;
         _identity = null;
+        _forwardedFor = null;
+        _forwardedClient = null;
+        _permitDrawn = false;
         _topicIdText = null;
         ResetTracing();
         // Only text that starts like a request line is parsed here; anything else (TLS, HTTP/2's preface)
@@ -105,14 +109,19 @@ internal sealed partial class FastPathConnection : IHttpRequestLineHandler, IHtt
             : _kind switch
             {
                 Kind.Poll => _contentLength <= 0 && (_eventStream || _lastEventId is null) && !_connectionUpgrade ? null : "poll_form",
-                Kind.Publish => _state.RateLimited ? "rate_limit"
-                    : _contentLength > 0 && _contentLength <= _state.StoreOptions.MaxMessageBytes
-                        && MessageContentType.Validate(_contentType ??= MessageContentType.Default) is null
-                        // A merge patch's answer names the version it made (a state topic's ETag): the pipeline's to write.
-                        ? (MergePatch.IsMergePatch(_contentType) ? "merge_patch" : null)
-                        : "publish_form",
+                Kind.Publish => _contentLength > 0 && _contentLength <= _state.StoreOptions.MaxMessageBytes
+                    && MessageContentType.Validate(_contentType ??= MessageContentType.Default) is null
+                    // A merge patch's answer names the version it made (a state topic's ETag): the pipeline's to write.
+                    ? (MergePatch.IsMergePatch(_contentType) ? "merge_patch" : null)
+                    : "publish_form",
                 _ => "route",
             };
+        if (_pipelineReason is null && _forwardedFor is { } forwardedFor)
+        {
+            _forwardedClient = _state.Forwarded!.ClientOf(Peer, forwardedFor);
+        }
+        // Not kept: a held poll keeps nothing of its request it does not need.
+        _forwardedFor = null;
         return _pipelineReason is null;
     }
 
@@ -307,10 +316,15 @@ internal sealed partial class FastPathConnection : IHttpRequestLineHandler, IHtt
         }
         else if (Ascii.EqualsIgnoreCase(name, "X-Forwarded-For"u8))
         {
-            // Whose address counts against the waiting-poll cap is the pipeline's to say once a proxy is trusted.
-            if (_state.ForwardedForDecides)
+            // From a trusted proxy it names the client the caps and the rate limit count (Takes). A second header,
+            // whose values the pipeline joins with the first's, is the pipeline's.
+            if (_state.Forwarded is not null)
             {
-                NotOurs("forwarded_for");
+                if (_forwardedFor is not null)
+                {
+                    NotOurs("forwarded_for");
+                }
+                _forwardedFor = Encoding.ASCII.GetString(value);
             }
         }
         else if (TraceHeaders.Find(_state.Hosting.TraceFields, name) is >= 0 and var field)

@@ -1,5 +1,4 @@
 using System.Buffers;
-using System.Net;
 using Laharsub.Server.Delivery;
 using Laharsub.Server.Limits;
 using Laharsub.Server.Storage;
@@ -49,7 +48,7 @@ internal sealed partial class FastPathConnection : IPollResponder
     private bool TryAcquireWaitingPoll(out IDisposable? permit)
     {
         permit = null;
-        if (_state.WaitingPolls.Enabled && ClientAddress.KeyOf((_connection.RemoteEndPoint as IPEndPoint)?.Address) is { } client)
+        if (_state.WaitingPolls.Enabled && ClientAddress.KeyOf(ClientIp) is { } client)
         {
             permit = _state.WaitingPolls.TryAcquire(client);
             if (permit is null)

@@ -12,7 +12,7 @@ internal sealed partial class FastPathConnection
     /// <summary>Publishes and answers, or returns null, having changed and consumed nothing, for the pipeline to answer it.</summary>
     private async ValueTask<Served?> PublishAsync(ReadOnlySequence<byte> buffer, SequencePosition headEnd)
     {
-        if (!await AllowsPublishAsync().ConfigureAwait(false))
+        if (!await AllowsPublishAsync().ConfigureAwait(false) || !TryDrawPublishPermit())
         {
             return null;
         }

@@ -4,6 +4,7 @@ using System.Net.WebSockets;
 using System.Security.Cryptography;
 using System.Text;
 using Laharsub.Server.Delivery;
+using Laharsub.Server.Limits;
 using Laharsub.Server.Transport;
 using Microsoft.AspNetCore.Connections;
 
@@ -63,7 +64,7 @@ internal sealed partial class FastPathConnection
                     KeepAliveInterval = _state.Subscriptions.Streams.KeepAliveInterval,
                     KeepAliveTimeout = _state.WebSocketKeepAliveTimeout,
                 });
-                await WebSocketSession.RunAsync(socket, new Caller(_connection, _state.Tokens?.Access, _permissions, _identity?.ExpiresAt), _state.Subscriptions, initial, conflation, member).ConfigureAwait(false);
+                await WebSocketSession.RunAsync(socket, new Caller(_connection, _state.Tokens?.Access, _permissions, _identity?.ExpiresAt, _state.RateLimit, RateLimitKey()), _state.Subscriptions, initial, conflation, member).ConfigureAwait(false);
             }
             finally
             {
@@ -88,21 +89,18 @@ internal sealed partial class FastPathConnection
     }
 
     /// <summary>
-    /// A socket's caller on the fast path (which takes sockets only without a rate limit): in Jwt mode, its frames are
-    /// allowed by the grants it connected with, and it ends when its token expires.
+    /// A socket's caller on the fast path: in Jwt mode, its frames are allowed by the grants it connected with, and it
+    /// ends when its token expires; its publish frames draw on the bucket of the client that opened it.
     /// </summary>
-    private sealed class Caller(ConnectionContext connection, TopicAccess? access, LaharsubPermissions? permissions, DateTimeOffset? expiresAt) : IWebSocketCaller
+    private sealed class Caller(ConnectionContext connection, TopicAccess? access, LaharsubPermissions? permissions, DateTimeOffset? expiresAt,
+        ClientRateLimit rateLimit, string? rateLimitKey) : IWebSocketCaller
     {
         public CancellationToken Gone => connection.ConnectionClosed;
 
         public async ValueTask<bool> AllowsAsync(LaharsubOperation operation, long topicId) =>
             permissions is null || await access!.CheckAsync(new AccessCaller(permissions), operation, topicId, connection.ConnectionClosed).ConfigureAwait(false) is null;
 
-        public bool TryAcquire(out int retryAfterSeconds)
-        {
-            retryAfterSeconds = 0;
-            return true;
-        }
+        public bool TryAcquire(out int retryAfterSeconds) => rateLimit.TryAcquire(rateLimitKey, out retryAfterSeconds);
 
         public ValueTask<StreamLifetime?> LifetimeAsync() =>
             ValueTask.FromResult(expiresAt is { } at ? new StreamLifetime(at, Redecide: false) : (StreamLifetime?)null);

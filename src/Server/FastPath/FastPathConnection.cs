@@ -1,7 +1,10 @@
 using System.Buffers;
 using System.IO.Pipelines;
+using System.Net;
+using System.Security.Claims;
 using Laharsub.Server.Access;
 using Laharsub.Server.Delivery;
+using Laharsub.Server.Limits;
 using Microsoft.AspNetCore.Connections;
 using Microsoft.AspNetCore.Connections.Features;
 
@@ -75,9 +78,19 @@ internal sealed partial class FastPathConnection
     private string? _token;
     private string? _lastToken;
 
-    /// <summary>Jwt mode: what the caller may do, and its token's identity (null for an anonymous caller); null in Open mode.</summary>
+    /// <summary>Jwt mode: what the caller may do, and its token's caller and identity (null for an anonymous caller); null in Open mode.</summary>
     private LaharsubPermissions? _permissions;
+    private ClaimsPrincipal? _caller;
     private LaharsubIdentity? _identity;
+
+    /// <summary>The request's one <c>X-Forwarded-For</c> where a trusted proxy's may name the client, until <see cref="Takes"/> reads it.</summary>
+    private string? _forwardedFor;
+
+    /// <summary>The client that <see cref="_forwardedFor"/> named, by the pipeline's rule (the peer itself if it is not a trusted proxy).</summary>
+    private IPAddress? _forwardedClient;
+
+    /// <summary>The publish drew a permit of its client's rate limit: if it is handed over, the pipeline does not draw another.</summary>
+    private bool _permitDrawn;
 
     /// <summary>When the connection is aborted unless the request (or the next one) has arrived: Kestrel's keep-alive and header timeouts.</summary>
     private long _deadline = NoDeadline;
@@ -245,6 +258,10 @@ internal sealed partial class FastPathConnection
     {
         _deadline = NoDeadline;
         var run = new KestrelRequestRun(_connection, pending, requestLength, first: !_ranKestrel);
+        if (_permitDrawn && requestLength != WholeConnection)
+        {
+            run.Features.Set(ClientRateLimit.PermitDrawn.Instance);
+        }
         _ranKestrel = true;
         // Counted as it is handed over, so that the count is there by the time its client has the answer.
         _state.Metrics.FastPath(requestLength == WholeConnection ? "handed_over" : "pipeline", _pipelineReason ?? "other");

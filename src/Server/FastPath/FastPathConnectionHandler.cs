@@ -28,10 +28,12 @@ namespace Laharsub.Server.FastPath;
 /// </summary>
 /// <remarks>
 /// The fast path takes a request only when its answer cannot differ from the pipeline's: HTTP/1.1 over a
-/// plain connection, a caller whose grants allow it (Jwt mode: anonymous, or a token the pipeline validated before), no CORS, no forwarding or upgrade headers (but a WebSocket's
-/// handshake, see <see cref="ServeWebSockets"/>), a query the
-/// poll parser accepts, and (for a publish) a whole body within the limits whose store call succeeds. A
-/// publish the store refuses changed nothing, so it is handed over too and the pipeline answers it.
+/// plain connection, a caller whose grants allow it (Jwt mode: anonymous, or a token the pipeline validated before), no CORS
+/// the pipeline decides by the origin, one <c>X-Forwarded-For</c> at most (read by the pipeline's rule,
+/// <see cref="TrustForwardedHeaders"/>), no upgrade headers (but a WebSocket's handshake, see <see cref="ServeWebSockets"/>), a query the
+/// poll parser accepts, and (for a publish) a whole body within the limits, a permit of its client's rate limit
+/// when that is on, and a store call that succeeds. A publish refused by either changed nothing, so it is handed
+/// over too and the pipeline answers it.
 /// </remarks>
 internal sealed partial class FastPathConnectionHandler
 {
@@ -47,12 +49,16 @@ internal sealed partial class FastPathConnectionHandler
     /// </summary>
     public string? Prefix { get; private set; }
 
+    private ForwardedHeadersOptions? _forwardedHeaders;
+
     /// <summary>
-    /// Whether the host believes <c>X-Forwarded-For</c> from some proxies (the standalone server's
-    /// <c>Laharsub:ForwardedHeaders:KnownProxies</c>): then a request carrying it, with the waiting-poll cap
-    /// on, takes the pipeline, which knows which address to count. Set before the server starts.
+    /// Called by a host whose pipeline applies the forwarded headers with <paramref name="options"/>
+    /// (<c>UseForwardedHeaders(options)</c>, as the standalone server does for <c>Laharsub:ForwardedHeaders:KnownProxies</c>):
+    /// the fast path finds the client of a request with <c>X-Forwarded-For</c> by the same options and rule
+    /// (<see cref="ForwardedClient"/>), for the waiting-poll cap and the rate limit. Without this call the header
+    /// changes nothing here, as nothing in the pipeline reads it. Called before the server starts.
     /// </summary>
-    public bool TrustsForwardedFor { get; set; }
+    public void TrustForwardedHeaders(ForwardedHeadersOptions options) => _forwardedHeaders = options;
 
     private bool _pipelineServesWebSockets;
     private bool _corsAllowsAnyOrigin;
@@ -89,7 +95,7 @@ internal sealed partial class FastPathConnectionHandler
 
     private State GetState() => LazyInitializer.EnsureInitialized(ref _state, ref _stateLock, () =>
     {
-        var state = new State(_services, Prefix!, TrustsForwardedFor, _pipelineServesWebSockets, _corsAllowsAnyOrigin);
+        var state = new State(_services, Prefix!, _forwardedHeaders, _pipelineServesWebSockets, _corsAllowsAnyOrigin);
         if (state.PipelineOnly.Count > 0)
         {
             StepsAside(state.Logger, Prefix!, string.Join("; ", state.PipelineOnly));
@@ -128,7 +134,7 @@ internal sealed partial class FastPathConnectionHandler
     /// <summary>What every fast-path connection shares: the services, settings and prepared bytes.</summary>
     internal sealed class State
     {
-        public State(IServiceProvider services, string prefix, bool trustsForwardedFor, bool pipelineServesWebSockets, bool corsAllowsAnyOrigin)
+        public State(IServiceProvider services, string prefix, ForwardedHeadersOptions? forwardedHeaders, bool pipelineServesWebSockets, bool corsAllowsAnyOrigin)
         {
             Runner = services.GetRequiredService<SubscriptionRunner>();
             Wire = services.GetRequiredService<WireFormat>();
@@ -139,15 +145,17 @@ internal sealed partial class FastPathConnectionHandler
             Metrics = services.GetRequiredService<LaharsubMetrics>();
             Clock = services.GetRequiredService<TimeProvider>();
             WaitingPolls = services.GetRequiredService<WaitingPollLimit>();
-            ForwardedForDecides = trustsForwardedFor && WaitingPolls.Enabled;
-            Logger = services.GetRequiredService<ILoggerFactory>().CreateLogger<FastPathConnectionHandler>();
+            RateLimit = services.GetRequiredService<ClientRateLimit>();
+            var loggers = services.GetRequiredService<ILoggerFactory>();
+            // Only the caps and the rate limit count by the client's address: without them the header changes nothing.
+            Forwarded = forwardedHeaders is not null && (WaitingPolls.Enabled || RateLimit.Enabled) ? new ForwardedClient(forwardedHeaders, loggers) : null;
+            Logger = loggers.CreateLogger<FastPathConnectionHandler>();
             var auth = services.GetRequiredService<IOptions<LaharsubAuthOptions>>().Value;
             if (auth.Mode == LaharsubAuthMode.Jwt)
             {
                 Tokens = new TokenCallers(services.GetRequiredService<AccessTokenCache>(), services.GetRequiredService<AccessControl>().Anonymous,
                     services.GetRequiredService<TopicAccess>());
             }
-            RateLimited = services.GetRequiredService<IOptions<LaharsubRateLimitOptions>>().Value.RequestsPerPeriod > 0;
             HostsFiltered = services.GetRequiredService<IConfiguration>()["AllowedHosts"] is { Length: > 0 } allowed && allowed != "*";
             ApplicationDecides = auth.Mode is LaharsubAuthMode.Host or LaharsubAuthMode.Backend;
             PipelineOnly = [.. HostConventions.PipelineOnlyReasons(
@@ -167,7 +175,7 @@ internal sealed partial class FastPathConnectionHandler
             Subscriptions = new SubscriptionServices(services);
             TopicsPathText = prefix + "/topics/";
             TopicsPath = Encoding.ASCII.GetBytes(TopicsPathText);
-            TakesWebSockets = pipelineServesWebSockets && !RateLimited;
+            TakesWebSockets = pipelineServesWebSockets;
             var webSockets = services.GetRequiredService<IOptions<WebSocketOptions>>().Value;
             OriginHeaders = corsAllowsAnyOrigin ? FastPathResponses.AnyOriginHeaders : null;
             WebSocketOriginHeaders = webSockets.AllowedOrigins.Count == 0 ? OriginHeaders : null;
@@ -185,8 +193,14 @@ internal sealed partial class FastPathConnectionHandler
         public TimeProvider Clock { get; }
         public WaitingPollLimit WaitingPolls { get; }
 
-        /// <summary>Whether a request's <c>X-Forwarded-For</c> may change which client it counts for (<see cref="TrustsForwardedFor"/>).</summary>
-        public bool ForwardedForDecides { get; }
+        /// <summary>The client's bucket of <c>Laharsub:RateLimit</c>, shared with the pipeline's rate limiter and the sockets' publish frames.</summary>
+        public ClientRateLimit RateLimit { get; }
+
+        /// <summary>
+        /// Who a request's <c>X-Forwarded-For</c> says the client is (<see cref="TrustForwardedHeaders"/>); null when the
+        /// header changes nothing the fast path counts: no proxy trusted, or neither the waiting-poll cap nor the rate limit on.
+        /// </summary>
+        public ForwardedClient? Forwarded { get; }
         public ILogger Logger { get; }
 
         /// <summary>Host and Backend modes: the application decides each request (its authentication, or its endpoint), in the pipeline alone.</summary>
@@ -194,7 +208,6 @@ internal sealed partial class FastPathConnectionHandler
 
         /// <summary>Jwt mode's callers (null in Open mode): tokens the pipeline validated, anonymous callers' grants, and the decision.</summary>
         public TokenCallers? Tokens { get; }
-        public bool RateLimited { get; }
 
         /// <summary>
         /// Why Laharsub's endpoints are the pipeline's alone (what the host added to them, or its fallback
@@ -232,7 +245,7 @@ internal sealed partial class FastPathConnectionHandler
         /// <summary>What polls, streams and sockets use, on the fast path as on the pipeline.</summary>
         public SubscriptionServices Subscriptions { get; }
 
-        /// <summary>Whether WebSocket upgrades are the fast path's to accept (<see cref="ServeWebSockets"/>, and no rate limit on publish frames).</summary>
+        /// <summary>Whether WebSocket upgrades are the fast path's to accept (<see cref="ServeWebSockets"/>).</summary>
         public bool TakesWebSockets { get; }
 
         /// <summary>

@@ -1,3 +1,4 @@
+using System.Security.Claims;
 using Laharsub.Server.Access;
 
 namespace Laharsub.Server.FastPath;
@@ -14,7 +15,7 @@ internal sealed class TokenCallers(AccessTokenCache validated, LaharsubPermissio
 
     public TopicAccess Access => access;
 
-    /// <summary>The identity of a token the pipeline has validated and still holds; null otherwise.</summary>
-    public LaharsubIdentity? Validated(string token) =>
-        validated.TryGet(token, out var principal) && principal?.Identity is LaharsubIdentity identity ? identity : null;
+    /// <summary>The caller of a token the pipeline has validated and still holds, whose identity is a <see cref="LaharsubIdentity"/>; null otherwise.</summary>
+    public ClaimsPrincipal? Validated(string token) =>
+        validated.TryGet(token, out var principal) && principal?.Identity is LaharsubIdentity ? principal : null;
 }

@@ -1,3 +1,4 @@
+using System.Net;
 using System.Net.Sockets;
 using System.Text;
 
@@ -71,11 +72,16 @@ public static class RawHttp
         return (first, await ReadAnswerAsync(socket, received, cancellationToken));
     }
 
-    internal static async Task<Socket> ConnectAsync(Uri server, CancellationToken cancellationToken)
+    /// <summary>A connection to <paramref name="server"/>, from <paramref name="source"/> when given (a loopback address: <see cref="Loopback"/>).</summary>
+    internal static async Task<Socket> ConnectAsync(Uri server, CancellationToken cancellationToken, IPAddress? source = null)
     {
         var socket = new Socket(AddressFamily.InterNetwork, SocketType.Stream, ProtocolType.Tcp) { NoDelay = true };
         try
         {
+            if (source is not null)
+            {
+                socket.Bind(new IPEndPoint(source, 0));
+            }
             await socket.ConnectAsync(server.Host, server.Port, cancellationToken);
             return socket;
         }
@@ -256,6 +262,10 @@ public sealed class RawConnection : IDisposable
 
     public static async Task<RawConnection> OpenAsync(Uri server, CancellationToken cancellationToken) =>
         new(await RawHttp.ConnectAsync(server, cancellationToken));
+
+    /// <summary>A connection from <paramref name="source"/>, a loopback address (<see cref="Loopback"/>): the client the server counts it for.</summary>
+    public static async Task<RawConnection> OpenAsync(Uri server, IPAddress source, CancellationToken cancellationToken) =>
+        new(await RawHttp.ConnectAsync(server, cancellationToken, source));
 
     public async Task SendAsync(string request, CancellationToken cancellationToken) =>
         await _socket.SendAsync(Encoding.ASCII.GetBytes(request), SocketFlags.None, cancellationToken);

@@ -40,7 +40,6 @@ internal sealed class LaharsubForwardedHeadersOptions
         {
             return;
         }
-        app.Services.GetRequiredService<FastPathConnectionHandler>().TrustsForwardedFor = true;
         var forwarded = new ForwardedHeadersOptions
         {
             ForwardedHeaders = ForwardedHeaders.XForwardedFor | ForwardedHeaders.XForwardedProto,
@@ -62,5 +61,7 @@ internal sealed class LaharsubForwardedHeadersOptions
             }
         }
         app.UseForwardedHeaders(forwarded);
+        // The fast path finds a request's client by the same options and the middleware's own rule.
+        app.Services.GetRequiredService<FastPathConnectionHandler>().TrustForwardedHeaders(forwarded);
     }
 }
