@@ -187,14 +187,22 @@ public sealed partial class FastPathTests
         // ... and whatever it names, it is 127.0.0.1, whose one waiting poll it then holds.
         await heldDirect.SendAsync(Forwarded(Get($"/ps/subscriptions?topics={topic}&timeout=60"), Client8), rig.Token);
         await Eventually.HoldsAsync(() => Task.FromResult(rig.Server.WaitingPolls(topic) == 2), Bound, "the direct poll never waited");
-        var untrustedAgain = await ExchangeAsync(direct, Forwarded(quickPoll, Client9), rig.Token);
+        // The count can include a quick poll's wait ending just after its answer: ask until the held poll has its permit.
+        RawResponse untrustedAgain = default!;
+        var early = 0;
+        await Eventually.HoldsAsync(async () =>
+        {
+            untrustedAgain = await ExchangeAsync(direct, Forwarded(quickPoll, Client9), rig.Token);
+            early += untrustedAgain.Status == 204 ? 1 : 0;
+            return untrustedAgain.Status == 429;
+        }, Bound, "the direct client's held poll never counted");
 
         Assert.Equal(429, sameClient.Status);
         Assert.Contains($"Client {Client7} already holds 1 waiting polls", sameClient.BodyText);
         Assert.Equal([204, 204, 204], new[] { otherClient.Status, theProxy.Status, untrusted.Status });
         Assert.Equal(429, untrustedAgain.Status);
         Assert.Contains($"Client {Loopback.Attacker} already holds 1 waiting polls", untrustedAgain.BodyText);
-        Assert.Equal(fastPath ? 5 : 0, rig.Requests.Count("poll"));
+        Assert.Equal(fastPath ? 5 + early : 0, rig.Requests.Count("poll"));
         Assert.Equal(fastPath ? 2 : 0, rig.Requests.Count("pipeline", "waiting_poll_cap"));
     }
 
