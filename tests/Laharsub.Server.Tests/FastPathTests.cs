@@ -312,9 +312,6 @@ public sealed partial class FastPathTests
         using var requests = new FastPathRequestCounter(server.Services);
         using var timeout = new CancellationTokenSource(Bound);
         var answers = new List<string>();
-        static string Upgrade(string target, string headers) =>
-            $"GET {target} HTTP/1.1\r\nHost: test\r\nConnection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Version: 13\r\n"
-            + $"Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n{headers}\r\n";
 
         using (var socket = await RawConnection.OpenAsync(server.BaseAddress, timeout.Token))
         {
@@ -463,6 +460,11 @@ public sealed partial class FastPathTests
 
     private static string Get(string target, string? accept = null) =>
         $"GET {target} HTTP/1.1\r\nHost: test\r\n" + (accept is null ? "" : $"Accept: {accept}\r\n") + "\r\n";
+
+    /// <summary>A WebSocket handshake (RFC 6455's sample key) with <paramref name="headers"/>, each line ending in CRLF.</summary>
+    private static string Upgrade(string target, string headers) =>
+        $"GET {target} HTTP/1.1\r\nHost: test\r\nConnection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Version: 13\r\n"
+        + $"Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n{headers}\r\n";
 
     private static string Keyed(string request, string key) => WithHeader(request, "Idempotency-Key", key);
 

@@ -10,11 +10,8 @@ internal static partial class SubscriptionEndpoints
 {
     private static async Task RunWebSocketAsync(HttpContext context, SubscriptionServices services, Subscription[] initial, Conflation conflation, PresenceIdentity? member)
     {
-        var socket = await context.WebSockets.AcceptWebSocketAsync(new WebSocketAcceptContext
-        {
-            SubProtocol = WebSocketSession.ChooseSubProtocol(context.Request.Headers.SecWebSocketProtocol.ToString()),
-            KeepAliveInterval = services.Streams.KeepAliveInterval,
-        }).ConfigureAwait(false);
+        var handshake = new WebSocketHandshake(context.Request.Headers.SecWebSocketProtocol.ToString(), services);
+        var socket = await context.WebSockets.AcceptWebSocketAsync(handshake.AcceptContext()).ConfigureAwait(false);
         await WebSocketSession.RunAsync(socket, new RequestCaller(context, services), services, initial, conflation, member).ConfigureAwait(false);
     }
 

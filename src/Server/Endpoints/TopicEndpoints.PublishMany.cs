@@ -1,4 +1,3 @@
-using System.Text.Json;
 using Laharsub.Server.Storage;
 using Laharsub.Server.Transport;
 using Laharsub.Server.Wire;
@@ -96,9 +95,7 @@ internal static partial class TopicEndpoints
         {
             return Refused(context, services, result.Status, targets, result.Topics, result.RetryAfter, single: false, key, contentType, bodyLength);
         }
-        var messages = StorePublish.Messages(targets, result);
-        await WriteAnswerAsync(context.Response, JsonSerializer.SerializeToUtf8Bytes(new PublishedMessages(messages), LaharsubJsonContext.Default.PublishedMessages),
-            cancellationToken).ConfigureAwait(false);
+        await PublishAnswer.Many(targets, result).WriteAsync(context.Response, contentType, cancellationToken).ConfigureAwait(false);
         return null;
     }
 
@@ -112,14 +109,5 @@ internal static partial class TopicEndpoints
         }
         return PublishRefusal.For(status, targets, topics, retryAfter, single, key, contentType, bodyLength, services.Options, PublishSurface.Rest)
             .Answer(context.Response);
-    }
-
-    /// <summary>A <c>201</c> with a JSON body of known length.</summary>
-    private static async ValueTask WriteAnswerAsync(HttpResponse response, byte[] json, CancellationToken cancellationToken)
-    {
-        response.StatusCode = StatusCodes.Status201Created;
-        response.ContentType = Wire.WireFormat.JsonContentType;
-        response.ContentLength = json.Length;
-        await response.BodyWriter.WriteAsync(json, cancellationToken).ConfigureAwait(false);
     }
 }

@@ -1,4 +1,4 @@
-using System.Text.Json;
+using System.Buffers;
 using Laharsub.Server.Diagnostics;
 using Laharsub.Server.Storage;
 using Laharsub.Server.Transport;
@@ -32,7 +32,7 @@ internal static partial class TopicEndpoints
         {
             return Problems.NotAStateTopic(id);
         }
-        var tag = StateTag(read.Epoch, read.LastMessageId);
+        var tag = TopicTags.State(read.Epoch, read.LastMessageId);
         context.Response.Headers.ETag = tag;
         if (context.Request.Headers.IfNoneMatch.Count > 0
             && EntityTagHeaderValue.TryParseList(context.Request.Headers.IfNoneMatch, out var tags)
@@ -95,15 +95,12 @@ internal static partial class TopicEndpoints
         }
         services.Metrics.Published();
         LaharsubActivitySource.Published(activity, result.MessageId, result.Epoch!);
-        context.Response.Headers.ETag = StateTag(result.Epoch!, result.MessageId);
-        var published = new PublishedMessage(id, result.MessageId, result.Epoch!);
+        context.Response.Headers.ETag = TopicTags.State(result.Epoch!, result.MessageId);
         context.Response.StatusCode = StatusCodes.Status200OK;
-        context.Response.ContentType = "application/json; charset=utf-8";
-        await context.Response.Body.WriteAsync(JsonSerializer.SerializeToUtf8Bytes(published, LaharsubJsonContext.Default.PublishedMessage), cancellationToken)
-            .ConfigureAwait(false);
+        context.Response.ContentType = PublishAnswer.ContentType;
+        // A publish's fields, as REST's 201 to a publish carries them; the length is left to the framing, as before.
+        context.Response.BodyWriter.Write(PublishAnswer.One(id, result).Json());
+        await context.Response.BodyWriter.FlushAsync(cancellationToken).ConfigureAwait(false);
         return null;
     }
-
-    /// <summary>A state topic's entity tag: its epoch and its document's version.</summary>
-    internal static string StateTag(string epoch, long version) => $"\"{epoch}:{version}\"";
 }

@@ -1,5 +1,4 @@
 using System.Buffers;
-using System.Text.Json;
 using Laharsub.Server.Access;
 using Laharsub.Server.Delivery;
 using Laharsub.Server.Diagnostics;
@@ -98,7 +97,7 @@ internal static partial class TopicEndpoints
                 $"The server already holds its maximum of {options.Value.MaxTopics} topics (Laharsub:MaxTopics). Delete unused topics or raise the limit.");
         }
         Log.TopicCreated(Logger(loggers), topic.TopicId);
-        request.HttpContext.Response.Headers.ETag = EntityTag(topic.Epoch);
+        request.HttpContext.Response.Headers.ETag = TopicTags.Epoch(topic.Epoch);
         return TypedResults.Created($"{CollectionUrl(request)}/{topic.TopicId}", CreatedTopic.From(topic));
     }
 
@@ -140,7 +139,7 @@ internal static partial class TopicEndpoints
         {
             return Problems.TopicNotFound(id);
         }
-        response.Headers.ETag = EntityTag(topic.Epoch);
+        response.Headers.ETag = TopicTags.Epoch(topic.Epoch);
         return TypedResults.Ok(WithWaitingPolls(topic, signals));
     }
 
@@ -238,9 +237,7 @@ internal static partial class TopicEndpoints
         }
         if (result.Status == PublishStatus.Published)
         {
-            // A merge patch's answer names the version it made (on a state topic, its document's; on another, its last message id).
-            var tag = MergePatch.IsMergePatch(contentType) ? StateTag(result.Epoch!, result.MessageId) : EntityTag(result.Epoch!);
-            await WritePublishedAsync(context.Response, new PublishedMessage(id, result.MessageId, result.Epoch!), tag, cancellationToken).ConfigureAwait(false);
+            await PublishAnswer.One(id, result).WriteAsync(context.Response, contentType, cancellationToken).ConfigureAwait(false);
             return null;
         }
         return Refused(context, services, result.Status, [target], [result], result.RetryAfter, single: true, key, contentType, bodyLength);
@@ -305,16 +302,6 @@ internal static partial class TopicEndpoints
                 .Answer(context.Response);
     }
 
-    /// <summary>
-    /// The <c>201</c> answer, as <c>TypedResults.Created</c> would write it, with a known length and without
-    /// a writer or serializer state of its own (the serializer reuses a cached writer for a byte array).
-    /// </summary>
-    private static async ValueTask WritePublishedAsync(HttpResponse response, PublishedMessage published, string tag, CancellationToken cancellationToken)
-    {
-        response.Headers.ETag = tag;
-        await WriteAnswerAsync(response, JsonSerializer.SerializeToUtf8Bytes(published, LaharsubJsonContext.Default.PublishedMessage), cancellationToken).ConfigureAwait(false);
-    }
-
     private static ValidationProblem InvalidContentType(string error) => Problems.Invalid("Content-Type", error);
 
     /// <summary>
@@ -360,8 +347,6 @@ internal static partial class TopicEndpoints
         error = $"'{values}' is not one epoch in quotes, nor an epoch and a version: send If-Match: \"<epoch>\" (or \"<epoch>:<version>\" to write only while the topic is at that version) from the topic's info, its state's ETag or a publish answer, or leave If-Match out.";
         return false;
     }
-
-    private static string EntityTag(string epoch) => $"\"{epoch}\"";
 
     private static TopicResource WithWaitingPolls(TopicInfo topic, TopicSignals signals) =>
         TopicResource.From(topic, signals.WaitingOn(topic.TopicId));

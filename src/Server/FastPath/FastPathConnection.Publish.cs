@@ -1,5 +1,4 @@
 using System.Buffers;
-using System.Text.Json;
 using Laharsub.Server.Diagnostics;
 using Laharsub.Server.Storage;
 using Laharsub.Server.Transport;
@@ -68,8 +67,7 @@ internal sealed partial class FastPathConnection
         activity?.Dispose();
         _state.Metrics.FastPath("publish");
         _input.AdvanceTo(bodySequence.End);
-        var json = JsonSerializer.SerializeToUtf8Bytes(new PublishedMessage(_topicId, published.MessageId, published.Epoch!), LaharsubJsonContext.Default.PublishedMessage);
-        _state.Responses.WritePublished(_output, Cors, json, published.Epoch!);
+        _state.Responses.WritePublished(_output, Cors, PublishAnswer.One(_topicId, published), _contentType!);
         await _output.FlushAsync().ConfigureAwait(false);
         _state.Hosting.Ended("POST", _state.PublishRoute, 201, started, EndRequestActivity(), counted: false);
         return Served.Next;

@@ -54,16 +54,10 @@ internal sealed partial class FastPathConnection
         {
             try
             {
-                var subProtocol = WebSocketSession.ChooseSubProtocol(_webSocketProtocols);
-                _state.Responses.WriteWebSocketAccept(_output, WebSocketAcceptKey(_webSocketKey!), subProtocol,
+                var handshake = new WebSocketHandshake(_webSocketProtocols, _state.Subscriptions);
+                _state.Responses.WriteWebSocketAccept(_output, WebSocketAcceptKey(_webSocketKey!), handshake.SubProtocol,
                     _origin ? _state.WebSocketOriginHeaders : []);
-                var socket = WebSocket.CreateFromStream(new ConnectionStream(_input, _output), new WebSocketCreationOptions
-                {
-                    IsServer = true,
-                    SubProtocol = subProtocol,
-                    KeepAliveInterval = _state.Subscriptions.Streams.KeepAliveInterval,
-                    KeepAliveTimeout = _state.WebSocketKeepAliveTimeout,
-                });
+                var socket = WebSocket.CreateFromStream(new ConnectionStream(_input, _output), handshake.CreationOptions());
                 await WebSocketSession.RunAsync(socket, new Caller(_connection, _state.Tokens?.Access, _permissions, _identity?.ExpiresAt, _state.RateLimit, RateLimitKey()), _state.Subscriptions, initial, conflation, member).ConfigureAwait(false);
             }
             finally

@@ -177,9 +177,8 @@ internal sealed partial class FastPathConnectionHandler
             TopicsPath = Encoding.ASCII.GetBytes(TopicsPathText);
             TakesWebSockets = pipelineServesWebSockets;
             var webSockets = services.GetRequiredService<IOptions<WebSocketOptions>>().Value;
-            OriginHeaders = corsAllowsAnyOrigin ? FastPathResponses.AnyOriginHeaders : null;
+            OriginHeaders = corsAllowsAnyOrigin ? FastPathResponses.AnyOriginHeaders(services) : null;
             WebSocketOriginHeaders = webSockets.AllowedOrigins.Count == 0 ? OriginHeaders : null;
-            WebSocketKeepAliveTimeout = webSockets.KeepAliveTimeout;
         }
 
         public HttpParser<FastPathConnection> Parser { get; } = new(showErrorDetails: false);
@@ -260,9 +259,6 @@ internal sealed partial class FastPathConnectionHandler
         /// null when the pipeline decides by the origin (a list of allowed origins), so that such upgrades are its own.
         /// </summary>
         public byte[]? WebSocketOriginHeaders { get; }
-
-        /// <summary>How long a socket waits for the pong of its keep-alive ping, as <c>UseWebSockets()</c> sets it.</summary>
-        public TimeSpan WebSocketKeepAliveTimeout { get; }
 
         /// <summary>The content type last published with, so that a publisher sending the same one again costs no string.</summary>
         public string? LastContentType;

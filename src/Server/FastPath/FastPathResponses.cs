@@ -5,7 +5,10 @@ using System.Text;
 using System.Text.Json;
 using Laharsub.Server.Delivery;
 using Laharsub.Server.Wire;
+using Microsoft.AspNetCore.Cors.Infrastructure;
 using Microsoft.AspNetCore.WebUtilities;
+using Microsoft.Extensions.DependencyInjection;
+using Microsoft.Extensions.Options;
 
 namespace Laharsub.Server.FastPath;
 
@@ -17,15 +20,16 @@ namespace Laharsub.Server.FastPath;
 internal sealed class FastPathResponses(TimeProvider clock, bool serverHeader)
 {
     private static readonly byte[] Ok = "HTTP/1.1 200 OK\r\nContent-Length: "u8.ToArray();
-    private static readonly byte[] Created = "HTTP/1.1 201 Created\r\nContent-Length: "u8.ToArray();
+    private static readonly byte[] Created = Encoding.ASCII.GetBytes(
+        $"HTTP/1.1 {PublishAnswer.StatusCode} {ReasonPhrases.GetReasonPhrase(PublishAnswer.StatusCode)}\r\nContent-Length: ");
     private static readonly byte[] NoContent = "HTTP/1.1 204 No Content\r\n"u8.ToArray();
-    private static readonly byte[] JsonType = "\r\nContent-Type: application/json; charset=utf-8\r\n"u8.ToArray();
+    private static readonly byte[] JsonType = Encoding.ASCII.GetBytes($"\r\nContent-Type: {WireFormat.JsonContentType}\r\n");
     private static readonly byte[] ProblemType = "\r\nContent-Type: application/problem+json\r\n"u8.ToArray();
     private static readonly byte[] DateName = "Date: "u8.ToArray();
     private static readonly byte[] ServerLine = "\r\nServer: Kestrel"u8.ToArray();
     private static readonly byte[] NoStore = "\r\nCache-Control: no-store"u8.ToArray();
     private static readonly byte[] CloseLine = "\r\nConnection: close"u8.ToArray();
-    private static readonly byte[] ETagStart = "\r\nETag: \""u8.ToArray();
+    private static readonly byte[] ETagName = "\r\nETag: "u8.ToArray();
     private static readonly byte[] RetryAfterName = "\r\nRetry-After: "u8.ToArray();
     private static readonly byte[] HeadEnd = "\r\n\r\n"u8.ToArray();
     private static readonly byte[] EventStreamStart = "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n"u8.ToArray();
@@ -37,10 +41,12 @@ internal sealed class FastPathResponses(TimeProvider clock, bool serverHeader)
 
     /// <summary>
     /// The headers Laharsub's CORS policy adds, when it allows any origin, to an answer to a request that carries
-    /// <c>Origin</c>; each answer writes what it is given as <c>cors</c> (empty for a request without <c>Origin</c>).
+    /// <c>Origin</c>, as ASP.NET Core's CORS service adds them in the pipeline; each answer writes what it is given as
+    /// <c>cors</c> (empty for a request without <c>Origin</c>).
     /// </summary>
-    public static readonly byte[] AnyOriginHeaders = Encoding.ASCII.GetBytes(
-        $"\r\nAccess-Control-Allow-Origin: *\r\nAccess-Control-Expose-Headers: {string.Join(',', Transport.CrossOrigin.ExposedHeaders)}");
+    public static byte[] AnyOriginHeaders(IServiceProvider services) => CrossOrigin.AnswerHeaderLines(services.GetRequiredService<ICorsService>(),
+        services.GetRequiredService<IOptions<CorsOptions>>().Value.GetPolicy(CrossOrigin.PolicyName)
+            ?? throw new InvalidOperationException($"The CORS policy '{CrossOrigin.PolicyName}' is missing: AddLaharsub() adds it."));
 
     private readonly byte[] _serverLine = serverHeader ? ServerLine : [];
     private DateLine? _date;
@@ -117,17 +123,20 @@ internal sealed class FastPathResponses(TimeProvider clock, bool serverHeader)
         }, eventStream: eventStream);
     }
 
-    /// <summary>A publish's <c>201</c> with its JSON body and the topic's epoch as ETag.</summary>
-    public void WritePublished(IBufferWriter<byte> writer, ReadOnlySpan<byte> cors, ReadOnlySpan<byte> json, string epoch)
+    /// <summary>A publish's <c>201</c>: the transport's answer (its JSON body, its ETag), in the pipeline's header order.</summary>
+    public void WritePublished(IBufferWriter<byte> writer, ReadOnlySpan<byte> cors, in PublishAnswer answer, string contentType)
     {
+        var json = answer.Json();
         writer.Write(Created);
         WriteNumber(writer, json.Length);
         writer.Write(JsonType);
         WriteDate(writer);
         writer.Write(cors);
-        writer.Write(ETagStart);
-        WriteAscii(writer, epoch);
-        writer.Write("\""u8);
+        if (answer.EntityTag(contentType) is { } tag)
+        {
+            writer.Write(ETagName);
+            WriteAscii(writer, tag);
+        }
         writer.Write(HeadEnd);
         writer.Write(json);
     }

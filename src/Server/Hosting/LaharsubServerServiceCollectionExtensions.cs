@@ -26,7 +26,7 @@ namespace Microsoft.Extensions.DependencyInjection;
 public static class LaharsubServerServiceCollectionExtensions
 {
     /// <summary>The CORS policy that <c>MapLaharsub</c> requires; built from <c>Laharsub:Cors</c>.</summary>
-    public const string CorsPolicyName = "Laharsub";
+    public const string CorsPolicyName = CrossOrigin.PolicyName;
 
     /// <summary>
     /// Adds Laharsub's services: options bound from the <c>Laharsub</c> section and validated at start,

@@ -65,7 +65,6 @@ internal sealed record TopicPage(IReadOnlyList<TopicResource> Topics, [property:
 [JsonSerializable(typeof(CreatedTopic))]
 [JsonSerializable(typeof(PublishedMessage))]
 [JsonSerializable(typeof(PublishedMessages))]
-[JsonSerializable(typeof(PublishedMessage[]))]
 [JsonSerializable(typeof(RefusedTopic[]))]
 [JsonSerializable(typeof(Dictionary<string, string[]>))]
 [JsonSerializable(typeof(TopicResource))]

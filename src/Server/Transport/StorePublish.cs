@@ -57,15 +57,4 @@ internal static class StorePublish
         }
         return result;
     }
-
-    /// <summary>The answer of a stored (or replayed) publish: each message, in the targets' order.</summary>
-    public static PublishedMessage[] Messages(PublishTarget[] targets, MultiPublishResult result)
-    {
-        var messages = new PublishedMessage[targets.Length];
-        for (var i = 0; i < targets.Length; i++)
-        {
-            messages[i] = new PublishedMessage(targets[i].TopicId, result.Topics[i].MessageId, result.Topics[i].Epoch!);
-        }
-        return messages;
-    }
 }

@@ -4,6 +4,7 @@ using Laharsub.Server.Diagnostics;
 using Laharsub.Server.Limits;
 using Laharsub.Server.Storage;
 using Laharsub.Server.Wire;
+using Microsoft.AspNetCore.Builder;
 using Microsoft.Extensions.DependencyInjection;
 using Microsoft.Extensions.Hosting;
 using Microsoft.Extensions.Options;
@@ -24,6 +25,9 @@ internal sealed class SubscriptionServices(IServiceProvider services)
     public LaharsubMetrics Metrics { get; } = services.GetRequiredService<LaharsubMetrics>();
     public TimeProvider TimeProvider { get; } = services.GetRequiredService<TimeProvider>();
     public ClientRateLimit RateLimit { get; } = services.GetRequiredService<ClientRateLimit>();
+
+    /// <summary>How long a socket waits for the pong of its keep-alive ping: <c>UseWebSockets()</c>'s setting, on both front-ends.</summary>
+    public TimeSpan WebSocketKeepAliveTimeout { get; } = services.GetRequiredService<IOptions<WebSocketOptions>>().Value.KeepAliveTimeout;
 
     /// <summary>Jwt mode: a subscriber's presence identity is its token's subject (docs/protocol.md, "Identity").</summary>
     public bool IdentityFromToken { get; } = services.GetRequiredService<IOptions<LaharsubAuthOptions>>().Value.Mode == LaharsubAuthMode.Jwt;

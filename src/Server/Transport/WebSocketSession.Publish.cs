@@ -1,5 +1,4 @@
 using System.Text;
-using System.Text.Json;
 using Laharsub.Server.Access;
 using Laharsub.Server.Diagnostics;
 using Laharsub.Server.Storage;
@@ -82,7 +81,7 @@ internal sealed partial class WebSocketSession
             {
                 return Refused(result.Status, targets, [result], result.RetryAfter, single, frame.IdempotencyKey, contentType, body.Length);
             }
-            await SendPublishedAsync(frame.Id, [new PublishedMessage(targets[0].TopicId, result.MessageId, result.Epoch!)], single).ConfigureAwait(false);
+            await SendPublishedAsync(frame.Id, PublishAnswer.One(targets[0].TopicId, result)).ConfigureAwait(false);
             return null;
         }
         var stored = await StorePublish.PublishAsync(services.Store, services.Metrics, targets, body, contentType, frame.IdempotencyKey, caller.Gone).ConfigureAwait(false);
@@ -90,7 +89,7 @@ internal sealed partial class WebSocketSession
         {
             return Refused(stored.Status, targets, stored.Topics, stored.RetryAfter, single, frame.IdempotencyKey, contentType, body.Length);
         }
-        await SendPublishedAsync(frame.Id, StorePublish.Messages(targets, stored), single).ConfigureAwait(false);
+        await SendPublishedAsync(frame.Id, PublishAnswer.Many(targets, stored)).ConfigureAwait(false);
         return null;
     }
 
@@ -139,23 +138,14 @@ internal sealed partial class WebSocketSession
         return true;
     }
 
-    private Task SendPublishedAsync(string? id, PublishedMessage[] messages, bool single) => SendFramesAsync(writer => WriteJson(writer, json =>
+    /// <summary>The <c>published</c> frame: the fields of REST's <c>201</c> to the same publish.</summary>
+    private Task SendPublishedAsync(string? id, PublishAnswer answer) => SendFramesAsync(writer => WriteJson(writer, json =>
     {
         json.WriteString("type"u8, "published"u8);
         if (id is not null)
         {
             json.WriteString("id"u8, id);
         }
-        if (single)
-        {
-            // The fields of REST's 201 to a publish to one topic.
-            json.WriteNumber("topicId"u8, messages[0].TopicId);
-            json.WriteNumber("messageId"u8, messages[0].MessageId);
-            json.WriteString("epoch"u8, messages[0].Epoch);
-            return;
-        }
-        // REST's 201 to a publish to several topics: each message in the frame's order.
-        json.WritePropertyName("messages"u8);
-        JsonSerializer.Serialize(json, messages, LaharsubJsonContext.Default.PublishedMessageArray);
+        answer.WriteFields(json);
     }));
 }

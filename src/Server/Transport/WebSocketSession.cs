@@ -19,9 +19,6 @@ namespace Laharsub.Server.Transport;
 /// </summary>
 internal sealed partial class WebSocketSession(IWebSocketCaller caller, SubscriptionServices services, Pacing pacing, PresenceIdentity? member) : IDisposable
 {
-    /// <summary>The subprotocol the server selects when a client offers it.</summary>
-    public const string SubProtocol = "laharsub.v1";
-
     /// <summary>Close codes that say what to do (docs/protocol.md).</summary>
     public const int CloseNotThisProtocol = 4000, CloseTokenExpired = 4001, CloseRedecide = 4002;
 
@@ -31,22 +28,6 @@ internal sealed partial class WebSocketSession(IWebSocketCaller caller, Subscrip
     /// until the run takes them or <c>MaxWriteWait</c> ends the socket.
     /// </summary>
     public const int MaxQueuedFrames = 16;
-
-    /// <summary>
-    /// The subprotocol a handshake selects, on either front-end: <see cref="SubProtocol"/> when the client's
-    /// <c>Sec-WebSocket-Protocol</c> (a comma-separated list) offers it, else none.
-    /// </summary>
-    public static string? ChooseSubProtocol(ReadOnlySpan<char> offered)
-    {
-        foreach (var range in offered.Split(','))
-        {
-            if (offered[range].Trim(" \t").SequenceEqual(SubProtocol))
-            {
-                return SubProtocol;
-            }
-        }
-        return null;
-    }
 
     /// <summary>How long a socket the server closed waits for the client's close frame (a browser answers at once).</summary>
     private static readonly TimeSpan CloseHandshakeWait = TimeSpan.FromSeconds(2);
