@@ -3,7 +3,8 @@
 
 POST /authorize with {"operation": ..., "topicId": ..., "label": ...} and the caller's Authorization
 ("Bearer <user>") or Cookie ("user=<user>"): a user may do anything on the topics labelled "<user>-...", and
-list. User "slow" is answered after 30 s, "broken" with a 500. GET /calls: how many questions were asked.
+list. User "slow" is answered after 30 s, "broken" with a 500. GET /calls: how many questions were asked, and
+each question with its answer (for a failing test's message).
 Prints "listening <port>" once it listens on 127.0.0.1.
 """
 import json
@@ -13,6 +14,7 @@ import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 calls = 0
+questions = []
 lock = threading.Lock()
 
 
@@ -30,7 +32,7 @@ class Handler(BaseHTTPRequestHandler):
 
     def do_GET(self):
         with lock:
-            self.answer(200, {"calls": calls})
+            self.answer(200, {"calls": calls, "questions": list(questions)})
 
     def do_POST(self):
         global calls
@@ -50,6 +52,8 @@ class Handler(BaseHTTPRequestHandler):
         label = question.get("label") or ""
         allowed = user is not None and (label.startswith(user + "-")
                                         or (question["operation"] == "list" and "topicId" not in question))
+        with lock:
+            questions.append({"user": user, "question": question, "allow": allowed})
         self.answer(200, {"allow": allowed, "cacheSeconds": 60})
 
 
