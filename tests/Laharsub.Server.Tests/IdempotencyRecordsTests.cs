@@ -72,6 +72,40 @@ public class IdempotencyRecordsTests
         Assert.Equal(IdempotencyRecords.Claim.Started, records.TryBegin(Key("K"), 1, ref retained, out _));
     }
 
+    [Fact]
+    public void AKeyIsInProgressUntilCompletedThenReplaysItsAnswerForOneTopicOrMany()
+    {
+        var records = new IdempotencyRecords(Options);
+        long retained = 0;
+        PublishResult[] one = [new(PublishStatus.Published, 7, "epoch-a")];
+        PublishResult[] many = [new(PublishStatus.Published, 3, "epoch-b"), new(PublishStatus.Published, 9, "epoch-c")];
+
+        Assert.Equal(IdempotencyRecords.Claim.Started, records.TryBegin(Key("one"), 0, ref retained, out _));
+        Assert.Equal(IdempotencyRecords.Claim.InProgress, records.TryBegin(Key("one"), 0, ref retained, out _));
+        records.Complete(Key("one"), one, 0, cost: 10);
+        Assert.Equal(IdempotencyRecords.Claim.Started, records.TryBegin(Key("many"), 0, ref retained, out _));
+        records.Complete(Key("many"), many, 0, cost: 10);
+
+        Assert.Equal(IdempotencyRecords.Claim.Replay, records.TryBegin(Key("one"), 1, ref retained, out var replayedOne));
+        Assert.Equal(one, replayedOne);
+        Assert.Equal(IdempotencyRecords.Claim.Replay, records.TryBegin(Key("many"), 1, ref retained, out var replayedMany));
+        Assert.Equal(many, replayedMany);
+        Assert.Equal(2, records.Count);
+    }
+
+    [Fact]
+    public void AnAbandonedKeyMayBeClaimedAgainAndTheCapCountsPendingKeys()
+    {
+        var records = new IdempotencyRecords(new LaharsubStoreOptions { MaxIdempotencyKeys = 1 });
+        long retained = 0;
+
+        Assert.Equal(IdempotencyRecords.Claim.Started, records.TryBegin(Key("a"), 0, ref retained, out _));
+        Assert.Equal(IdempotencyRecords.Claim.Full, records.TryBegin(Key("b"), 0, ref retained, out _));
+        records.Abandon(Key("a"));
+        Assert.Equal(0, records.Count);
+        Assert.Equal(IdempotencyRecords.Claim.Started, records.TryBegin(Key("b"), 0, ref retained, out _));
+    }
+
     private static IdempotencyRecords.KeyDigest Key(string key) => IdempotencyRecords.Digest(new IdempotencyKey(key, "fingerprint"));
 
     private static void Complete(IdempotencyRecords records, string key, long nowTicks, long cost, ref long retained)

@@ -60,8 +60,10 @@ internal sealed class TopicAccess(TopicLabelLookup labels)
         var companionsChecked = operation != LaharsubOperation.Subscribe || caller.Grants?.AllowsEveryTopic(LaharsubOperation.Presence) == true;
         // The first forbidden topic refuses the request whole: answering for the allowed topics alone would let
         // a client believe it is subscribed (or published) to all of them.
-        foreach (var topicId in topicIds)
+        // By index: a foreach over the interface would allocate its enumerator on every poll.
+        for (var i = 0; i < topicIds.Count; i++)
         {
+            var topicId = topicIds[i];
             if (!companionsChecked && await labels.GetPresenceOwnerAsync(topicId, cancellationToken).ConfigureAwait(false) is { } owner)
             {
                 if (await CheckAsync(caller, LaharsubOperation.Presence, owner, cancellationToken).ConfigureAwait(false) is { } presence)

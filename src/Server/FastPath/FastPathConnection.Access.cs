@@ -91,16 +91,28 @@ internal sealed partial class FastPathConnection
             ? new(true)
             : CheckSubscriptionAsync(permissions);
 
-    private async ValueTask<bool> CheckSubscriptionAsync(LaharsubPermissions permissions)
+    private ValueTask<bool> CheckSubscriptionAsync(LaharsubPermissions permissions)
     {
-        var subscriptions = new List<Subscription>();
-        if (SubscriptionQuery.Parse(_query, _state.Delivery, subscriptions, identityFromToken: true).Error is not null)
+        // Parsed into this thread's reused list (the poll parses again after the decision): only the ids outlive the parse.
+        var subscriptions = t_subscriptions ??= [];
+        long[] topicIds;
+        try
         {
-            return true;
+            if (ParseQuery(subscriptions).Error is not null)
+            {
+                return new(true);
+            }
+            topicIds = new long[subscriptions.Count];
+            for (var i = 0; i < topicIds.Length; i++)
+            {
+                topicIds[i] = subscriptions[i].TopicId;
+            }
         }
-        var topicIds = subscriptions.ConvertAll(subscription => subscription.TopicId);
-        return await AllowsAsync(_state.Tokens!.Access.CheckEveryAsync(new AccessCaller(permissions), LaharsubOperation.Subscribe, topicIds, _connection.ConnectionClosed))
-            .ConfigureAwait(false);
+        finally
+        {
+            subscriptions.Clear();
+        }
+        return AllowsAsync(_state.Tokens!.Access.CheckEveryAsync(new AccessCaller(permissions), LaharsubOperation.Subscribe, topicIds, _connection.ConnectionClosed));
     }
 
     /// <summary>Whether the caller may publish to the request's topic.</summary>

@@ -217,11 +217,11 @@ internal sealed partial class FastPathConnection : IHttpRequestLineHandler, IHtt
         if (Ascii.EqualsIgnoreCase(name, "Host"u8))
         {
             _hosts++;
-            KeepForTrace(ref _hostHeader, value);
+            KeepForTrace(ref _hostHeader, ref _lastHostHeader, value);
         }
         else if (Ascii.EqualsIgnoreCase(name, "User-Agent"u8))
         {
-            KeepForTrace(ref _userAgent, value);
+            KeepForTrace(ref _userAgent, ref _lastUserAgent, value);
         }
         else if (Ascii.EqualsIgnoreCase(name, "Content-Length"u8))
         {

@@ -15,6 +15,10 @@ internal sealed partial class FastPathConnection
     private string? _hostHeader;
     private string? _userAgent;
 
+    // The previous request's values: a connection's requests repeat them, so each is made a string once per connection.
+    private string? _lastHostHeader;
+    private string? _lastUserAgent;
+
     /// <summary>A publish's topic id as its path has it (the rest of <c>url.path</c>).</summary>
     private string? _topicIdText;
 
@@ -32,11 +36,11 @@ internal sealed partial class FastPathConnection
     }
 
     /// <summary>Keeps a header's first value for the activity's tags, while activities may be recorded.</summary>
-    private void KeepForTrace(ref string? kept, ReadOnlySpan<byte> value)
+    private void KeepForTrace(ref string? kept, ref string? last, ReadOnlySpan<byte> value)
     {
         if (_traced && kept is null)
         {
-            kept = Encoding.ASCII.GetString(value);
+            kept = last is not null && Ascii.Equals(value, last) ? last : (last = Encoding.ASCII.GetString(value));
         }
     }
 

@@ -36,6 +36,7 @@ internal sealed class HostingTelemetry
     private readonly DiagnosticListener? _hostingDiagnostics;
     private readonly DistributedContextPropagator _propagator;
     private readonly ILogger _hostingLogger;
+    private HostTags? _lastHost;
 
     /// <summary>
     /// Whether hosting gives its activity the OpenTelemetry HTTP tags: off in .NET 10 unless the
@@ -195,14 +196,19 @@ internal sealed class HostingTelemetry
     }
 
     /// <summary>The tags hosting gives its activity at creation, which a sampler may read.</summary>
-    private static TagList CreationTags(string method, string path, string? host, string? userAgent)
+    private TagList CreationTags(string method, string path, string? host, string? userAgent)
     {
         var tags = new TagList();
-        var hostString = new HostString(host ?? "");
-        if (hostString.HasValue)
+        if (!string.IsNullOrEmpty(host))
         {
-            tags.Add("server.address", hostString.Host);
-            tags.Add("server.port", hostString.Port ?? 80);
+            // Clients send one Host: it is split into address and (boxed) port once, not on every request.
+            if (_lastHost is not { } split || !string.Equals(split.Header, host, StringComparison.Ordinal))
+            {
+                var hostString = new HostString(host);
+                _lastHost = split = new HostTags(host, hostString.Host, hostString.Port ?? 80);
+            }
+            tags.Add("server.address", split.Address);
+            tags.Add("server.port", split.Port);
         }
         tags.Add("http.request.method", method);
         if (!string.IsNullOrEmpty(userAgent))
@@ -213,6 +219,8 @@ internal sealed class HostingTelemetry
         tags.Add("url.path", path);
         return tags;
     }
+
+    private sealed record HostTags(string Header, string Address, object Port);
 
     private static TagList RequestTags(string method) => new()
     {

@@ -23,13 +23,27 @@ public readonly record struct PublishTarget(long TopicId, string? IfEpoch = null
         {
             throw new ArgumentException($"A publish names 1 to {maxTopics} topics (MaxTopicsPerPublish), not {targets.Length}.", nameof(targets));
         }
-        var seen = new HashSet<long>(targets.Length);
-        foreach (var target in targets)
+        // A set only for many targets: a publish names one topic or a few, and checking each against those before it allocates nothing.
+        var seen = targets.Length > 16 ? new HashSet<long>(targets.Length) : null;
+        for (var i = 0; i < targets.Length; i++)
         {
-            if (target.TopicId <= 0 || !seen.Add(target.TopicId))
+            var topicId = targets[i].TopicId;
+            if (topicId <= 0 || (seen is null ? NamedBefore(targets, i) : !seen.Add(topicId)))
             {
-                throw new ArgumentException($"Topic {target.TopicId} is not a positive id, or is named twice.", nameof(targets));
+                throw new ArgumentException($"Topic {topicId} is not a positive id, or is named twice.", nameof(targets));
             }
         }
+    }
+
+    private static bool NamedBefore(ReadOnlySpan<PublishTarget> targets, int index)
+    {
+        for (var i = 0; i < index; i++)
+        {
+            if (targets[i].TopicId == targets[index].TopicId)
+            {
+                return true;
+            }
+        }
+        return false;
     }
 }

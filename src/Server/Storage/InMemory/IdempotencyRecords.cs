@@ -1,6 +1,5 @@
 using System.Buffers;
 using System.Buffers.Binary;
-using System.Collections.Concurrent;
 using System.Security.Cryptography;
 using System.Text;
 
@@ -11,19 +10,22 @@ namespace Laharsub.Server.Storage.InMemory;
 /// the publish's answer, until <see cref="LaharsubStoreOptions.IdempotencyKeyLifetime"/> after it was stored.
 /// At most <see cref="LaharsubStoreOptions.MaxIdempotencyKeys"/> at once, and each costs
 /// <see cref="CostOf"/> against <c>MaxRetainedBytes</c> (reserved by the store with the messages). A record keeps
-/// 128-bit digests of the key and the fingerprint, not their strings: a store remembers a key for minutes, so at
-/// thousands of keyed publishes a second the strings would be most of its memory and of what collections copy.
+/// 128-bit digests of the key and the fingerprint, not their strings, and the records are values in one table, not
+/// objects: a store remembers a key for minutes, so at thousands of keyed publishes a second an object per key (or
+/// its strings) was most of what each young collection copied (docs/performance.md).
 /// </summary>
 internal sealed class IdempotencyRecords(LaharsubStoreOptions options)
 {
-    /// <summary>The dictionary slot, the record object and its array, beyond the key's and fingerprint's characters.</summary>
+    /// <summary>The table's entry and the expiry queue's, beyond the key's and fingerprint's characters.</summary>
     private const int RecordOverheadBytes = 200;
 
-    private readonly ConcurrentDictionary<UInt128, Record> _records = new();
+    // One lock for the table and the queue: a claim or a completion holds it for a lookup and a write.
+    private readonly Lock _lock = new();
+    private readonly Dictionary<UInt128, Record> _records = [];
 
     // Completed records in the order they expire (one lifetime for all): a sweep looks only at the expired head.
-    private readonly Queue<KeyValuePair<UInt128, Record>> _expiries = new();
-    private readonly Lock _expiriesLock = new();
+    private readonly Queue<(UInt128 Key, long Completion)> _expiries = new();
+    private long _completions;
     private int _count;
 
     /// <summary>What one remembered key costs against <c>MaxRetainedBytes</c>: the one place it is counted.</summary>
@@ -68,77 +70,98 @@ internal sealed class IdempotencyRecords(LaharsubStoreOptions options)
     public Claim TryBegin(KeyDigest key, long nowTicks, ref long retainedBytes, out IReadOnlyList<PublishResult>? recorded)
     {
         recorded = null;
-        while (true)
+        lock (_lock)
         {
             if (_records.TryGetValue(key.Key, out var existing))
             {
-                if (existing.ExpiresAtTicks <= nowTicks)
+                if (existing.Completed && existing.ExpiresAtTicks <= nowTicks)
                 {
                     Remove(key.Key, existing, ref retainedBytes);
-                    continue;
                 }
-                if (existing.Fingerprint != key.Fingerprint)
+                else if (existing.Fingerprint != key.Fingerprint)
                 {
                     return Claim.Mismatch;
                 }
-                recorded = existing.Topics;
-                return recorded is null ? Claim.InProgress : Claim.Replay;
+                else if (!existing.Completed)
+                {
+                    return Claim.InProgress;
+                }
+                else
+                {
+                    recorded = existing.Answer();
+                    return Claim.Replay;
+                }
             }
-            if (Interlocked.Increment(ref _count) > options.MaxIdempotencyKeys)
+            if (_count >= options.MaxIdempotencyKeys)
             {
-                Interlocked.Decrement(ref _count);
                 return Claim.Full;
             }
-            if (_records.TryAdd(key.Key, new Record(key.Fingerprint, null, long.MaxValue, 0)))
-            {
-                return Claim.Started;
-            }
-            Interlocked.Decrement(ref _count);
+            _records.Add(key.Key, new Record { Fingerprint = key.Fingerprint, ExpiresAtTicks = long.MaxValue });
+            Volatile.Write(ref _count, _count + 1);
+            return Claim.Started;
         }
     }
 
     /// <summary>Records the answer of the publish <see cref="TryBegin"/> started; its <paramref name="cost"/> is already reserved.</summary>
     public void Complete(KeyDigest key, IReadOnlyList<PublishResult> topics, long nowTicks, long cost)
     {
-        var record = new Record(key.Fingerprint, topics, nowTicks + options.IdempotencyKeyLifetime.Ticks, cost);
-        _records[key.Key] = record;
-        lock (_expiriesLock)
+        var record = new Record
         {
-            _expiries.Enqueue(KeyValuePair.Create(key.Key, record));
+            Fingerprint = key.Fingerprint,
+            ExpiresAtTicks = nowTicks + options.IdempotencyKeyLifetime.Ticks,
+            Cost = cost,
+            // The common answer, one topic's, is kept in the entry itself: no object per key.
+            One = topics.Count == 1 ? topics[0] : default,
+            Many = topics.Count == 1 ? null : [.. topics],
+        };
+        lock (_lock)
+        {
+            record.Completion = ++_completions;
+            _records[key.Key] = record;
+            _expiries.Enqueue((key.Key, record.Completion));
         }
     }
 
     /// <summary>Forgets a key whose publish was refused: nothing changed, so a retry may run again.</summary>
     public void Abandon(KeyDigest key)
     {
-        if (_records.TryRemove(key.Key, out _))
+        lock (_lock)
         {
-            Interlocked.Decrement(ref _count);
+            if (_records.Remove(key.Key))
+            {
+                Volatile.Write(ref _count, _count - 1);
+            }
         }
     }
 
     /// <summary>Forgets the keys whose lifetime is over and releases their bytes.</summary>
     public void Sweep(long nowTicks, ref long retainedBytes)
     {
-        lock (_expiriesLock)
+        lock (_lock)
         {
-            while (_expiries.TryPeek(out var head) && head.Value.ExpiresAtTicks <= nowTicks)
+            while (_expiries.TryPeek(out var head))
             {
+                // Only the completion the queue holds: a record found expired by a retry is gone, or claimed again since.
+                if (!_records.TryGetValue(head.Key, out var record) || record.Completion != head.Completion)
+                {
+                    _expiries.Dequeue();
+                    continue;
+                }
+                if (record.ExpiresAtTicks > nowTicks)
+                {
+                    break;
+                }
                 _expiries.Dequeue();
-                // A record already removed (found expired by a retry) is not there to remove again.
-                Remove(head.Key, head.Value, ref retainedBytes);
+                Remove(head.Key, record, ref retainedBytes);
             }
         }
     }
 
     private void Remove(UInt128 key, Record record, ref long retainedBytes)
     {
-        // Only that very record: a retry may have claimed the key again meanwhile.
-        if (_records.TryRemove(KeyValuePair.Create(key, record)))
-        {
-            Interlocked.Decrement(ref _count);
-            Interlocked.Add(ref retainedBytes, -record.Cost);
-        }
+        _records.Remove(key);
+        Volatile.Write(ref _count, _count - 1);
+        Interlocked.Add(ref retainedBytes, -record.Cost);
     }
 
     /// <summary>What <see cref="TryBegin"/> found.</summary>
@@ -156,8 +179,26 @@ internal sealed class IdempotencyRecords(LaharsubStoreOptions options)
         Full,
     }
 
-    /// <summary>A remembered key; <see cref="Topics"/> is null while its publish is being stored.</summary>
-    private sealed record Record(UInt128 Fingerprint, IReadOnlyList<PublishResult>? Topics, long ExpiresAtTicks, long Cost);
+    /// <summary>A remembered key: pending (no <see cref="Completion"/>) while its publish is being stored.</summary>
+    private struct Record
+    {
+        public UInt128 Fingerprint;
+        public long ExpiresAtTicks;
+        public long Cost;
+
+        /// <summary>Which completion recorded it (from 1), so that a sweep removes that one and not a later claim of the same key.</summary>
+        public long Completion;
+
+        /// <summary>A one-topic publish's answer.</summary>
+        public PublishResult One;
+
+        /// <summary>A multi-topic publish's answers; null for one topic.</summary>
+        public PublishResult[]? Many;
+
+        public readonly bool Completed => Completion != 0;
+
+        public readonly PublishResult[] Answer() => Many ?? [One];
+    }
 
     /// <summary>The first 128 bits of the SHA-256 of an idempotency key and of its request's fingerprint.</summary>
     public readonly record struct KeyDigest(UInt128 Key, UInt128 Fingerprint);
