@@ -106,6 +106,25 @@ public class IdempotencyRecordsTests
         Assert.Equal(IdempotencyRecords.Claim.Started, records.TryBegin(Key("b"), 0, ref retained, out _));
     }
 
+    [Fact]
+    public void TheTableShrinksOnceABurstOfKeysHasExpired()
+    {
+        var records = new IdempotencyRecords(Options);
+        long retained = 0;
+        for (var i = 0; i < 20_000; i++)
+        {
+            Complete(records, $"burst-{i}", nowTicks: 0, cost: 1, ref retained);
+        }
+        var grown = records.Capacity;
+
+        records.Sweep(nowTicks: 100, ref retained);
+
+        Assert.Equal((0, 0L), (records.Count, retained));
+        Assert.True(records.Capacity < grown / 4, $"capacity {records.Capacity} after the burst expired, {grown} at its height");
+        Complete(records, "after", nowTicks: 100, cost: 1, ref retained);
+        Assert.Equal(IdempotencyRecords.Claim.Replay, records.TryBegin(Key("after"), 101, ref retained, out _));
+    }
+
     private static IdempotencyRecords.KeyDigest Key(string key) => IdempotencyRecords.Digest(new IdempotencyKey(key, "fingerprint"));
 
     private static void Complete(IdempotencyRecords records, string key, long nowTicks, long cost, ref long retained)

@@ -154,6 +154,33 @@ internal sealed class IdempotencyRecords(LaharsubStoreOptions options)
                 _expiries.Dequeue();
                 Remove(head.Key, record, ref retainedBytes);
             }
+            ShrinkAfterBurst();
+        }
+    }
+
+    /// <summary>
+    /// Lets the table's and the queue's arrays go once a burst of keys has expired: they keep their largest size otherwise,
+    /// memory that <c>MaxRetainedBytes</c> no longer counts once the keys' cost is released.
+    /// </summary>
+    private void ShrinkAfterBurst()
+    {
+        const int SmallestKept = 1024;
+        if (_records.EnsureCapacity(0) is var capacity && capacity > SmallestKept && _records.Count < capacity / 4)
+        {
+            _records.TrimExcess(Math.Max(_records.Count * 2, SmallestKept));
+            _expiries.TrimExcess();
+        }
+    }
+
+    /// <summary>The table's capacity, for tests.</summary>
+    internal int Capacity
+    {
+        get
+        {
+            lock (_lock)
+            {
+                return _records.EnsureCapacity(0);
+            }
         }
     }
 
