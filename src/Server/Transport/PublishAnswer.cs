@@ -24,36 +24,31 @@ internal readonly struct PublishAnswer
     private readonly long _topicId;
     private readonly long _messageId;
     private readonly string? _epoch;
-    private readonly PublishedMessage[]? _messages;
+    // A publish to several topics: its targets and the store's answer for each, in the same order.
+    private readonly PublishTarget[]? _targets;
+    private readonly IReadOnlyList<PublishResult>? _stored;
 
-    private PublishAnswer(long topicId, long messageId, string? epoch, PublishedMessage[]? messages)
+    private PublishAnswer(long topicId, long messageId, string? epoch, PublishTarget[]? targets, IReadOnlyList<PublishResult>? stored)
     {
         _topicId = topicId;
         _messageId = messageId;
         _epoch = epoch;
-        _messages = messages;
+        _targets = targets;
+        _stored = stored;
     }
 
     /// <summary>A publish to one topic, stored (or replayed) as <paramref name="published"/>.</summary>
-    public static PublishAnswer One(long topicId, PublishResult published) => new(topicId, published.MessageId, published.Epoch!, null);
+    public static PublishAnswer One(long topicId, PublishResult published) => new(topicId, published.MessageId, published.Epoch!, null, null);
 
     /// <summary>A publish to several topics: each message, in the targets' order.</summary>
-    public static PublishAnswer Many(PublishTarget[] targets, MultiPublishResult stored)
-    {
-        var messages = new PublishedMessage[targets.Length];
-        for (var i = 0; i < targets.Length; i++)
-        {
-            messages[i] = new PublishedMessage(targets[i].TopicId, stored.Topics[i].MessageId, stored.Topics[i].Epoch!);
-        }
-        return new(0, 0, null, messages);
-    }
+    public static PublishAnswer Many(PublishTarget[] targets, MultiPublishResult stored) => new(0, 0, null, targets, stored.Topics);
 
     /// <summary>
     /// REST's <c>ETag</c>: one topic's epoch, or, for a merge patch, the version it made (on a state topic its document's;
     /// on another its last message id); none for a publish to several topics, which has an epoch per topic.
     /// </summary>
     public string? EntityTag(string contentType) =>
-        _messages is not null ? null
+        _targets is not null ? null
         : MergePatch.IsMergePatch(contentType) ? TopicTags.State(_epoch!, _messageId)
         : TopicTags.Epoch(_epoch!);
 
@@ -63,16 +58,16 @@ internal readonly struct PublishAnswer
     /// </summary>
     public void WriteFields(Utf8JsonWriter json)
     {
-        if (_messages is null)
+        if (_targets is null)
         {
             WriteMessage(json, _topicId, _messageId, _epoch!);
             return;
         }
         json.WriteStartArray("messages"u8);
-        foreach (var message in _messages)
+        for (var i = 0; i < _targets.Length; i++)
         {
             json.WriteStartObject();
-            WriteMessage(json, message.TopicId, message.MessageId, message.Epoch);
+            WriteMessage(json, _targets[i].TopicId, _stored![i].MessageId, _stored[i].Epoch!);
             json.WriteEndObject();
         }
         json.WriteEndArray();
